@@ -1,0 +1,53 @@
+/* pgolf: reproducibility and submission verification for Parameter Golf.
+ * This file only dispatches to the verbs (common/verbs.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/verbs.h"
+#include "common/version.h"
+
+typedef struct verb {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} verb;
+
+static const verb verbs[] = {
+    {"shard", cmd_shard, "inspect and validate token shards"},
+    {"tokenizer", cmd_tokenizer, "read a SentencePiece model: byte tables, summary"},
+    {"bpb", cmd_bpb, "tokens, bytes and tokens per byte of a split"},
+    {"hash", cmd_hash, "SHA-256 of files in parallel (sha256sum format)"},
+    {"manifest", cmd_manifest, "create, show, verify, diff and sign run manifests"},
+};
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: pgolf VERB [ARGS...]\n\nverbs:\n");
+  for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+    fprintf(out, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+  fprintf(out,
+          "\n  version    print version and build identity\n"
+          "\nExit codes: 0 ok, 1 a check failed, 2 usage or input error.\n"
+          "Run `pgolf VERB --help` for a verb's options.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return PG_EXIT_USAGE;
+  }
+  const char *name = argv[1];
+  if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+    usage(stdout);
+    return PG_EXIT_OK;
+  }
+  if (!strcmp(name, "version") || !strcmp(name, "--version")) {
+    printf("pgolf %s\nsource %s\ncompiler %s\ncuda %s\n", PGOLF_VERSION, pgolf_source_digest(),
+           pgolf_compiler(), pgolf_has_cuda() ? "yes" : "no");
+    return PG_EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+    if (!strcmp(name, verbs[i].name)) return verbs[i].run(argc - 1, argv + 1);
+  pg_die_msg("unknown verb '%s' (try `pgolf --help`)", name);
+  return PG_EXIT_USAGE;
+}

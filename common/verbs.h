@@ -1,0 +1,13 @@
+/* Every verb of the pgolf command. Each lives in one file of the part it
+ * belongs to; common/pgolf.c only dispatches. A verb returns its exit code
+ * (PG_EXIT_OK, PG_EXIT_CHECK_FAILED, PG_EXIT_USAGE). argv[0] is the verb. */
+#ifndef PGOLF_VERBS_H
+#define PGOLF_VERBS_H
+
+int cmd_shard(int argc, char **argv);     /* trainer/cmd_shard.c */
+int cmd_tokenizer(int argc, char **argv); /* trainer/cmd_tokenizer.c */
+int cmd_bpb(int argc, char **argv);       /* trainer/cmd_bpb.c */
+int cmd_hash(int argc, char **argv);      /* manifests/cmd_hash.c */
+int cmd_manifest(int argc, char **argv);  /* manifests/cmd_manifest.c */
+
+#endif

@@ -1,0 +1,39 @@
+# Helpers for end-to-end tests of the pgolf command. Each check prints
+# "ok NAME" or "FAIL NAME: why"; tests/run.sh counts them.
+# PGOLF is the binary under test (set by tests/run.sh).
+: "${PGOLF:=$(pwd)/pgolf}"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/pgolf-e2e.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+ok() { echo "ok $1"; }
+fail() { echo "FAIL $1: $2"; }
+
+# expect_rc NAME RC CMD...: run CMD, check its exit code is RC.
+# stdout goes to $TMP/out, stderr to $TMP/err.
+expect_rc() {
+  name=$1 want=$2
+  shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  got=$?
+  if [ "$got" -eq "$want" ]; then ok "$name"; else
+    fail "$name" "exit $got, wanted $want; stderr: $(head -c 400 "$TMP/err")"
+  fi
+}
+
+# expect_err NAME RC PATTERN CMD...: exit code RC and stderr matching PATTERN (grep -E).
+expect_err() {
+  name=$1 want=$2 pat=$3
+  shift 3
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  got=$?
+  if [ "$got" -ne "$want" ]; then
+    fail "$name" "exit $got, wanted $want; stderr: $(head -c 400 "$TMP/err")"
+  elif ! grep -Eq -- "$pat" "$TMP/err"; then
+    fail "$name" "stderr does not match /$pat/: $(head -c 400 "$TMP/err")"
+  else ok "$name"; fi
+}
+
+# expect_same NAME FILE_A FILE_B: byte-identical files.
+expect_same() {
+  if cmp -s "$2" "$3"; then ok "$1"; else fail "$1" "$2 and $3 differ: $(diff "$2" "$3" | head -5)"; fi
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# Run the whole suite against one build directory: every CMocka binary in
+# BUILD/tests, then every end-to-end script in tests/e2e with PGOLF set to
+# BUILD/pgolf. Prints per-file results and one closing line
+#   tests: N passed, M failed
+# and exits non-zero if anything failed.
+set -u
+build=${1:-build/release}
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+PGOLF="$here/$build/pgolf"
+export PGOLF
+passed=0
+failed=0
+failed_files=""
+
+for t in "$build"/tests/test_*; do
+  [ -x "$t" ] || continue
+  out=$("$t" 2>&1)
+  rc=$?
+  p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' | awk '{s+=$1} END {print s+0}')
+  f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' | awk '{s+=$1} END {print s+0}')
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # crashed before reporting
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ "$f" -ne 0 ]; then
+    failed_files="$failed_files $t"
+    printf '%s\n' "$out"
+  fi
+  printf '%-40s %4d passed %4d failed\n' "$(basename "$t")" "$p" "$f"
+done
+
+for t in tests/e2e/*.sh; do
+  [ -f "$t" ] || continue
+  case "$t" in */lib.sh) continue ;; esac
+  out=$(sh "$t" 2>&1)
+  rc=$?
+  p=$(printf '%s\n' "$out" | grep -c '^ok ' || true)
+  f=$(printf '%s\n' "$out" | grep -c '^FAIL ' || true)
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ "$f" -ne 0 ]; then
+    failed_files="$failed_files $t"
+    printf '%s\n' "$out"
+  fi
+  printf '%-40s %4d passed %4d failed\n' "$(basename "$t")" "$p" "$f"
+done
+
+[ -n "$failed_files" ] && echo "failing:$failed_files"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

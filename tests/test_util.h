@@ -1,0 +1,40 @@
+/* Shared helpers for the CMocka tests. */
+#ifndef PGOLF_TEST_UTIL_H
+#define PGOLF_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* A fresh directory under TMPDIR for one test; removed by test_rmdir. */
+static inline char *test_tmpdir(void) {
+  const char *base = getenv("TMPDIR");
+  char tmpl[512];
+  snprintf(tmpl, sizeof tmpl, "%s/pgolf-test.XXXXXX", base ? base : "/tmp");
+  char *d = mkdtemp(tmpl);
+  assert_non_null(d);
+  return strdup(d);
+}
+
+static inline void test_rmdir(char *dir) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+  free(dir);
+}
+
+static inline void test_write_file(const char *path, const void *buf, size_t len) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(buf, 1, len, f), len);
+  assert_int_equal(fclose(f), 0);
+}
+
+#endif
