@@ -29,6 +29,27 @@ int stream_target_bytes(const byte_luts *l, const uint16_t *t, size_t n, uint32_
 int stream_total_bytes(const byte_luts *l, const uint16_t *t, size_t n, uint64_t *total,
                        const char *name, pg_error *err);
 
+/* A split stored in several shards is one stream: the first token of a
+ * shard is a target whose previous token is the last of the shard before.
+ * byte_counter carries that token across calls. target_limit caps the
+ * targets counted (the official evaluation scores only whole sequences:
+ * ((n-1)/seq_len)*seq_len targets); UINT64_MAX counts all. */
+typedef struct byte_counter {
+  uint64_t tokens;       /* tokens seen */
+  uint64_t targets;      /* targets counted (<= target_limit) */
+  uint64_t bytes;        /* their bytes */
+  uint64_t target_limit;
+  int have_prev;
+  uint16_t prev;
+} byte_counter;
+
+void byte_counter_init(byte_counter *c, uint64_t target_limit);
+int byte_counter_add(byte_counter *c, const byte_luts *l, const uint16_t *t, size_t n,
+                     const char *name, pg_error *err);
+/* Targets scored by the official evaluation for a stream of n tokens and
+ * sequences of seq_len (0: every target). */
+uint64_t scored_targets(uint64_t n_tokens, uint32_t seq_len);
+
 /* val_bpb from a sum of nats and a byte count. */
 double bpb_from_nats(double nats, uint64_t bytes);
 /* Tokens per byte from a mean loss in nats and its bpb (the per-set
