@@ -34,6 +34,13 @@ int shard_parse(const uint8_t *buf, size_t len, const char *name, uint32_t vocab
 int shard_open(const char *path, uint32_t vocab_size, shard *s, pg_error *err);
 void shard_close(shard *s);
 
+/* Token i (< s->n_tokens), decoded as little-endian whatever the host's
+ * byte order and whatever the alignment of the buffer shard_parse got. */
+static inline uint16_t shard_token(const shard *s, uint64_t i) {
+  const uint8_t *p = (const uint8_t *)(const void *)s->tokens + 2 * i;
+  return (uint16_t)(p[0] | p[1] << 8);
+}
+
 /* The shards of a split, in sorted name order: every regular file named
  * PREFIX*.bin in dir, where prefix is "fineweb_train_" or "fineweb_val_".
  * *paths is a malloc'd array of malloc'd strings; free with shard_paths_free.
