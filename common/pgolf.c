@@ -19,6 +19,7 @@ static const verb verbs[] = {
     {"bpb", cmd_bpb, "tokens, bytes and tokens per byte of a split"},
     {"hash", cmd_hash, "SHA-256 of files in parallel (sha256sum format)"},
     {"manifest", cmd_manifest, "create, show, verify, diff and sign run manifests"},
+    {"stats", cmd_stats, "multi-seed significance: one-sided Welch test with a margin"},
 };
 
 static void usage(FILE *out) {

@@ -9,5 +9,6 @@ int cmd_tokenizer(int argc, char **argv); /* trainer/cmd_tokenizer.c */
 int cmd_bpb(int argc, char **argv);       /* trainer/cmd_bpb.c */
 int cmd_hash(int argc, char **argv);      /* manifests/cmd_hash.c */
 int cmd_manifest(int argc, char **argv);  /* manifests/cmd_manifest.c */
+int cmd_stats(int argc, char **argv);     /* verifier/cmd_stats.c */
 
 #endif
