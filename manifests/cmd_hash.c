@@ -109,8 +109,7 @@ int cmd_hash(int argc, char **argv) {
   int pr = parse_args(argc, argv, files, &n, &jobs);
   if (pr != 0) {
     free(files);
-    if (pr > 0) usage(stdout);
-    else usage(stderr);
+    if (pr > 0) usage(stdout); /* a usage error has already said what was wrong */
     return pr > 0 ? PG_EXIT_OK : PG_EXIT_USAGE;
   }
   if (n == 0) files[n++] = "-";
