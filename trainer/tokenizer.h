@@ -33,6 +33,7 @@ typedef struct sp_model {
   /* From TrainerSpec, with sentencepiece's defaults when absent. */
   int32_t model_type; /* 1 unigram, 2 bpe, 3 word, 4 char */
   int32_t unk_id, bos_id, eos_id, pad_id;
+  int32_t trainer_vocab_size; /* TrainerSpec.vocab_size, as trained (default 8000) */
   bool byte_fallback;
   /* From NormalizerSpec. */
   bool add_dummy_prefix;
@@ -47,6 +48,32 @@ typedef struct sp_model {
 int sp_model_parse(const uint8_t *buf, size_t len, const char *name, sp_model *m, pg_error *err);
 int sp_model_load(const char *path, sp_model *m, pg_error *err);
 void sp_model_free(sp_model *m);
+
+/* Strict UTF-8: rejects overlong forms, surrogates, code points past
+ * U+10FFFF and truncated sequences. Returns 0 if s[0..n) is valid, else
+ * -1 with *bad_at the offset of the offending sequence and *why a reason. */
+int sp_utf8_check(const uint8_t *s, size_t n, size_t *bad_at, const char **why);
+
+/* The byte a byte piece stands for: 0..255 if text is exactly "<0xNN>"
+ * with two uppercase hex digits (the only spelling sentencepiece
+ * recognises), else -1. */
+int sp_byte_piece_value(const char *text, size_t len);
+
+/* Facts about a model that matter for byte accounting (`pgolf tokenizer
+ * info`). */
+typedef struct sp_summary {
+  uint32_t n_type[7];     /* pieces of each sp_piece_type (index 0 unused) */
+  uint32_t n_byte_values; /* distinct bytes with a <0xNN> BYTE piece */
+  bool all_bytes;         /* all 256 present: byte fallback can encode anything */
+  int32_t first_unknown;  /* id of the first UNKNOWN piece, -1 if none */
+  int32_t space_piece;    /* id of the piece that is exactly U+2581, -1 if none */
+} sp_summary;
+
+void sp_model_summarize(const sp_model *m, sp_summary *s);
+/* "unigram", "bpe", "word", "char". */
+const char *sp_model_type_name(int32_t model_type);
+/* "normal", "unknown", "control", "user_defined", "unused", "byte". */
+const char *sp_piece_type_name(sp_piece_type t);
 
 /* The official byte tables, one entry per token id in [0, vocab_size):
  * control, unknown and unused pieces (and ids past the model's pieces)
