@@ -1,8 +1,278 @@
-/* TRANSIENT scaffold: replaced by the real verb before this issue lands. */
+/* `pgolf tokenizer`: read a SentencePiece .model and show what the
+ * challenge's byte accounting will make of it.
+ *   luts MODEL [--json] [--vocab N]   the official per-token byte tables
+ *   info MODEL [--json]               piece counts, special ids, hazards */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
 #include "common/error.h"
 #include "common/verbs.h"
-int cmd_tokenizer(int argc, char **argv) {
-  (void)argc;
-  pg_die_msg("%s: not built yet", argv[0]);
+#include "trainer/tokenizer.h"
+
+static const char USAGE[] =
+    "usage: pgolf tokenizer luts MODEL [--json] [--vocab N]\n"
+    "       pgolf tokenizer info MODEL [--json]\n"
+    "\n"
+    "  luts   the per-token byte tables the challenge's evaluation builds:\n"
+    "         base_bytes, has_leading_space, is_boundary for ids [0, N),\n"
+    "         N = max(pieces, --vocab). --json prints one compact line.\n"
+    "  info   piece counts by type, model type, special ids, byte fallback,\n"
+    "         normalizer, and warnings about byte-accounting hazards.\n"
+    "\nExit codes: 0 ok, 2 usage or input error.\n";
+
+typedef struct opts {
+  const char *model;
+  int json;
+  uint32_t vocab;
+} opts;
+
+static int usage_error(const char *fmt, const char *arg) {
+  fputs("pgolf: tokenizer: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\n(try `pgolf tokenizer --help`)\n", stderr);
   return PG_EXIT_USAGE;
+}
+
+static int parse_vocab(const char *s, uint32_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || *end || s[0] == '-' || v == 0 || v > SP_MAX_PIECES) return -1;
+  *out = (uint32_t)v;
+  return 0;
+}
+
+/* Returns -1 to go on, else the exit code (for --help or a usage error). */
+static int parse_opts(int argc, char **argv, int allow_vocab, opts *o) {
+  memset(o, 0, sizeof *o);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(USAGE, stdout);
+      return PG_EXIT_OK;
+    } else if (!strcmp(a, "--json")) {
+      o->json = 1;
+    } else if (allow_vocab && (!strcmp(a, "--vocab") || !strncmp(a, "--vocab=", 8))) {
+      const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!v) return usage_error("%s needs a number", a);
+      if (parse_vocab(v, &o->vocab)) return usage_error("bad --vocab '%s'", v);
+    } else if (a[0] == '-' && a[1]) {
+      return usage_error("unknown option '%s'", a);
+    } else if (o->model) {
+      return usage_error("more than one MODEL ('%s')", a);
+    } else {
+      o->model = a;
+    }
+  }
+  if (!o->model) return usage_error("%s needs a MODEL file", argv[0]);
+  return -1;
+}
+
+/* ------------------------------------------------------------------ luts */
+
+static void print_bool_array(const char *key, const bool *v, uint32_t n) {
+  printf(",\"%s\":[", key);
+  for (uint32_t i = 0; i < n; i++) fputs(i ? (v[i] ? ",true" : ",false") : (v[i] ? "true" : "false"), stdout);
+  putchar(']');
+}
+
+/* Exactly the format golden/make_tokenizer_luts.py writes, so the two
+ * compare byte for byte. */
+static void luts_json(const byte_luts *l) {
+  printf("{\"vocab_size\":%u,\"base_bytes\":[", l->vocab_size);
+  for (uint32_t i = 0; i < l->vocab_size; i++) printf(i ? ",%u" : "%u", l->base_bytes[i]);
+  putchar(']');
+  print_bool_array("has_leading_space", l->has_leading_space, l->vocab_size);
+  print_bool_array("is_boundary", l->is_boundary, l->vocab_size);
+  puts("}");
+}
+
+/* Piece text for a terminal: control bytes escaped, UTF-8 left as is. */
+static void print_piece(const sp_piece *p) {
+  for (uint32_t i = 0; i < p->len; i++) {
+    unsigned char c = (unsigned char)p->text[i];
+    if (c < 0x20 || c == 0x7f)
+      printf("\\x%02x", c);
+    else
+      putchar(c);
+  }
+}
+
+static void luts_table(const sp_model *m, const byte_luts *l) {
+  printf("%8s  %-12s %5s %5s %8s  %s\n", "id", "type", "bytes", "space", "boundary", "piece");
+  for (uint32_t i = 0; i < l->vocab_size; i++) {
+    const char *type = i < m->n_pieces ? sp_piece_type_name(m->pieces[i].type) : "(none)";
+    printf("%8u  %-12s %5u %5s %8s  ", i, type, l->base_bytes[i],
+           l->has_leading_space[i] ? "yes" : "no", l->is_boundary[i] ? "yes" : "no");
+    if (i < m->n_pieces) print_piece(&m->pieces[i]);
+    putchar('\n');
+  }
+}
+
+static int cmd_luts(int argc, char **argv) {
+  opts o;
+  int rc = parse_opts(argc, argv, 1, &o);
+  if (rc >= 0) return rc;
+  sp_model m;
+  byte_luts l;
+  pg_error err;
+  if (sp_model_load(o.model, &m, &err)) {
+    pg_error_print(&err);
+    return PG_EXIT_USAGE;
+  }
+  if (luts_from_model(&m, o.vocab, &l, &err)) {
+    snprintf(err.file, sizeof err.file, "%s", o.model);
+    pg_error_print(&err);
+    sp_model_free(&m);
+    return PG_EXIT_USAGE;
+  }
+  if (o.json)
+    luts_json(&l);
+  else
+    luts_table(&m, &l);
+  luts_free(&l);
+  sp_model_free(&m);
+  return PG_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ info */
+
+#define MAX_WARNINGS 8
+
+typedef struct warnings {
+  int n;
+  char text[MAX_WARNINGS][320];
+} warnings;
+
+__attribute__((format(printf, 2, 3))) static void warn(warnings *w, const char *fmt, ...) {
+  if (w->n >= MAX_WARNINGS) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(w->text[w->n++], sizeof w->text[0], fmt, ap);
+  va_end(ap);
+}
+
+/* The ways a tokenizer can make val_bpb wrong without anyone noticing. */
+static void find_hazards(const sp_model *m, const sp_summary *s, warnings *w) {
+  memset(w, 0, sizeof *w);
+  if (!m->byte_fallback || !s->all_bytes)
+    warn(w,
+         "no byte fallback (trainer flag %s, %ld/256 byte pieces): characters outside the "
+         "vocabulary become the unknown piece, which counts 0 bytes, so val_bpb undercounts bytes",
+         m->byte_fallback ? "true" : "false", (long)s->n_byte_values);
+  if (s->space_piece < 0)
+    warn(w,
+         "no standalone U+2581 piece: a space that cannot join the next piece becomes the "
+         "unknown piece (0 bytes) or the 3 byte pieces of U+2581 (3 bytes, not 1)");
+  if (s->n_type[SP_UNKNOWN] != 1)
+    warn(w, "%ld unknown pieces (sentencepiece expects exactly 1)", (long)s->n_type[SP_UNKNOWN]);
+  if (s->first_unknown >= 0 && s->first_unknown != m->unk_id)
+    warn(w, "trainer unk_id %ld is not the unknown piece's id %ld", (long)m->unk_id,
+         (long)s->first_unknown);
+  if (s->n_type[SP_USER_DEFINED] > 0)
+    warn(w,
+         "%ld user-defined pieces: they count their text's bytes like normal pieces, check "
+         "that they are real text",
+         (long)s->n_type[SP_USER_DEFINED]);
+}
+
+static json_t *types_json(const sp_summary *s) {
+  json_t *t = json_object();
+  static const sp_piece_type order[] = {SP_NORMAL, SP_UNKNOWN, SP_CONTROL,
+                                        SP_USER_DEFINED, SP_UNUSED, SP_BYTE};
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+    json_object_set_new(t, sp_piece_type_name(order[i]), json_integer(s->n_type[order[i]]));
+  return t;
+}
+
+static void info_json(const char *path, const sp_model *m, const sp_summary *s, const warnings *w) {
+  json_t *o = json_object();
+  json_object_set_new(o, "file", json_string(path));
+  json_object_set_new(o, "pieces", json_integer(m->n_pieces));
+  json_object_set_new(o, "model_type", json_string(sp_model_type_name(m->model_type)));
+  json_object_set_new(o, "trainer_vocab_size", json_integer(m->trainer_vocab_size));
+  json_object_set_new(o, "types", types_json(s));
+  json_object_set_new(o, "unk_id", json_integer(m->unk_id));
+  json_object_set_new(o, "bos_id", json_integer(m->bos_id));
+  json_object_set_new(o, "eos_id", json_integer(m->eos_id));
+  json_object_set_new(o, "pad_id", json_integer(m->pad_id));
+  json_object_set_new(o, "unknown_piece_id", json_integer(s->first_unknown));
+  json_object_set_new(o, "byte_fallback_flag", json_boolean(m->byte_fallback));
+  json_object_set_new(o, "byte_pieces", json_integer(s->n_byte_values));
+  json_object_set_new(o, "byte_fallback", json_boolean(m->byte_fallback && s->all_bytes));
+  json_object_set_new(o, "add_dummy_prefix", json_boolean(m->add_dummy_prefix));
+  json_object_set_new(o, "normalizer", json_string(m->normalizer_name));
+  json_object_set_new(o, "space_piece_id", json_integer(s->space_piece));
+  json_t *ws = json_array();
+  for (int i = 0; i < w->n; i++) json_array_append_new(ws, json_string(w->text[i]));
+  json_object_set_new(o, "warnings", ws);
+  char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  if (text) puts(text);
+  free(text);
+  json_decref(o);
+}
+
+static void info_text(const char *path, const sp_model *m, const sp_summary *s, const warnings *w) {
+  printf("file              %s\n", path);
+  printf("pieces            %u\n", m->n_pieces);
+  printf("model type        %s (trained vocab_size %d)\n", sp_model_type_name(m->model_type),
+         (int)m->trainer_vocab_size);
+  printf("piece types       normal %u, unknown %u, control %u, user_defined %u, unused %u, "
+         "byte %u\n",
+         s->n_type[SP_NORMAL], s->n_type[SP_UNKNOWN], s->n_type[SP_CONTROL],
+         s->n_type[SP_USER_DEFINED], s->n_type[SP_UNUSED], s->n_type[SP_BYTE]);
+  printf("special ids       unk %d, bos %d, eos %d, pad %d (trainer spec); unknown piece %d\n",
+         (int)m->unk_id, (int)m->bos_id, (int)m->eos_id, (int)m->pad_id, (int)s->first_unknown);
+  printf("byte fallback     %s (trainer flag %s, %u/256 byte pieces)\n",
+         m->byte_fallback && s->all_bytes ? "yes" : "no", m->byte_fallback ? "true" : "false",
+         s->n_byte_values);
+  printf("add_dummy_prefix  %s\n", m->add_dummy_prefix ? "true" : "false");
+  printf("normalizer        %s\n", m->normalizer_name[0] ? m->normalizer_name : "(none)");
+  if (s->space_piece >= 0)
+    printf("space piece       id %d\n", (int)s->space_piece);
+  else
+    printf("space piece       none\n");
+  for (int i = 0; i < w->n; i++) printf("warning: %s\n", w->text[i]);
+}
+
+static int cmd_info(int argc, char **argv) {
+  opts o;
+  int rc = parse_opts(argc, argv, 0, &o);
+  if (rc >= 0) return rc;
+  sp_model m;
+  pg_error err;
+  if (sp_model_load(o.model, &m, &err)) {
+    pg_error_print(&err);
+    return PG_EXIT_USAGE;
+  }
+  sp_summary s;
+  warnings w;
+  sp_model_summarize(&m, &s);
+  find_hazards(&m, &s, &w);
+  if (o.json)
+    info_json(o.model, &m, &s, &w);
+  else
+    info_text(o.model, &m, &s, &w);
+  sp_model_free(&m);
+  return PG_EXIT_OK;
+}
+
+int cmd_tokenizer(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(USAGE, stderr);
+    return PG_EXIT_USAGE;
+  }
+  const char *sub = argv[1];
+  if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
+    fputs(USAGE, stdout);
+    return PG_EXIT_OK;
+  }
+  if (!strcmp(sub, "luts")) return cmd_luts(argc - 1, argv + 1);
+  if (!strcmp(sub, "info")) return cmd_info(argc - 1, argv + 1);
+  return usage_error("unknown subcommand '%s'", sub);
 }
