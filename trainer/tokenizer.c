@@ -15,7 +15,7 @@ static const char SPACE_MARK[] = "\xe2\x96\x81";
 /* Length of the sequence a lead byte starts, 0 if it cannot start one. */
 static int utf8_seq_len(uint8_t b) {
   if (b < 0x80) return 1;
-  if (b >= 0xc2 && b <= 0xdf) return 2; /* 0xc0, 0xc1 only start overlongs */
+  if (b >= 0xc0 && b <= 0xdf) return 2; /* 0xc0, 0xc1: overlong, caught below */
   if (b >= 0xe0 && b <= 0xef) return 3;
   if (b >= 0xf0 && b <= 0xf4) return 4; /* 0xf5.. would exceed U+10FFFF */
   return 0;
