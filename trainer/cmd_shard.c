@@ -156,8 +156,12 @@ static int print_json_array(json_t *arr) {
 
 static int cmd_info(int argc, char **argv) {
   info_opts o = {.files = calloc((size_t)argc, sizeof(char *))};
+  if (!o.files) {
+    pg_die_msg("shard: out of memory");
+    return PG_EXIT_USAGE;
+  }
   hash_result *hr = NULL;
-  int rc = PG_EXIT_USAGE, pr = o.files ? parse_info(argc, argv, &o) : -1;
+  int rc = PG_EXIT_USAGE, pr = parse_info(argc, argv, &o);
   if (pr != 0) {
     if (pr > 0) usage(stdout);
     free(o.files);
@@ -169,6 +173,8 @@ static int cmd_info(int argc, char **argv) {
     pg_die_msg("shard: out of memory");
     goto out;
   }
+  /* Hash every file first, in parallel; validating afterwards then reads
+   * from the page cache the hashing just filled. */
   hash_pool_run(o.files, o.n, 0, hr);
   int bad = 0;
   for (size_t i = 0; i < o.n; i++) bad |= report_one(&o, i, &hr[i], arr) != 0;
