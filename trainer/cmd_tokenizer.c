@@ -92,15 +92,25 @@ static void luts_json(const byte_luts *l) {
   puts("}");
 }
 
-/* Piece text for a terminal: control bytes escaped, UTF-8 left as is. */
-static void print_piece(const sp_piece *p) {
-  for (uint32_t i = 0; i < p->len; i++) {
-    unsigned char c = (unsigned char)p->text[i];
+/* Text from the model, for a terminal: control bytes escaped (a hostile
+ * model must not drive the terminal), UTF-8 left as is. */
+static void print_escaped(const char *text, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)text[i];
     if (c < 0x20 || c == 0x7f)
       printf("\\x%02x", c);
     else
       putchar(c);
   }
+}
+
+static void print_piece(const sp_piece *p) { print_escaped(p->text, p->len); }
+
+/* Output errors (a full disk, a closed pipe) must not pass as success. */
+static int finish_output(void) {
+  if (fflush(stdout) == 0 && !ferror(stdout)) return PG_EXIT_OK;
+  pg_die_msg("tokenizer: error writing standard output");
+  return PG_EXIT_USAGE;
 }
 
 static void luts_table(const sp_model *m, const byte_luts *l) {
@@ -137,7 +147,7 @@ static int cmd_luts(int argc, char **argv) {
     luts_table(&m, &l);
   luts_free(&l);
   sp_model_free(&m);
-  return PG_EXIT_OK;
+  return finish_output();
 }
 
 /* ------------------------------------------------------------------ info */
@@ -192,7 +202,9 @@ static json_t *types_json(const sp_summary *s) {
 
 static void info_json(const char *path, const sp_model *m, const sp_summary *s, const warnings *w) {
   json_t *o = json_object();
-  json_object_set_new(o, "file", json_string(path));
+  /* jansson refuses a non-UTF-8 path; say so rather than drop the key. */
+  json_t *file = json_string(path);
+  json_object_set_new(o, "file", file ? file : json_string("(path is not UTF-8)"));
   json_object_set_new(o, "pieces", json_integer(m->n_pieces));
   json_object_set_new(o, "model_type", json_string(sp_model_type_name(m->model_type)));
   json_object_set_new(o, "trainer_vocab_size", json_integer(m->trainer_vocab_size));
@@ -232,7 +244,12 @@ static void info_text(const char *path, const sp_model *m, const sp_summary *s, 
          m->byte_fallback && s->all_bytes ? "yes" : "no", m->byte_fallback ? "true" : "false",
          s->n_byte_values);
   printf("add_dummy_prefix  %s\n", m->add_dummy_prefix ? "true" : "false");
-  printf("normalizer        %s\n", m->normalizer_name[0] ? m->normalizer_name : "(none)");
+  printf("normalizer        ");
+  if (m->normalizer_name[0])
+    print_escaped(m->normalizer_name, strlen(m->normalizer_name));
+  else
+    printf("(none)");
+  putchar('\n');
   if (s->space_piece >= 0)
     printf("space piece       id %d\n", (int)s->space_piece);
   else
@@ -259,7 +276,7 @@ static int cmd_info(int argc, char **argv) {
   else
     info_text(o.model, &m, &s, &w);
   sp_model_free(&m);
-  return PG_EXIT_OK;
+  return finish_output();
 }
 
 int cmd_tokenizer(int argc, char **argv) {
