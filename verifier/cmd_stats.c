@@ -1,8 +1,255 @@
-/* TRANSIENT scaffold: replaced by the real verb before it lands. */
+/* pgolf stats: is the new submission better than the record by the margin?
+ * One-sided Welch test (or one-sample test against --target) on per-seed
+ * final metrics given on the command line; see verifier/welch.h. */
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "common/error.h"
 #include "common/verbs.h"
+#include "verifier/value_list.h"
+#include "verifier/welch.h"
+
+#define DEFAULT_MARGIN_NATS 0.005
+#define DEFAULT_ALPHA 0.01
+
+typedef struct stats_opts {
+  const char *new_list, *record_list, *metric, *test;
+  double margin_nats, tokens_per_byte, alpha, target;
+  int have_tpb, have_target, json;
+} stats_opts;
+
+static void stats_usage(FILE *out) {
+  fprintf(out,
+          "usage: pgolf stats --new V1,V2,... (--record W1,W2,... | --target X)\n"
+          "                   [--metric bpb|nats] [--margin-nats M] [--tokens-per-byte R]\n"
+          "                   [--alpha A] [--test welch|mann-whitney] [--json]\n"
+          "\n"
+          "One-sided test that the new runs beat the record by the margin, for a\n"
+          "metric where lower is better: diff = mean(record) - mean(new) > margin.\n"
+          "  --new, --record    per-seed final values (val_bpb or val_loss), comma-separated\n"
+          "  --target X         one-sample test against a fixed value instead of --record\n"
+          "  --metric           bpb (default) or nats (per token)\n"
+          "  --margin-nats M    margin in nats per token (default 0.005); for bpb it is\n"
+          "                     converted as M * R / ln 2 with R from --tokens-per-byte,\n"
+          "                     which is then required unless M is 0\n"
+          "  --alpha A          significance level, 0 < A < 1 (default 0.01)\n"
+          "  --test             welch (default); mann-whitney is only checked for\n"
+          "                     whether its smallest p can reach alpha, and refused\n"
+          "  --json             machine-readable output\n"
+          "Power is at the observed effect and sds (shifted central t); seeds_needed\n"
+          "is per side for 80%% power. Exit 0 significant, 1 not significant, 2 bad input.\n");
+}
+
+/* A finite number from an option's argument. */
+static int parse_number(const char *s, const char *option, double *out, pg_error *err) {
+  char *end;
+  *out = strtod(s, &end);
+  if (end == s || *end) return pg_fail(err, option, -1, "'%s' is not a number", s);
+  if (!isfinite(*out)) return pg_fail(err, option, -1, "'%s' is not a finite number", s);
+  return 0;
+}
+
+static int parse_one(int ch, const char *arg, stats_opts *o, pg_error *err) {
+  switch (ch) {
+    case 'n': o->new_list = arg; return 0;
+    case 'r': o->record_list = arg; return 0;
+    case 'm': o->metric = arg; return 0;
+    case 'T': o->test = arg; return 0;
+    case 'j': o->json = 1; return 0;
+    case 'M': return parse_number(arg, "--margin-nats", &o->margin_nats, err);
+    case 'a': return parse_number(arg, "--alpha", &o->alpha, err);
+    case 'R': o->have_tpb = 1; return parse_number(arg, "--tokens-per-byte", &o->tokens_per_byte, err);
+    case 'x': o->have_target = 1; return parse_number(arg, "--target", &o->target, err);
+  }
+  return pg_fail(err, "", -1, "unknown option (try `pgolf stats --help`)");
+}
+
+/* Cross-option rules, after every option has been read. */
+static int check_opts(const stats_opts *o, pg_error *err) {
+  if (!o->new_list) return pg_fail(err, "--new", -1, "is required");
+  if (!o->record_list == !o->have_target)
+    return pg_fail(err, "--record/--target", -1, "give exactly one of them");
+  if (strcmp(o->metric, "bpb") && strcmp(o->metric, "nats"))
+    return pg_fail(err, "--metric", -1, "must be bpb or nats, got '%s'", o->metric);
+  if (strcmp(o->test, "welch") && strcmp(o->test, "mann-whitney"))
+    return pg_fail(err, "--test", -1, "must be welch or mann-whitney, got '%s'", o->test);
+  if (!(o->alpha > 0 && o->alpha < 1))
+    return pg_fail(err, "--alpha", -1, "must be strictly between 0 and 1, got %g", o->alpha);
+  if (o->margin_nats < 0)
+    return pg_fail(err, "--margin-nats", -1, "must not be negative, got %g", o->margin_nats);
+  if (o->have_tpb && !(o->tokens_per_byte > 0))
+    return pg_fail(err, "--tokens-per-byte", -1, "must be positive, got %g", o->tokens_per_byte);
+  if (!strcmp(o->metric, "bpb") && o->margin_nats != 0 && !o->have_tpb)
+    return pg_fail(err, "--tokens-per-byte", -1,
+                   "is required with --metric bpb and a nonzero --margin-nats: values given "
+                   "on the command line carry no val_loss to derive it from (or pass "
+                   "--margin-nats 0, or --metric nats)");
+  return 0;
+}
+
+static int parse_opts(int argc, char **argv, stats_opts *o, pg_error *err) {
+  static const struct option longopts[] = {
+      {"new", required_argument, 0, 'n'},         {"record", required_argument, 0, 'r'},
+      {"metric", required_argument, 0, 'm'},      {"margin-nats", required_argument, 0, 'M'},
+      {"tokens-per-byte", required_argument, 0, 'R'}, {"alpha", required_argument, 0, 'a'},
+      {"target", required_argument, 0, 'x'},      {"test", required_argument, 0, 'T'},
+      {"json", no_argument, 0, 'j'},              {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  *o = (stats_opts){.metric = "bpb", .test = "welch", .margin_nats = DEFAULT_MARGIN_NATS,
+                    .alpha = DEFAULT_ALPHA};
+  optind = 1;
+  opterr = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    if (ch == 'h') {
+      stats_usage(stdout);
+      exit(PG_EXIT_OK);
+    }
+    if (ch == '?' || ch == ':')
+      return pg_fail(err, argv[optind - 1], -1,
+                     "unknown option or missing value (try `pgolf stats --help`)");
+    if (parse_one(ch, optarg, o, err)) return -1;
+  }
+  if (optind < argc)
+    return pg_fail(err, argv[optind], -1,
+                   "unexpected argument (submission folders and manifests are not read yet)");
+  return check_opts(o, err);
+}
+
+/* Margin in the metric's unit: bpb = nats per token / ln 2 * tokens per byte. */
+static double metric_margin(const stats_opts *o) {
+  if (!strcmp(o->metric, "nats") || o->margin_nats == 0) return o->margin_nats;
+  return o->margin_nats * o->tokens_per_byte / M_LN2;
+}
+
+/* A rank test's one-sided p is at least 1 / C(n1+n2, n1) (the most extreme
+ * of the equally likely orderings); below alpha it can never reject. */
+static int check_rank_test(size_t n1, size_t n2, double alpha, pg_error *err) {
+  double log_orderings = lgamma((double)(n1 + n2 + 1)) - lgamma((double)(n1 + 1)) -
+                         lgamma((double)(n2 + 1));
+  double p_min = exp(-log_orderings);
+  if (p_min >= alpha)
+    return pg_fail(err, "--test mann-whitney", -1,
+                   "with %zu vs %zu values the smallest possible one-sided p is 1/%.0f = %.3g, "
+                   "not below alpha %g, so it can never be significant; use the Welch test "
+                   "or more seeds",
+                   n1, n2, exp(log_orderings), p_min, alpha);
+  return pg_fail(err, "--test mann-whitney", -1,
+                 "is not implemented beyond this check (%zu vs %zu values could reach p = %.3g); "
+                 "use --test welch",
+                 n1, n2, p_min);
+}
+
+typedef struct stats_input {
+  double *new_v, *rec_v;
+  size_t n_new, n_rec;
+  sample_summary s_new, s_rec;
+} stats_input;
+
+static int read_inputs(const stats_opts *o, stats_input *in, pg_error *err) {
+  if (parse_value_list(o->new_list, "--new", &in->new_v, &in->n_new, err) ||
+      summarize_sample(in->new_v, in->n_new, "--new", &in->s_new, err))
+    return -1;
+  if (!o->record_list) return 0;
+  if (parse_value_list(o->record_list, "--record", &in->rec_v, &in->n_rec, err) ||
+      summarize_sample(in->rec_v, in->n_rec, "--record", &in->s_rec, err))
+    return -1;
+  return 0;
+}
+
+static json_t *real_or_null(double v, int present) { return present ? json_real(v) : json_null(); }
+
+static void print_json(const stats_opts *o, const stats_input *in, const margin_test *r) {
+  int two = o->record_list != NULL;
+  json_t *j = json_object();
+  json_object_set_new(j, "test", json_string(two ? "welch" : "one_sample"));
+  json_object_set_new(j, "metric", json_string(o->metric));
+  json_object_set_new(j, "alpha", json_real(o->alpha));
+  json_object_set_new(j, "margin_nats", json_real(o->margin_nats));
+  if (o->have_tpb) json_object_set_new(j, "tokens_per_byte", json_real(o->tokens_per_byte));
+  if (!two) json_object_set_new(j, "target", json_real(o->target));
+  json_object_set_new(j, "n_new", json_integer((json_int_t)in->s_new.n));
+  json_object_set_new(j, "n_record", two ? json_integer((json_int_t)in->s_rec.n) : json_null());
+  json_object_set_new(j, "mean_new", json_real(in->s_new.mean));
+  json_object_set_new(j, "mean_record", json_real(two ? in->s_rec.mean : o->target));
+  json_object_set_new(j, "sd_new", json_real(in->s_new.sd));
+  json_object_set_new(j, "sd_record", real_or_null(in->s_rec.sd, two));
+  json_object_set_new(j, "diff", json_real(r->diff));
+  json_object_set_new(j, "margin", json_real(r->margin));
+  json_object_set_new(j, "t", json_real(r->t));
+  json_object_set_new(j, "df", json_real(r->df));
+  json_object_set_new(j, "p_margin", json_real(r->p_margin));
+  json_object_set_new(j, "p_zero_margin", json_real(r->p_zero_margin));
+  json_object_set_new(j, "lower_bound", json_real(r->lower_bound));
+  json_object_set_new(j, "power", json_real(r->power));
+  json_object_set_new(j, "seeds_needed",
+                      r->seeds_needed > 0 ? json_integer(r->seeds_needed) : json_null());
+  json_object_set_new(j, "verdict", json_string(r->significant ? "significant" : "not_significant"));
+  char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+  if (s) puts(s);
+  free(s);
+  json_decref(j);
+}
+
+static void print_text(const stats_opts *o, const stats_input *in, const margin_test *r) {
+  int two = o->record_list != NULL;
+  const char *u = o->metric;
+  printf("%s test, one-sided, metric %s (lower is better), alpha %g\n\n",
+         two ? "Welch" : "One-sample t", u, o->alpha);
+  printf("  %-8s %5s %14s %12s\n", "", "n", "mean", "sd");
+  printf("  %-8s %5zu %14.8f %12.8f\n", "new", in->s_new.n, in->s_new.mean, in->s_new.sd);
+  if (two)
+    printf("  %-8s %5zu %14.8f %12.8f\n\n", "record", in->s_rec.n, in->s_rec.mean, in->s_rec.sd);
+  else
+    printf("  %-8s %5s %14.8f %12s\n\n", "target", "-", o->target, "-");
+  printf("  %-36s %.8f %s\n", two ? "diff (record - new)" : "diff (target - new)", r->diff, u);
+  printf("  %-36s %.8f %s (%g nats/token)\n", "margin", r->margin, u, o->margin_nats);
+  printf("  %-36s %.4f\n", "t", r->t);
+  printf("  %-36s %.4f\n", two ? "df (Welch-Satterthwaite)" : "df", r->df);
+  printf("  %-36s %.4g\n", "p (diff > margin)", r->p_margin);
+  printf("  %-36s %.4g\n", "p (diff > 0)", r->p_zero_margin);
+  char label[64];
+  snprintf(label, sizeof label, "lower bound on diff (%g%%, 1-sided)", 100 * (1 - o->alpha));
+  printf("  %-36s %.8f %s\n", label, r->lower_bound, u);
+  printf("  %-36s %.3f\n", "power at observed effect", r->power);
+  if (r->seeds_needed > 0)
+    printf("  %-36s %ld%s\n", "seeds for 80% power", r->seeds_needed, two ? " per side" : "");
+  else
+    printf("  %-36s none (effect does not exceed the margin)\n", "seeds for 80% power");
+  printf("\nverdict: %s at alpha %g with the margin\n",
+         r->significant ? "significant" : "not significant", o->alpha);
+}
+
+static int run_stats(const stats_opts *o, stats_input *in, pg_error *err) {
+  if (read_inputs(o, in, err)) return -1;
+  if (!strcmp(o->test, "mann-whitney"))
+    return check_rank_test(in->s_new.n, o->record_list ? in->s_rec.n : 0, o->alpha, err);
+  margin_test r;
+  double margin = metric_margin(o);
+  int rc = o->record_list ? welch_margin_test(in->s_new, in->s_rec, margin, o->alpha, &r, err)
+                          : one_sample_margin_test(in->s_new, o->target, margin, o->alpha, &r, err);
+  if (rc) return -1;
+  if (o->json)
+    print_json(o, in, &r);
+  else
+    print_text(o, in, &r);
+  return r.significant ? 1 : 0;
+}
+
 int cmd_stats(int argc, char **argv) {
-  (void)argc;
-  pg_die_msg("%s: not built yet", argv[0]);
-  return PG_EXIT_USAGE;
+  stats_opts o;
+  stats_input in = {0};
+  pg_error err = {0};
+  int rc = parse_opts(argc, argv, &o, &err) ? -1 : run_stats(&o, &in, &err);
+  free(in.new_v);
+  free(in.rec_v);
+  if (rc < 0) {
+    pg_error_print(&err);
+    return PG_EXIT_USAGE;
+  }
+  return rc == 1 ? PG_EXIT_OK : PG_EXIT_CHECK_FAILED;
 }
