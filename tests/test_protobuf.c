@@ -2,33 +2,8 @@
  * skipping, and each way a hostile buffer can try to read out of bounds. */
 #include "tests/test_util.h"
 
+#include "tests/pb_writer.h"
 #include "trainer/protobuf.h"
-
-typedef struct wbuf {
-  uint8_t d[4096];
-  size_t n;
-} wbuf;
-
-static void put_byte(wbuf *b, uint8_t v) {
-  assert_true(b->n < sizeof b->d);
-  b->d[b->n++] = v;
-}
-
-static void put_varint(wbuf *b, uint64_t v) {
-  do {
-    uint8_t byte = v & 0x7f;
-    v >>= 7;
-    put_byte(b, byte | (v ? 0x80 : 0));
-  } while (v);
-}
-
-static void put_tag(wbuf *b, uint32_t field, int wire) { put_varint(b, ((uint64_t)field << 3) | (unsigned)wire); }
-
-static void put_len(wbuf *b, uint32_t field, const void *p, size_t n) {
-  put_tag(b, field, PB_LEN);
-  put_varint(b, n);
-  for (size_t i = 0; i < n; i++) put_byte(b, ((const uint8_t *)p)[i]);
-}
 
 static void put_fixed(wbuf *b, uint32_t field, uint64_t v, int nbytes) {
   put_tag(b, field, nbytes == 4 ? PB_FIXED32 : PB_FIXED64);
@@ -38,7 +13,7 @@ static void put_fixed(wbuf *b, uint32_t field, uint64_t v, int nbytes) {
 /* ------------------------------------------------------------- varints */
 
 static void roundtrip(uint64_t v, size_t want_len) {
-  wbuf b = {.n = 0};
+  wbuf b = {0};
   put_varint(&b, v);
   assert_int_equal(b.n, want_len);
   size_t pos = 0;
@@ -46,6 +21,7 @@ static void roundtrip(uint64_t v, size_t want_len) {
   assert_int_equal(pb_decode_varint(b.d, b.n, &pos, &got), 0);
   assert_int_equal(pos, want_len);
   assert_true(got == v);
+  free(b.d);
 }
 
 static void test_varint_roundtrip(void **state) {
@@ -102,7 +78,7 @@ static void test_varint_truncated(void **state) {
 
 static void test_every_wire_type(void **state) {
   (void)state;
-  wbuf b = {.n = 0};
+  wbuf b = {0};
   put_tag(&b, 1, PB_VARINT);
   put_varint(&b, 150);
   put_fixed(&b, 2, 0x0102030405060708ull, 8);
@@ -130,6 +106,7 @@ static void test_every_wire_type(void **state) {
   assert_int_equal(f.number, PB_MAX_FIELD);
   assert_int_equal(pb_next(&r, &f), 0);
   assert_int_equal(pb_next(&r, &f), 0);
+  free(b.d);
 }
 
 static int expect_fail(const uint8_t *d, size_t n, long long want_pos, const char *needle) {
@@ -149,7 +126,7 @@ static int expect_fail(const uint8_t *d, size_t n, long long want_pos, const cha
 
 static void test_groups_rejected(void **state) {
   (void)state;
-  wbuf b = {.n = 0};
+  wbuf b = {0};
   put_tag(&b, 1, PB_VARINT);
   put_varint(&b, 1);
   put_tag(&b, 5, PB_SGROUP);
@@ -158,6 +135,7 @@ static void test_groups_rejected(void **state) {
   b.n = 0;
   put_tag(&b, 5, PB_EGROUP);
   expect_fail(b.d, b.n, 0, "group");
+  free(b.d);
 }
 
 static void test_invalid_wire_types(void **state) {
@@ -172,15 +150,16 @@ static void test_field_zero_rejected(void **state) {
   (void)state;
   const uint8_t z[] = {0x00, 0x01};
   expect_fail(z, sizeof z, 0, "invalid field number 0");
-  wbuf b = {.n = 0};
+  wbuf b = {0};
   put_varint(&b, ((uint64_t)PB_MAX_FIELD + 1) << 3);
   put_varint(&b, 0);
   expect_fail(b.d, b.n, 0, "invalid field number");
+  free(b.d);
 }
 
 static void test_length_past_end(void **state) {
   (void)state;
-  wbuf b = {.n = 0};
+  wbuf b = {0};
   put_tag(&b, 1, PB_VARINT);
   put_varint(&b, 9);
   put_tag(&b, 2, PB_LEN);
@@ -192,6 +171,7 @@ static void test_length_past_end(void **state) {
   put_tag(&b, 2, PB_LEN);
   put_varint(&b, UINT64_MAX);
   expect_fail(b.d, b.n, 0, "runs past the end");
+  free(b.d);
 }
 
 static void test_truncated_values(void **state) {
@@ -232,17 +212,20 @@ static int walk(pb_reader *r, int *max_depth) {
 
 /* depth nested messages, field 1 each, innermost holding one varint. */
 static size_t nested(uint8_t *out, size_t cap, int depth) {
-  wbuf inner = {.n = 0}, outer;
+  wbuf inner = {0};
   put_tag(&inner, 2, PB_VARINT);
   put_varint(&inner, 1);
   for (int i = 0; i < depth; i++) {
-    outer.n = 0;
+    wbuf outer = {0};
     put_len(&outer, 1, inner.d, inner.n);
+    free(inner.d);
     inner = outer;
   }
   assert_true(inner.n <= cap);
   memcpy(out, inner.d, inner.n);
-  return inner.n;
+  size_t n = inner.n;
+  free(inner.d);
+  return n;
 }
 
 static void test_nesting_limit(void **state) {
@@ -268,7 +251,7 @@ static void test_sub_bounds_are_the_submessage(void **state) {
   (void)state;
   /* A submessage whose inner length would run into its parent's next
    * field must fail, even though the bytes exist in the buffer. */
-  wbuf b = {.n = 0};
+  wbuf b = {0};
   const uint8_t inner[] = {(1 << 3) | PB_LEN, 4, 'a', 'b'};
   put_len(&b, 1, inner, sizeof inner);
   put_tag(&b, 2, PB_VARINT);
@@ -282,11 +265,12 @@ static void test_sub_bounds_are_the_submessage(void **state) {
   assert_int_equal(pb_next(&sub, &g), -1);
   assert_int_equal(err.pos, 2); /* absolute offset of the inner tag */
   assert_non_null(strstr(err.msg, "runs past"));
+  free(b.d);
 }
 
 static void test_enter_needs_len(void **state) {
   (void)state;
-  wbuf b = {.n = 0};
+  wbuf b = {0};
   put_tag(&b, 3, PB_VARINT);
   put_varint(&b, 1);
   pg_error err;
@@ -296,13 +280,14 @@ static void test_enter_needs_len(void **state) {
   assert_int_equal(pb_next(&r, &f), 1);
   assert_int_equal(pb_enter(&r, &f, &sub), -1);
   assert_non_null(strstr(err.msg, "wire type varint, expected length-delimited"));
+  free(b.d);
 }
 
 /* ------------------------------------------------------------ getters */
 
 static void test_typed_getters(void **state) {
   (void)state;
-  wbuf b = {.n = 0};
+  wbuf b = {0};
   put_tag(&b, 1, PB_VARINT);
   put_varint(&b, (uint64_t)(int64_t)-1); /* int32 -1: 10 bytes, sign-extended */
   put_tag(&b, 2, PB_VARINT);
@@ -337,6 +322,7 @@ static void test_typed_getters(void **state) {
   assert_int_equal(pb_next(&r, &f), 1);
   assert_int_equal(pb_get_bool(&r, &f, "b", &bo), 0);
   assert_int_equal(bo, 1);
+  free(b.d);
 }
 
 static void test_null_err_is_safe(void **state) {

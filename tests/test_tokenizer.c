@@ -5,44 +5,11 @@
 
 #include <jansson.h>
 
+#include "tests/pb_writer.h"
 #include "trainer/protobuf.h"
 #include "trainer/tokenizer.h"
 
 /* ------------------------------------------------- ModelProto builder */
-
-typedef struct wbuf {
-  uint8_t *d;
-  size_t n, cap;
-} wbuf;
-
-static void put_byte(wbuf *b, uint8_t v) {
-  if (b->n == b->cap) {
-    b->cap = b->cap ? 2 * b->cap : 256;
-    b->d = realloc(b->d, b->cap);
-    assert_non_null(b->d);
-  }
-  b->d[b->n++] = v;
-}
-
-static void put_raw(wbuf *b, const void *p, size_t n) {
-  for (size_t i = 0; i < n; i++) put_byte(b, ((const uint8_t *)p)[i]);
-}
-
-static void put_varint(wbuf *b, uint64_t v) {
-  do {
-    uint8_t byte = v & 0x7f;
-    v >>= 7;
-    put_byte(b, byte | (v ? 0x80 : 0));
-  } while (v);
-}
-
-static void put_tag(wbuf *b, uint32_t field, int wire) { put_varint(b, ((uint64_t)field << 3) | (unsigned)wire); }
-
-static void put_len(wbuf *b, uint32_t field, const void *p, size_t n) {
-  put_tag(b, field, PB_LEN);
-  put_varint(b, n);
-  put_raw(b, p, n);
-}
 
 static void put_vfield(wbuf *b, uint32_t field, uint64_t v) {
   put_tag(b, field, PB_VARINT);
