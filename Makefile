@@ -6,10 +6,10 @@
 CC      ?= cc
 BUILD   ?= build/release
 CFLAGS_BASE = -std=c11 -Wall -Wextra -Werror -O2 -g -ffp-contract=off -fno-strict-aliasing \
-              -D_GNU_SOURCE -I. -I$(BUILD)
+              -D_GNU_SOURCE -fopenmp -I. -I$(BUILD)
 CFLAGS  ?=
 EXTRA_CFLAGS ?=
-LDLIBS  = -lcrypto -ljansson -lpthread -lm
+LDLIBS  = -fopenmp -lcrypto -ljansson -lpthread -lm
 
 # Sources: every .c in the parts is library code; common/pgolf.c is main.
 PARTS   = common trainer verifier manifests kernels

@@ -40,8 +40,9 @@ install_or_explain() {
 
 install_or_explain $pkgs
 
-# libFuzzer's runtime ships in a package named after clang's major version.
+# libFuzzer's runtime and clang's OpenMP ship in packages named after
+# clang's major version.
 if [ "$mode" = fuzz ]; then
   major=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -n 1)
-  install_or_explain "libclang-rt-$major-dev"
+  install_or_explain "libclang-rt-$major-dev" "libomp-$major-dev"
 fi
