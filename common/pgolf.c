@@ -14,6 +14,10 @@ typedef struct verb {
 } verb;
 
 static const verb verbs[] = {
+    {"train", cmd_train, "train the baseline GPT deterministically, write a manifest"},
+    {"eval", cmd_eval, "evaluate an artifact on the validation split"},
+    {"check", cmd_check, "static checks of submission folders"},
+    {"replay", cmd_replay, "re-run a submission under a sandbox and an external clock"},
     {"shard", cmd_shard, "inspect and validate token shards"},
     {"tokenizer", cmd_tokenizer, "read a SentencePiece model: byte tables, summary"},
     {"bpb", cmd_bpb, "tokens, bytes and tokens per byte of a split"},

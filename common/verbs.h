@@ -10,5 +10,9 @@ int cmd_bpb(int argc, char **argv);       /* trainer/cmd_bpb.c */
 int cmd_hash(int argc, char **argv);      /* manifests/cmd_hash.c */
 int cmd_manifest(int argc, char **argv);  /* manifests/cmd_manifest.c */
 int cmd_stats(int argc, char **argv);     /* verifier/cmd_stats.c */
+int cmd_train(int argc, char **argv);     /* trainer/cmd_train.c */
+int cmd_eval(int argc, char **argv);      /* trainer/cmd_eval.c */
+int cmd_check(int argc, char **argv);     /* verifier/cmd_check.c */
+int cmd_replay(int argc, char **argv);    /* verifier/cmd_replay.c */
 
 #endif
