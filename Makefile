@@ -9,7 +9,7 @@ CFLAGS_BASE = -std=c11 -Wall -Wextra -Werror -O2 -g -ffp-contract=off -fno-stric
               -D_GNU_SOURCE -fopenmp -I. -I$(BUILD)
 CFLAGS  ?=
 EXTRA_CFLAGS ?=
-LDLIBS  = -fopenmp -lcrypto -ljansson -lpthread -lm
+LDLIBS  = -fopenmp -lcrypto -ljansson -lz -lpthread -lm
 
 # Sources: every .c in the parts is library code; common/pgolf.c is main.
 PARTS   = common trainer verifier manifests kernels
