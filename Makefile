@@ -107,10 +107,12 @@ FUZZ_SECONDS ?= 10
 fuzz-smoke: fuzz
 	@sh ci/fuzz-smoke.sh $(FUZZ_SECONDS) $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
+# Every ci/bench*.sh, each printing ratios against a baseline it measures
+# in the same run.
 bench:
 	@sh ci/deps.sh test
 	@$(MAKE) --no-print-directory pgolf
-	@sh ci/bench.sh
+	@for b in ci/bench*.sh; do echo "== $$b"; sh "$$b" || exit 1; done
 
 clean:
 	rm -rf build pgolf
