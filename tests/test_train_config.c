@@ -22,14 +22,14 @@ static void baseline_is_official(void **state) {
   assert_int_equal(c.model.seq_len, 1024);
   assert_int_equal(c.train_batch_tokens, 524288);
   assert_int_equal(c.grad_accum_steps, 8);
-  assert_int_equal(c.iterations, 20000);
-  assert_int_equal(c.warmdown_iters, 1200);
-  assert_true(c.tied_embed_lr == 0.05 && c.matrix_lr == 0.04 && c.scalar_lr == 0.04);
-  assert_true(c.muon_momentum == 0.95 && c.muon_momentum_warmup_start == 0.85);
-  assert_int_equal(c.muon_momentum_warmup_steps, 500);
-  assert_int_equal(c.muon_backend_steps, 5);
-  assert_true(c.beta1 == 0.9 && c.beta2 == 0.95 && c.adam_eps == 1e-8);
-  assert_true(c.grad_clip_norm == 0.0);
+  assert_int_equal(c.opt.iterations, 20000);
+  assert_int_equal(c.opt.warmdown_iters, 1200);
+  assert_true(c.opt.tied_embed_lr == 0.05 && c.opt.matrix_lr == 0.04 && c.opt.scalar_lr == 0.04);
+  assert_true(c.opt.muon_momentum == 0.95 && c.opt.muon_momentum_warmup_start == 0.85);
+  assert_int_equal(c.opt.muon_momentum_warmup_steps, 500);
+  assert_int_equal(c.opt.muon_backend_steps, 5);
+  assert_true(c.opt.beta1 == 0.9 && c.opt.beta2 == 0.95 && c.opt.adam_eps == 1e-8);
+  assert_true(c.opt.grad_clip_norm == 0.0);
   assert_int_equal(c.seed, 1337);
   assert_int_equal(c.val_loss_every, 1000);
   assert_int_equal(c.train_log_every, 200);
@@ -59,16 +59,16 @@ static void overrides_apply(void **state) {
   /* preset applies first even when it is not the first key */
   assert_int_equal(parse(&c, "{\"iterations\": 7, \"preset\": \"tiny\", \"matrix_lr\": 0.02,"
                              " \"precision\": \"mixed\", \"seed\": 42, \"data\": \"d\"}", &e), 0);
-  assert_int_equal(c.iterations, 7);
+  assert_int_equal(c.opt.iterations, 7);
   assert_int_equal(c.model.model_dim, 64);
-  assert_true(c.matrix_lr == 0.02);
+  assert_true(c.opt.matrix_lr == 0.02);
   assert_int_equal(c.precision, TRAIN_MIXED);
   assert_int_equal(c.seed, 42);
   assert_string_equal(c.data, "d");
   assert_string_equal(c.preset, "tiny");
   /* an integer is a valid number for a real key */
   assert_int_equal(parse(&c, "{\"grad_clip_norm\": 1}", &e), 0);
-  assert_true(c.grad_clip_norm == 1.0);
+  assert_true(c.opt.grad_clip_norm == 1.0);
 }
 
 /* Each bad input fails and the message names the key. */
@@ -141,7 +141,7 @@ static void print_read_roundtrip(void **state) {
   train_config a, b;
   pg_error e;
   train_config_preset("tiny", &a, &e);
-  a.matrix_lr = 0.1 + 0.2; /* not a short decimal */
+  a.opt.matrix_lr = 0.1 + 0.2; /* not a short decimal */
   a.model.tied_embed_init_std = 0.007f;
   a.seed = 9223372036854775807ull;
   snprintf(a.tokenizer, sizeof a.tokenizer, "tok.model");

@@ -38,20 +38,20 @@ static const key_spec keys[] = {
     {"tied_embed_init_std", K_FLT, F(model.tied_embed_init_std), 0, 1e3, 0},
     {"train_batch_tokens", K_I64, F(train_batch_tokens), 1, 17179869184.0, 0},
     {"grad_accum_steps", K_INT, F(grad_accum_steps), 1, 1024, 0},
-    {"iterations", K_I64, F(iterations), 0, TRAIN_MAX_ITERATIONS, 0},
-    {"warmdown_iters", K_I64, F(warmdown_iters), 0, TRAIN_MAX_ITERATIONS, 0},
+    {"iterations", K_I64, F(opt.iterations), 0, TRAIN_MAX_ITERATIONS, 0},
+    {"warmdown_iters", K_I64, F(opt.warmdown_iters), 0, TRAIN_MAX_ITERATIONS, 0},
     {"budget_seconds", K_DBL, F(budget_seconds), 0, 1e7, 0},
-    {"tied_embed_lr", K_DBL, F(tied_embed_lr), 0, 1e3, 0},
-    {"matrix_lr", K_DBL, F(matrix_lr), 0, 1e3, 0},
-    {"scalar_lr", K_DBL, F(scalar_lr), 0, 1e3, 0},
-    {"muon_momentum", K_DBL, F(muon_momentum), 0, 1, 0},
-    {"muon_momentum_warmup_start", K_DBL, F(muon_momentum_warmup_start), 0, 1, 0},
-    {"muon_momentum_warmup_steps", K_INT, F(muon_momentum_warmup_steps), 0, TRAIN_MAX_ITERATIONS, 0},
-    {"muon_backend_steps", K_INT, F(muon_backend_steps), 0, 100, 0},
-    {"beta1", K_DBL, F(beta1), 0, 1, 0},
-    {"beta2", K_DBL, F(beta2), 0, 1, 0},
-    {"adam_eps", K_DBL, F(adam_eps), 0, 1, 1},
-    {"grad_clip_norm", K_DBL, F(grad_clip_norm), 0, 1e9, 0},
+    {"tied_embed_lr", K_DBL, F(opt.tied_embed_lr), 0, 1e3, 0},
+    {"matrix_lr", K_DBL, F(opt.matrix_lr), 0, 1e3, 0},
+    {"scalar_lr", K_DBL, F(opt.scalar_lr), 0, 1e3, 0},
+    {"muon_momentum", K_DBL, F(opt.muon_momentum), 0, 1, 0},
+    {"muon_momentum_warmup_start", K_DBL, F(opt.muon_momentum_warmup_start), 0, 1, 0},
+    {"muon_momentum_warmup_steps", K_INT, F(opt.muon_momentum_warmup_steps), 0, TRAIN_MAX_ITERATIONS, 0},
+    {"muon_backend_steps", K_INT, F(opt.muon_backend_steps), 1, 100, 0},
+    {"beta1", K_DBL, F(opt.beta1), 0, 1, 0},
+    {"beta2", K_DBL, F(opt.beta2), 0, 1, 0},
+    {"adam_eps", K_DBL, F(opt.adam_eps), 0, 1, 1},
+    {"grad_clip_norm", K_DBL, F(opt.grad_clip_norm), 0, 1e9, 0},
     {"val_batch_size", K_I64, F(val_batch_size), 1, 17179869184.0, 0},
     {"val_loss_every", K_I64, F(val_loss_every), 0, TRAIN_MAX_ITERATIONS, 0},
     {"train_log_every", K_I64, F(train_log_every), 0, TRAIN_MAX_ITERATIONS, 0},
@@ -70,20 +70,9 @@ const char *train_precision_name(train_precision p) { return p == TRAIN_MIXED ? 
 static void official_defaults(train_config *c) {
   memset(c, 0, sizeof *c);
   gpt_config_preset("baseline", &c->model);
+  optim_hparams_default(&c->opt);
   c->train_batch_tokens = 524288;
   c->grad_accum_steps = 8;
-  c->iterations = 20000;
-  c->warmdown_iters = 1200;
-  c->tied_embed_lr = 0.05;
-  c->matrix_lr = 0.04;
-  c->scalar_lr = 0.04;
-  c->muon_momentum = 0.95;
-  c->muon_momentum_warmup_start = 0.85;
-  c->muon_momentum_warmup_steps = 500;
-  c->muon_backend_steps = 5;
-  c->beta1 = 0.9;
-  c->beta2 = 0.95;
-  c->adam_eps = 1e-8;
   c->val_batch_size = 524288;
   c->val_loss_every = 1000;
   c->train_log_every = 200;
@@ -98,8 +87,8 @@ int train_config_preset(const char *name, train_config *c, pg_error *err) {
   } else if (!strcmp(name, "tiny")) {
     gpt_config_preset("tiny", &c->model);
     c->train_batch_tokens = 8192; /* 8 micro-steps of 8 sequences of 128 */
-    c->iterations = 200;
-    c->warmdown_iters = 60;
+    c->opt.iterations = 200;
+    c->opt.warmdown_iters = 60;
     c->val_batch_size = 65536;
     c->val_loss_every = 0;
     c->train_log_every = 20;
@@ -237,6 +226,7 @@ int train_config_micro_batch(const train_config *c) {
 }
 
 int train_config_check(const train_config *c, pg_error *err) {
+  if (optim_hparams_check(&c->opt, err) != 0) return -1;
   gpt_layout l;
   if (gpt_layout_init(&l, &c->model, err) != 0) return -1;
   gpt_layout_free(&l);

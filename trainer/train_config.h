@@ -26,6 +26,7 @@
 
 #include "common/error.h"
 #include "trainer/model.h"
+#include "trainer/optim.h"
 
 #define TRAIN_CONFIG_MAX_BYTES ((size_t)1 << 20)
 #define TRAIN_MAX_ITERATIONS 1000000 /* MANIFEST_MAX_STEPS */
@@ -37,19 +38,14 @@ typedef struct train_config {
   char preset[32];
   gpt_config model; /* model.seq_len is the official train_seq_len */
 
-  /* batch and schedule */
+  /* batch; the schedule (iterations, warmdown_iters) is in opt */
   int64_t train_batch_tokens; /* tokens per optimizer step, all micro-steps */
   int grad_accum_steps;       /* official: 8 / world_size */
-  int64_t iterations;
-  int64_t warmdown_iters;
   double budget_seconds; /* 0: none; > 0: iterations planned from step time */
 
-  /* optimizer (official names and defaults) */
-  double tied_embed_lr, matrix_lr, scalar_lr;
-  double muon_momentum, muon_momentum_warmup_start;
-  int muon_momentum_warmup_steps, muon_backend_steps;
-  double beta1, beta2, adam_eps;
-  double grad_clip_norm; /* 0: no clipping */
+  /* optimizer and schedule (trainer/optim.h; embed_lr and head_lr, which
+   * only an untied model uses, are not configurable keys) */
+  optim_hparams opt;
 
   /* evaluation and logging */
   int64_t val_batch_size;
