@@ -1,0 +1,35 @@
+/* Causal scaled-dot-product attention with grouped KV heads, as
+ * F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=...)
+ * with the default scale 1/sqrt(head_dim). Query head h reads KV head
+ * h / (heads / kv_heads).
+ *
+ * Layout: q and y are [B*T, heads*hd], k and v are [B*T, kv_heads*hd]
+ * (token-major, as the projections produce them). The forward saves only
+ * lse[b, h, t] = log(sum_j exp(s_tj)) per query row; the backward
+ * recomputes the probabilities from it (T = 1024 makes stored
+ * probabilities too big).
+ *
+ * Order: s_tj = dot(q_t, k_j) (d ascending) * scale; the max, the sum of
+ * exponentials and y_t = sum_j p_tj v_j run over j ascending. Backward:
+ * D_t = dot(dy_t, y_t); ds_tj = p_tj (dot(dy_t, v_j) - D_t);
+ * dq_t = scale * sum_j ds_tj k_j (j ascending, then scaled);
+ * dk_j = scale * sum_{h in group} sum_{t >= j} ds_tj q_t and
+ * dv_j = sum_{h in group} sum_{t >= j} p_tj dy_t (h, then t ascending).
+ * Each output row belongs to one thread: bit-identical for any thread
+ * count.
+ *
+ * KERNEL_BF16: q, k, v, dy are bf16; scores, softmax and sums are float32
+ * (as flash attention keeps them); y, dq, dk, dv are rounded to bf16. */
+#ifndef PGOLF_ATTENTION_H
+#define PGOLF_ATTENTION_H
+
+#include "kernels/flags.h"
+
+void attention_forward(float *y, float *lse, const float *q, const float *k, const float *v, int B,
+                       int T, int heads, int kv_heads, int head_dim, int flags);
+/* Writes dq, dk, dv (KERNEL_ACCUMULATE is ignored: they are overwritten). */
+void attention_backward(float *dq, float *dk, float *dv, const float *dy, const float *y,
+                        const float *lse, const float *q, const float *k, const float *v, int B,
+                        int T, int heads, int kv_heads, int head_dim, int flags);
+
+#endif

@@ -1,0 +1,47 @@
+/* Muon's orthogonalisation: the quintic Newton-Schulz iteration of the
+ * official zeropower_via_newtonschulz5, with coefficients
+ * (a, b, c) = (3.4445, -4.7750, 2.0315):
+ *
+ *   X = G / (||G||_F + 1e-7)
+ *   if rows > cols: X = X^T           (iterate on the wide orientation)
+ *   repeat steps times:
+ *     A = X X^T
+ *     B = b A + (c A) A               (Python's `c * A @ A` is (c*A) @ A)
+ *     X = a X + B X
+ *   return X (transposed back)
+ *
+ * Precision:
+ *   flags 0            every operation in float32 (the fp32 reference);
+ *   flags KERNEL_BF16  as PyTorch runs it on bf16 tensors on CPU: G is
+ *                      rounded to bf16 first and the result of every
+ *                      operation above (the norm, norm + eps, the division,
+ *                      each scalar product, each matmul with float32
+ *                      accumulation, each sum) is rounded to bf16.
+ * The scalars are the float32 values of the Python constants, as PyTorch
+ * narrows a Python float for a float32 or bf16 tensor operation.
+ *
+ * Determinism: the norm is kernels/l2norm.h (float64 partial sums over
+ * fixed blocks, combined in block order); the matmuls are kernels/matmul.h (each output one float32 sum in
+ * index order). The result is the same bits for any thread count. */
+#ifndef PGOLF_NEWTON_SCHULZ_H
+#define PGOLF_NEWTON_SCHULZ_H
+
+#include <stddef.h>
+
+#include "kernels/flags.h"
+
+#define NS_A 3.4445
+#define NS_B (-4.7750)
+#define NS_C 2.0315
+#define NS_EPS 1e-7
+
+/* Floats of scratch newton_schulz5 needs for a rows x cols matrix. */
+size_t newton_schulz5_work_floats(int rows, int cols);
+
+/* out[rows, cols] = the orthogonalised g[rows, cols] (row-major). out may
+ * alias g. work holds newton_schulz5_work_floats(rows, cols) floats.
+ * flags: 0 or KERNEL_BF16. */
+void newton_schulz5(float *out, const float *g, int rows, int cols, int steps, int flags,
+                    float *work);
+
+#endif

@@ -1,0 +1,26 @@
+/* Rotary position embedding, half-split, with the official sign
+ * convention: for x = (x1, x2), halves of one head,
+ *   y1 = x1 * cos + x2 * sin,   y2 = x1 * (-sin) + x2 * cos.
+ * Activations are [B*T, heads * head_dim] (a linear layer's output), the
+ * position of row r is r % T. Tables are [T, head_dim / 2].
+ *
+ * Under KERNEL_BF16 the tables must be bf16 (the official code casts them
+ * to q's dtype) and every product and sum is rounded, as eager PyTorch
+ * rounds each bf16 op: y1 = bf16(bf16(x1 c) + bf16(x2 s)). */
+#ifndef PGOLF_ROPE_H
+#define PGOLF_ROPE_H
+
+#include "kernels/flags.h"
+
+/* inv_freq[j] = 1 / base^((2j) / head_dim), freqs = t * inv_freq[j], all in
+ * float32 as the official Rotary builds them; cos and sin of the float32
+ * angle are taken in float64 and rounded (the correctly rounded values). */
+void rope_table(float *cos_t, float *sin_t, int T, int head_dim, float base);
+
+void rope_forward(float *y, const float *x, const float *cos_t, const float *sin_t, int rows, int T,
+                  int heads, int head_dim, int flags);
+/* dx1 = dy1 * cos + dy2 * (-sin), dx2 = dy1 * sin + dy2 * cos. */
+void rope_backward(float *dx, const float *dy, const float *cos_t, const float *sin_t, int rows,
+                   int T, int heads, int head_dim, int flags);
+
+#endif

@@ -1,0 +1,178 @@
+/* The small elementwise ops (relu_square, residual_mix, scale_add, q_gain):
+ * forward against float64, every gradient (inputs and the float32
+ * parameter vectors) against float64 central differences, and the bf16
+ * rounding points. */
+#include "tests/test_util.h"
+
+#include "kernels/q_gain.h"
+#include "kernels/relu_square.h"
+#include "kernels/residual_mix.h"
+#include "kernels/scale_add.h"
+#include "tests/kernel_check.h"
+
+enum { R = 6, D = 10, N = R * D };
+
+/* One generic loss: L = sum(g * op(inputs)), op chosen by ctx. */
+typedef struct {
+  int op;     /* 0 relu_square, 1 residual_mix, 2 scale_add, 3 q_gain */
+  int which;  /* which input is x */
+  double *in[3];
+  const double *g;
+} ctx_t;
+
+static double loss(const double *x, void *vc) {
+  ctx_t *c = vc;
+  const double *a = c->which == 0 ? x : c->in[0], *b = c->which == 1 ? x : c->in[1],
+               *p = c->which == 2 ? x : c->in[2];
+  double L = 0.0;
+  for (int r = 0; r < R; r++)
+    for (int j = 0; j < D; j++) {
+      int i = r * D + j;
+      double y = 0.0;
+      if (c->op == 0) y = a[i] > 0 ? a[i] * a[i] : 0.0;
+      if (c->op == 1) y = p[j] * a[i] + p[D + j] * b[i];
+      if (c->op == 2) y = a[i] + p[j] * b[i];
+      if (c->op == 3) y = a[i] * p[j / 5]; /* 2 heads of 5 */
+      L += c->g[i] * y;
+    }
+  return L;
+}
+
+static void fill_away_from_zero(kc_rng *rng, float *x, int n) {
+  for (int i = 0; i < n; i++) {
+    double u = kc_uniform(rng);
+    x[i] = (float)(u + (u < 0 ? -0.1 : 0.1));
+  }
+}
+
+static void test_relu_square(void **state) {
+  (void)state;
+  kc_rng rng = {21};
+  float h[N], g[N], y[N], dh[N];
+  fill_away_from_zero(&rng, h, N);
+  kc_fill(&rng, g, N, 1.0);
+  relu_square_forward(y, h, N, 0);
+  for (int i = 0; i < N; i++) assert_true(y[i] == (h[i] > 0 ? h[i] * h[i] : 0.0f));
+  relu_square_backward(dh, g, h, N, 0);
+  double *hd = kc_to_double(h, N), *gd = kc_to_double(g, N), fd[N];
+  ctx_t c = {0, 0, {hd, NULL, NULL}, gd};
+  kc_fd_grad(loss, &c, hd, N, 1e-6, fd);
+  KC_ASSERT_CLOSE(dh, fd, N, 1e-6, 1e-7, "dh");
+  /* bf16: the square is rounded, the gradient is bf16(dy * 2r) */
+  float hb = 1.0f + 0x1p-7f, yb, gb = 1.0f + 0x1p-7f, db;
+  relu_square_forward(&yb, &hb, 1, KERNEL_BF16);
+  assert_true(yb == bf16_round(hb * hb) && yb != hb * hb);
+  relu_square_backward(&db, &gb, &hb, 1, KERNEL_BF16);
+  assert_true(db == bf16_round(gb * (2.0f * hb)));
+  free(hd);
+  free(gd);
+}
+
+static void test_residual_mix(void **state) {
+  (void)state;
+  kc_rng rng = {22};
+  float x[N], x0[N], mix[2 * D], g[N], y[N], dx[N], dx0[N], dmix[2 * D];
+  kc_fill(&rng, x, N, 1.0);
+  kc_fill(&rng, x0, N, 1.0);
+  kc_fill(&rng, mix, 2 * D, 1.0);
+  kc_fill(&rng, g, N, 1.0);
+  residual_mix_forward(y, x, x0, mix, R, D, 0);
+  for (int i = 0; i < N; i++) assert_true(y[i] == mix[i % D] * x[i] + mix[D + i % D] * x0[i]);
+  for (int i = 0; i < N; i++) dx0[i] = 0.5f;
+  for (int i = 0; i < 2 * D; i++) dmix[i] = 0.25f;
+  residual_mix_backward(dx, dx0, dmix, g, x, x0, mix, R, D, 0);
+  double *xd = kc_to_double(x, N), *x0d = kc_to_double(x0, N), *md = kc_to_double(mix, 2 * D);
+  double *gd = kc_to_double(g, N), f0[N], f1[N], fm[2 * D];
+  ctx_t c = {1, 0, {xd, x0d, md}, gd};
+  kc_fd_grad(loss, &c, xd, N, 1e-3, f0);
+  c.which = 1;
+  kc_fd_grad(loss, &c, x0d, N, 1e-3, f1);
+  c.which = 2;
+  kc_fd_grad(loss, &c, md, 2 * D, 1e-3, fm);
+  for (int i = 0; i < N; i++) f1[i] += 0.5; /* accumulated onto 0.5 */
+  for (int i = 0; i < 2 * D; i++) fm[i] += 0.25;
+  KC_ASSERT_CLOSE(dx, f0, N, 1e-6, 1e-7, "dx");
+  KC_ASSERT_CLOSE(dx0, f1, N, 1e-6, 1e-7, "dx0");
+  KC_ASSERT_CLOSE(dmix, fm, 2 * D, 1e-6, 1e-7, "dmix");
+  /* dx may alias dout */
+  float alias[N];
+  memcpy(alias, g, sizeof g);
+  residual_mix_backward(alias, dx0, dmix, alias, x, x0, mix, R, D, 0);
+  assert_memory_equal(alias, dx, sizeof dx);
+  free(xd);
+  free(x0d);
+  free(md);
+  free(gd);
+}
+
+static void test_scale_add(void **state) {
+  (void)state;
+  kc_rng rng = {23};
+  float x[N], s[D], yv[N], g[N], out[N], dy[N], ds[D];
+  kc_fill(&rng, x, N, 1.0);
+  kc_fill(&rng, s, D, 1.0);
+  kc_fill(&rng, yv, N, 1.0);
+  kc_fill(&rng, g, N, 1.0);
+  scale_add_forward(out, x, s, yv, R, D, 0);
+  for (int i = 0; i < N; i++) assert_true(out[i] == x[i] + s[i % D] * yv[i]);
+  for (int i = 0; i < D; i++) ds[i] = 0.0f;
+  scale_add_backward(dy, ds, g, s, yv, R, D, 0);
+  double *xd = kc_to_double(x, N), *yd = kc_to_double(yv, N), *sd = kc_to_double(s, D);
+  double *gd = kc_to_double(g, N), fy[N], fs[D];
+  ctx_t c = {2, 1, {xd, yd, sd}, gd};
+  kc_fd_grad(loss, &c, yd, N, 1e-3, fy);
+  c.which = 2;
+  kc_fd_grad(loss, &c, sd, D, 1e-3, fs);
+  KC_ASSERT_CLOSE(dy, fy, N, 1e-6, 1e-7, "dy");
+  KC_ASSERT_CLOSE(ds, fs, D, 1e-6, 1e-7, "ds");
+  /* bf16: out = bf16(x + bf16(bf16(s) y)), the vector gradient is rounded */
+  float xb[N], yb[N], gb[N], ob[N], dsb[D] = {0};
+  memcpy(xb, x, sizeof x);
+  memcpy(yb, yv, sizeof yv);
+  memcpy(gb, g, sizeof g);
+  bf16_round_array(xb, N);
+  bf16_round_array(yb, N);
+  bf16_round_array(gb, N);
+  scale_add_forward(ob, xb, s, yb, R, D, KERNEL_BF16);
+  for (int i = 0; i < N; i++)
+    assert_true(ob[i] == bf16_round(xb[i] + bf16_round(bf16_round(s[i % D]) * yb[i])));
+  scale_add_backward(dy, dsb, gb, s, yb, R, D, KERNEL_BF16);
+  for (int i = 0; i < D; i++) assert_true(bf16_is_exact(dsb[i]));
+  free(xd);
+  free(yd);
+  free(sd);
+  free(gd);
+}
+
+static void test_q_gain(void **state) {
+  (void)state;
+  kc_rng rng = {24};
+  float q[N], gain[2], g[N], y[N], dq[N], dg[2] = {0, 0};
+  kc_fill(&rng, q, N, 1.0);
+  kc_fill(&rng, gain, 2, 2.0);
+  kc_fill(&rng, g, N, 1.0);
+  q_gain_forward(y, q, gain, R, 2, 5, 0);
+  for (int i = 0; i < N; i++) assert_true(y[i] == q[i] * gain[(i % D) / 5]);
+  q_gain_backward(dq, dg, g, q, gain, R, 2, 5, 0);
+  double *qd = kc_to_double(q, N), *pd = kc_to_double(gain, 2), *gd = kc_to_double(g, N);
+  double fq[N], fg[2];
+  ctx_t c = {3, 0, {qd, NULL, pd}, gd};
+  kc_fd_grad(loss, &c, qd, N, 1e-3, fq);
+  c.which = 2;
+  kc_fd_grad(loss, &c, pd, 2, 1e-3, fg);
+  KC_ASSERT_CLOSE(dq, fq, N, 1e-6, 1e-7, "dq");
+  KC_ASSERT_CLOSE(dg, fg, 2, 1e-6, 1e-7, "dgain");
+  free(qd);
+  free(pd);
+  free(gd);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_relu_square),
+      cmocka_unit_test(test_residual_mix),
+      cmocka_unit_test(test_scale_add),
+      cmocka_unit_test(test_q_gain),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
