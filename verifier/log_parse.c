@@ -1,0 +1,656 @@
+/* Challenge training logs, line by line. See log_parse.h for the shapes.
+ *
+ * Every shape is matched against the start of the line (after an optional
+ * Unix timestamp), and every number must be a whole decimal: that is what
+ * keeps the script source that many logs begin with from being read as
+ * results. A Python line either starts with indentation, starts with a call
+ * or keyword, or holds a quote or a brace; none of those is a result. */
+#include "verifier/log_parse.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+
+/* One line of text, not NUL-terminated. */
+typedef struct span {
+  const char *p;
+  size_t n;
+} span;
+
+/* ---- small text helpers ---- */
+
+static bool starts(span s, const char *lit) {
+  size_t k = strlen(lit);
+  return s.n >= k && memcmp(s.p, lit, k) == 0;
+}
+
+static span drop(span s, size_t k) { return (span){s.p + k, s.n - k}; }
+
+static span skip_blanks(span s) {
+  while (s.n && (*s.p == ' ' || *s.p == '\t')) s = drop(s, 1);
+  return s;
+}
+
+static span trim_right(span s) {
+  while (s.n && (s.p[s.n - 1] == ' ' || s.p[s.n - 1] == '\t')) s.n--;
+  return s;
+}
+
+static bool is_ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* A decimal number at the start of s: -?D+(.D+)?([eE][+-]?D+)?. Returns
+ * the characters it takes (0 if none) and fills *out. No inf, nan or hex:
+ * strtod alone would accept them. */
+static size_t scan_number(span s, log_num *out) {
+  size_t i = 0, int_digits = 0, dec = 0;
+  if (i < s.n && (s.p[i] == '-' || s.p[i] == '+')) i++;
+  while (i < s.n && isdigit((unsigned char)s.p[i])) i++, int_digits++;
+  if (!int_digits) return 0;
+  if (i + 1 < s.n && s.p[i] == '.' && isdigit((unsigned char)s.p[i + 1])) {
+    i++;
+    while (i < s.n && isdigit((unsigned char)s.p[i])) i++, dec++;
+  }
+  if (i + 1 < s.n && (s.p[i] == 'e' || s.p[i] == 'E')) {
+    size_t j = i + 1;
+    if (j < s.n && (s.p[j] == '-' || s.p[j] == '+')) j++;
+    if (j < s.n && isdigit((unsigned char)s.p[j])) {
+      while (j < s.n && isdigit((unsigned char)s.p[j])) j++;
+      i = j;
+    }
+  }
+  char buf[64];
+  if (i >= sizeof buf) return 0;
+  memcpy(buf, s.p, i);
+  buf[i] = 0;
+  out->v = strtod(buf, NULL);
+  out->decimals = (int)dec;
+  if (!isfinite(out->v)) return 0;
+  return i;
+}
+
+/* An unsigned integer that fits in int63. */
+static size_t scan_int(span s, int64_t *out) {
+  size_t i = 0;
+  int64_t v = 0;
+  while (i < s.n && isdigit((unsigned char)s.p[i])) {
+    if (v > (INT64_MAX - 9) / 10) return 0;
+    v = v * 10 + (s.p[i] - '0');
+    i++;
+  }
+  *out = v;
+  return i;
+}
+
+/* A number followed by exactly the unit (then the end or a non-letter). */
+static bool number_with_unit(span s, const char *unit, log_num *out) {
+  size_t k = scan_number(s, out);
+  if (!k) return false;
+  s = drop(s, k);
+  if (!starts(s, unit)) return false;
+  s = drop(s, strlen(unit));
+  return s.n == 0 || !isalpha((unsigned char)*s.p);
+}
+
+/* The value after `key:` or `key=` where key starts a word (line start or
+ * after a blank), with blanks after the separator skipped; *at is where
+ * the key starts. */
+static bool find_key_at(span line, const char *key, span *val, size_t *at) {
+  size_t k = strlen(key);
+  for (size_t i = 0; i + k < line.n; i++) {
+    if (i > 0 && line.p[i - 1] != ' ' && line.p[i - 1] != '\t') continue;
+    if (memcmp(line.p + i, key, k) != 0) continue;
+    char sep = line.p[i + k];
+    if (sep != ':' && sep != '=') continue;
+    *val = skip_blanks(drop(line, i + k + 1));
+    *at = i;
+    return true;
+  }
+  return false;
+}
+
+static bool find_key(span line, const char *key, span *val) {
+  size_t at;
+  return find_key_at(line, key, val, &at);
+}
+
+/* A time value "Tms", "Xs" or "Xm" in milliseconds, with its resolution. */
+static bool parse_time(span v, double *ms, double *res_ms) {
+  log_num n;
+  if (number_with_unit(v, "ms", &n)) {
+    *ms = n.v;
+    *res_ms = pow(10.0, -n.decimals);
+  } else if (number_with_unit(v, "s", &n)) {
+    *ms = n.v * 1000.0;
+    *res_ms = 1000.0 * pow(10.0, -n.decimals);
+  } else if (number_with_unit(v, "m", &n)) {
+    *ms = n.v * 60000.0;
+    *res_ms = 60000.0 * pow(10.0, -n.decimals);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+static bool key_number(span line, const char *key, log_num *out) {
+  span v;
+  if (!find_key(line, key, &v)) return false;
+  size_t k = scan_number(v, out);
+  return k && (k == v.n || v.p[k] == ' ' || v.p[k] == ',' || v.p[k] == '\t');
+}
+
+static bool key_time(span line, const char *key, double *ms, double *res_ms) {
+  span v;
+  return find_key(line, key, &v) && parse_time(v, ms, res_ms);
+}
+
+/* "N/M" at the start of s. */
+static size_t scan_step(span s, int64_t *step, int64_t *total) {
+  size_t a = scan_int(s, step);
+  if (!a || a >= s.n || s.p[a] != '/') return 0;
+  size_t b = scan_int(drop(s, a + 1), total);
+  if (!b) return 0;
+  return a + 1 + b;
+}
+
+static void copy_label(char *dst, span s) {
+  s = trim_right(skip_blanks(s));
+  size_t n = s.n < LOG_LABEL_MAX - 1 ? s.n : LOG_LABEL_MAX - 1;
+  memcpy(dst, s.p, n);
+  dst[n] = 0;
+}
+
+/* ---- growing arrays ---- */
+
+static int grow(void **v, size_t *cap, size_t n, size_t elem) {
+  if (n < *cap) return 0;
+  size_t c = *cap ? *cap * 2 : 16;
+  void *nv = realloc(*v, c * elem);
+  if (!nv) return -1;
+  *v = nv;
+  *cap = c;
+  return 0;
+}
+
+typedef struct parser {
+  pg_log *log;
+  const char *name;
+  pg_error *err;
+  size_t cap_train, cap_val, cap_metrics, cap_models, cap_totals, cap_code, cap_hp;
+  bool in_hparams;   /* inside a Hyperparameters: block */
+  bool training;     /* a step line has been seen */
+  bool oom;
+} parser;
+
+#define PUSH(ps, arr, n, cap, val)                                              \
+  do {                                                                          \
+    if (grow((void **)&(ps)->log->arr, &(ps)->cap, (ps)->log->n, sizeof *(ps)->log->arr)) { \
+      (ps)->oom = true;                                                         \
+      return;                                                                   \
+    }                                                                           \
+    (ps)->log->arr[(ps)->log->n++] = (val);                                     \
+  } while (0)
+
+static void set_seed(parser *ps, uint32_t line, double v) {
+  pg_log *l = ps->log;
+  if (!l->seed.line) {
+    l->seed.line = line;
+    l->seed.v = v;
+  } else if (l->seed.v != v) {
+    l->seed_conflict = 1;
+  }
+}
+
+static void add_kv(parser *ps, uint32_t line, span key, span val) {
+  char *k = strndup(key.p, key.n), *v = strndup(val.p, val.n);
+  if (!k || !v) {
+    free(k);
+    free(v);
+    ps->oom = true;
+    return;
+  }
+  log_kv kv = {line, k, v};
+  if (grow((void **)&ps->log->hparams, &ps->cap_hp, ps->log->n_hparams, sizeof kv)) {
+    free(k);
+    free(v);
+    ps->oom = true;
+    return;
+  }
+  ps->log->hparams[ps->log->n_hparams++] = kv;
+  if (strcmp(k, "seed") == 0) {
+    log_num n;
+    if (scan_number(val, &n) == val.n) set_seed(ps, line, n.v);
+  }
+}
+
+/* ---- line shapes ---- */
+
+/* "  key: value" inside a Hyperparameters: block. */
+static bool hparam_line(parser *ps, uint32_t ln, span s) {
+  if (!starts(s, "  ")) return false;
+  s = skip_blanks(s);
+  size_t k = 0;
+  while (k < s.n && is_ident_char(s.p[k])) k++;
+  if (!k || k >= s.n || s.p[k] != ':') return false;
+  span val = trim_right(skip_blanks(drop(s, k + 1)));
+  add_kv(ps, ln, (span){s.p, k}, val);
+  return true;
+}
+
+/* The rest of a step line after "N/M": a training or a validation step. */
+static void step_line(parser *ps, uint32_t ln, span rest, int64_t step, int64_t total) {
+  log_num loss, vl, vb, avg;
+  double ms = NAN, res = NAN;
+  if (!key_time(rest, "train_time", &ms, &res)) ms = res = NAN;
+  double avg_ms = NAN;
+  span av;
+  if (find_key(rest, "step_avg", &av) && number_with_unit(av, "ms", &avg)) avg_ms = avg.v;
+  if (key_number(rest, "train_loss", &loss)) {
+    log_train_step t = {ln, step, total, loss, ms, res, avg_ms};
+    ps->training = true;
+    PUSH(ps, train, n_train, cap_train, t);
+  } else if (key_number(rest, "val_loss", &vl) && key_number(rest, "val_bpb", &vb)) {
+    log_val_step v = {ln, step, total, vl, vb, ms, res, avg_ms};
+    ps->training = true;
+    PUSH(ps, val, n_val, cap_val, v);
+  }
+}
+
+static void stop_line(parser *ps, uint32_t ln, span s) {
+  double ms, res;
+  if (!key_time(s, "train_time", &ms, &res)) return;
+  pg_log *l = ps->log;
+  l->stop.line = ln;
+  l->stop.train_ms = ms;
+  l->stop.train_res_ms = res;
+  l->stop.step = l->stop.total = -1;
+  span v;
+  if (find_key(s, "step", &v)) {
+    int64_t a, b;
+    if (scan_step(v, &a, &b)) l->stop.step = a, l->stop.total = b;
+  }
+}
+
+/* "LABEL: N bytes" after "Serialized model" or "Total submission size". */
+static bool bytes_after_label(span s, log_bytes *out, uint32_t ln) {
+  const char *colon = memchr(s.p, ':', s.n);
+  if (!colon) return false;
+  span label = {s.p, (size_t)(colon - s.p)};
+  if (label.n && label.p[0] != ' ') return false; /* "Serialized modelX:" */
+  span v = skip_blanks(drop(s, label.n + 1));
+  int64_t n;
+  size_t k = scan_int(v, &n);
+  if (!k) return false;
+  v = drop(v, k);
+  if (!starts(v, " bytes")) return false;
+  out->line = ln;
+  out->bytes = n;
+  copy_label(out->label, label);
+  return true;
+}
+
+static void code_size_line(parser *ps, uint32_t ln, span s) {
+  log_code_kind kind;
+  if (starts(s, ":")) kind = CODE_SIZE_PLAIN, s = drop(s, 1);
+  else if (starts(s, " (compressed):")) kind = CODE_SIZE_COMPRESSED, s = drop(s, 14);
+  else if (starts(s, " (uncompressed):")) kind = CODE_SIZE_UNCOMPRESSED, s = drop(s, 16);
+  else return;
+  s = skip_blanks(s);
+  int64_t n;
+  size_t k = scan_int(s, &n);
+  if (!k || !starts(drop(s, k), " bytes")) return;
+  log_code_size c = {ln, kind, n};
+  PUSH(ps, code, n_code, cap_code, c);
+}
+
+static bool lower_has(const char *s, const char *needle) {
+  char low[LOG_LABEL_MAX];
+  size_t i = 0;
+  for (; s[i] && i < sizeof low - 1; i++) low[i] = (char)tolower((unsigned char)s[i]);
+  low[i] = 0;
+  return strstr(low, needle) != NULL;
+}
+
+static log_metric_kind classify(const char *prefix) {
+  if (lower_has(prefix, "diagnostic")) return METRIC_DIAGNOSTIC;
+  static const char *pre[] = {"pre-quant", "pre_quant", "prequant", "pre quant", "pre-ema",
+                              "pre_ema", "post-ema", "post_ema", "pre-export", "raw_model"};
+  for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
+    if (lower_has(prefix, pre[i])) return METRIC_PRE_QUANT;
+  return METRIC_FINAL;
+}
+
+/* base: the prefix without trailing key:value words and without "_exact". */
+static void metric_base(log_metric *m) {
+  char *b = m->base;
+  strcpy(b, m->prefix);
+  for (;;) {
+    char *sp = strrchr(b, ' ');
+    if (!sp || !strchr(sp, ':')) break;
+    *sp = 0;
+  }
+  size_t n = strlen(b);
+  if (n > 6 && strcmp(b + n - 6, "_exact") == 0) {
+    b[n - 6] = 0;
+    m->exact = 1;
+  }
+}
+
+/* "PREFIX val_loss:X val_bpb:Y ..." (or '=' separators). */
+static void metric_line(parser *ps, uint32_t ln, span s) {
+  span v;
+  size_t at;
+  if (!find_key_at(s, "val_loss", &v, &at)) return;
+  span prefix = trim_right((span){s.p, at});
+  if (!prefix.n || prefix.n >= LOG_LABEL_MAX || !isalpha((unsigned char)prefix.p[0])) return;
+  for (size_t i = 0; i < prefix.n; i++) {
+    char c = prefix.p[i];
+    if (!is_ident_char(c) && !strchr(" :.+-/", c)) return;
+  }
+  log_metric m = {0};
+  span after = drop(s, at);
+  if (!key_number(after, "val_loss", &m.val_loss) || !key_number(after, "val_bpb", &m.val_bpb))
+    return;
+  m.line = ln;
+  copy_label(m.prefix, prefix);
+  metric_base(&m);
+  m.kind = classify(m.prefix);
+  double res;
+  if (!key_time(after, "eval_time", &m.eval_ms, &res) &&
+      !key_time(after, "elapsed", &m.eval_ms, &res))
+    m.eval_ms = NAN;
+  PUSH(ps, metrics, n_metrics, cap_metrics, m);
+}
+
+/* "key:value key:value ..." configuration printed before training. */
+static bool config_line(parser *ps, uint32_t ln, span s) {
+  span rest = s;
+  size_t words = 0;
+  while (rest.n) { /* validate first: every word is ident:value */
+    size_t k = 0;
+    while (k < rest.n && is_ident_char(rest.p[k])) k++;
+    if (!k || k + 1 >= rest.n || rest.p[k] != ':' || rest.p[k + 1] == ' ') return false;
+    while (k < rest.n && rest.p[k] != ' ') k++;
+    rest = skip_blanks(drop(rest, k));
+    words++;
+  }
+  if (!words) return false;
+  rest = s;
+  while (rest.n) {
+    size_t k = 0;
+    while (rest.p[k] != ':') k++;
+    size_t e = k;
+    while (e < rest.n && rest.p[e] != ' ') e++;
+    span key = {rest.p, k}, val = {rest.p + k + 1, e - k - 1};
+    /* warmup_step:3/20 and the like are progress, not configuration. */
+    if (!(key.n >= 4 && memcmp(key.p + key.n - 4, "step", 4) == 0)) add_kv(ps, ln, key, val);
+    rest = skip_blanks(drop(rest, e));
+  }
+  return true;
+}
+
+/* Python-looking text: quotes, braces, backslashes, or a call or keyword
+ * at the start. None of the result shapes contains these. */
+static bool looks_like_code(span s) {
+  for (size_t i = 0; i < s.n; i++) {
+    char c = s.p[i];
+    if (c == '"' || c == '\'' || c == '{' || c == '}' || c == '\\' || c == '`' || c == ';')
+      return true;
+  }
+  size_t k = 0;
+  while (k < s.n && (is_ident_char(s.p[k]) || s.p[k] == '.')) k++;
+  if (k < s.n && s.p[k] == '(') return true; /* log0(..., print(... */
+  static const char *kw[] = {"def ", "class ", "if ", "elif ", "else:", "for ", "while ",
+                             "return", "import ", "from ", "with ", "try:", "except",
+                             "raise ", "assert ", "lambda", "global ", "@"};
+  for (size_t i = 0; i < sizeof kw / sizeof *kw; i++)
+    if (starts(s, kw[i])) return true;
+  return false;
+}
+
+static bool is_torchrun_warning(span s) {
+  /* glog style "W0318 14:37:59.159000 ..." and c10 "[W318 ...]", "[rank0]:[W318 ...". */
+  if (s.n > 5 && strchr("WIE", s.p[0]) && isdigit((unsigned char)s.p[1]) &&
+      isdigit((unsigned char)s.p[2]) && isdigit((unsigned char)s.p[3]) &&
+      isdigit((unsigned char)s.p[4]) && s.p[5] == ' ')
+    return true;
+  if (starts(s, "[W") && s.n > 2 && isdigit((unsigned char)s.p[2])) return true;
+  if (starts(s, "[rank")) {
+    const char *p = memchr(s.p, ']', s.n);
+    if (p && (size_t)(p - s.p) + 4 < s.n && p[1] == ':' && p[2] == '[' && p[3] == 'W') return true;
+  }
+  return false;
+}
+
+/* "1776142348.135 " or "1776142348 " (9 to 11 digits). */
+static span strip_timestamp(span s) {
+  size_t i = 0;
+  while (i < s.n && isdigit((unsigned char)s.p[i])) i++;
+  if (i < 9 || i > 11) return s;
+  if (i < s.n && s.p[i] == '.') {
+    size_t j = i + 1;
+    while (j < s.n && isdigit((unsigned char)s.p[j])) j++;
+    if (j == i + 1) return s;
+    i = j;
+  }
+  if (i < s.n && s.p[i] == ' ') return drop(s, i + 1);
+  return s;
+}
+
+static void parse_line(parser *ps, uint32_t ln, span s) {
+  pg_log *l = ps->log;
+  s = strip_timestamp(s);
+  if (ps->in_hparams) {
+    if (hparam_line(ps, ln, s)) return;
+    ps->in_hparams = false;
+  }
+  if (!s.n || s.p[0] == ' ' || s.p[0] == '\t') return; /* indented: code or prose */
+  if (is_torchrun_warning(s)) {
+    l->torchrun_warnings++;
+    return;
+  }
+  if (looks_like_code(s)) return;
+  s = trim_right(s);
+  if (s.n == 16 && starts(s, "Hyperparameters:")) {
+    ps->in_hparams = true;
+    return;
+  }
+  int64_t step, total;
+  size_t k;
+  if (starts(s, "step:") && (k = scan_step(drop(s, 5), &step, &total)) &&
+      (5 + k == s.n || s.p[5 + k] == ' ')) {
+    step_line(ps, ln, drop(s, 5 + k), step, total);
+  } else if (isdigit((unsigned char)s.p[0]) && (k = scan_step(s, &step, &total)) && k < s.n &&
+             s.p[k] == ' ') {
+    step_line(ps, ln, drop(s, k), step, total);
+  } else if (starts(s, "stopping_early:")) {
+    stop_line(ps, ln, s);
+  } else if (starts(s, "Serialized model")) {
+    log_bytes b;
+    if (bytes_after_label(drop(s, 16), &b, ln)) PUSH(ps, models, n_models, cap_models, b);
+  } else if (starts(s, "Total submission size")) {
+    log_bytes b;
+    if (bytes_after_label(drop(s, 21), &b, ln)) PUSH(ps, totals, n_totals, cap_totals, b);
+  } else if (starts(s, "Code size")) {
+    code_size_line(ps, ln, drop(s, 9));
+  } else if (starts(s, "gptq:reserving ")) {
+    log_num n;
+    if (number_with_unit(drop(s, 15), "s", &n)) l->gptq_reserve_s = (log_value){ln, n.v};
+  } else if (starts(s, "GPTQ:collected ")) {
+    span r = drop(s, 15);
+    int64_t nh;
+    log_num t;
+    if ((k = scan_int(r, &nh)) && starts(drop(r, k), " Hessians in ") &&
+        number_with_unit(drop(r, k + 13), "s", &t)) {
+      l->gptq_hessian_s = (log_value){ln, t.v};
+      l->gptq_hessians = nh;
+    }
+  } else if (starts(s, "total_eval_time:")) {
+    double ms, res;
+    if (parse_time(skip_blanks(drop(s, 16)), &ms, &res)) l->total_eval_s = (log_value){ln, ms / 1000.0};
+  } else if (starts(s, "seed:")) {
+    span v = skip_blanks(drop(s, 5));
+    int64_t sd;
+    if ((k = scan_int(v, &sd)) && k == v.n) set_seed(ps, ln, (double)sd);
+  } else if (find_key(s, "val_loss", &(span){0}) && find_key(s, "val_bpb", &(span){0})) {
+    metric_line(ps, ln, s);
+  } else if (!ps->training) {
+    config_line(ps, ln, s);
+  }
+}
+
+/* A leading copy of the script: lines up to the first row of '=' (the
+ * official logger writes the source, then "=" * 100), if Python appears
+ * above it. Returns that separator's line, or 0. */
+static uint32_t leading_code_end(const char *text, size_t len) {
+  bool python = false;
+  uint32_t ln = 0;
+  size_t off = 0;
+  while (off < len) {
+    const char *nl = memchr(text + off, '\n', len - off);
+    size_t n = nl ? (size_t)(nl - (text + off)) : len - off;
+    span s = strip_timestamp((span){text + off, n});
+    ln++;
+    if (s.n && s.p[s.n - 1] == '\r') s.n--;
+    if (starts(s, "import ") || starts(s, "from ") || starts(s, "def ") ||
+        starts(s, "class ") || starts(s, "\"\"\"") || starts(s, "#!"))
+      python = true;
+    size_t eq = 0;
+    while (eq < s.n && s.p[eq] == '=') eq++;
+    if (eq >= 50 && eq == s.n) return python ? ln : 0;
+    off += n + 1;
+  }
+  return 0;
+}
+
+int log_parse(const char *text, size_t len, const char *name, pg_log *out, pg_error *err) {
+  memset(out, 0, sizeof *out);
+  if (len > LOG_MAX_BYTES)
+    return pg_fail(err, name, -1, "log of %zu bytes is over the limit of %u bytes", len,
+                   LOG_MAX_BYTES);
+  parser ps = {.log = out, .name = name, .err = err};
+  out->code_end_line = leading_code_end(text, len);
+  size_t off = 0;
+  uint32_t ln = 0;
+  while (off < len && !ps.oom) {
+    const char *nl = memchr(text + off, '\n', len - off);
+    size_t n = nl ? (size_t)(nl - (text + off)) : len - off;
+    span s = {text + off, n};
+    off += n + 1;
+    ln++;
+    if (ln <= out->code_end_line) continue;
+    if (s.n && s.p[s.n - 1] == '\r') s.n--;
+    if (s.n > LOG_MAX_LINE || memchr(s.p, 0, s.n)) {
+      out->long_lines++;
+      ps.in_hparams = false;
+      continue;
+    }
+    parse_line(&ps, ln, s);
+  }
+  out->n_lines = ln;
+  if (ps.oom) {
+    log_free(out);
+    return pg_fail(err, name, -1, "out of memory while parsing the log");
+  }
+  return 0;
+}
+
+int log_parse_file(const char *path, pg_log *out, pg_error *err) {
+  uint8_t *buf;
+  size_t len;
+  memset(out, 0, sizeof *out);
+  if (file_read_all(path, LOG_MAX_BYTES, &buf, &len, err)) return -1;
+  int rc = log_parse((const char *)buf, len, path, out, err);
+  free(buf);
+  return rc;
+}
+
+void log_free(pg_log *log) {
+  if (!log) return;
+  for (size_t i = 0; i < log->n_hparams; i++) {
+    free(log->hparams[i].key);
+    free(log->hparams[i].value);
+  }
+  free(log->train);
+  free(log->val);
+  free(log->metrics);
+  free(log->models);
+  free(log->totals);
+  free(log->code);
+  free(log->hparams);
+  memset(log, 0, sizeof *log);
+}
+
+const log_metric *log_final_metric(const pg_log *log) {
+  const log_metric *last = NULL;
+  for (size_t i = 0; i < log->n_metrics; i++)
+    if (log->metrics[i].kind == METRIC_FINAL) last = &log->metrics[i];
+  if (!last || last->exact) return last;
+  for (size_t i = log->n_metrics; i-- > 0;) {
+    const log_metric *m = &log->metrics[i];
+    if (m->kind == METRIC_FINAL && m->exact && strcmp(m->base, last->base) == 0) return m;
+  }
+  return last;
+}
+
+const log_kv *log_hparam(const pg_log *log, const char *key) {
+  for (size_t i = log->n_hparams; i-- > 0;)
+    if (strcmp(log->hparams[i].key, key) == 0) return &log->hparams[i];
+  return NULL;
+}
+
+int log_train_end(const pg_log *log, double *ms, double *res_ms, uint32_t *line,
+                  double *step_ms) {
+  double avg = NAN, t = NAN, res = NAN;
+  int64_t step = -1;
+  uint32_t at = 0;
+  /* The last step line with a clock, training or validation, by line. */
+  size_t i = 0, j = 0;
+  while (i < log->n_train || j < log->n_val) {
+    bool take_train = j >= log->n_val || (i < log->n_train && log->train[i].line < log->val[j].line);
+    double lt, lr, la;
+    int64_t ls;
+    uint32_t ll;
+    if (take_train) {
+      const log_train_step *s = &log->train[i++];
+      lt = s->train_ms, lr = s->train_res_ms, la = s->step_avg_ms, ls = s->step, ll = s->line;
+    } else {
+      const log_val_step *s = &log->val[j++];
+      lt = s->train_ms, lr = s->train_res_ms, la = s->step_avg_ms, ls = s->step, ll = s->line;
+    }
+    if (!isnan(la)) avg = la;
+    if (!isnan(lt)) t = lt, res = lr, step = ls, at = ll;
+  }
+  if (log->stop.line) {
+    t = log->stop.train_ms, res = log->stop.train_res_ms, at = log->stop.line;
+    if (log->stop.step >= 0) step = log->stop.step;
+  }
+  if (!at) return -1;
+  if (isnan(avg) && step > 0) avg = t / (double)step;
+  *ms = t;
+  *res_ms = res;
+  *line = at;
+  *step_ms = avg;
+  return 0;
+}
+
+const char *log_metric_kind_name(log_metric_kind k) {
+  switch (k) {
+  case METRIC_FINAL: return "final";
+  case METRIC_PRE_QUANT: return "pre-quantization";
+  case METRIC_DIAGNOSTIC: return "diagnostic";
+  }
+  return "?";
+}
+
+const char *log_code_kind_name(log_code_kind k) {
+  switch (k) {
+  case CODE_SIZE_PLAIN: return "code size";
+  case CODE_SIZE_COMPRESSED: return "compressed code size";
+  case CODE_SIZE_UNCOMPRESSED: return "uncompressed code size";
+  }
+  return "?";
+}
