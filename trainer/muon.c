@@ -1,0 +1,33 @@
+#include "trainer/muon.h"
+
+#include <math.h>
+
+#include "kernels/newton_schulz.h"
+
+size_t muon_work_floats(int rows, int cols) {
+  return (size_t)rows * cols + newton_schulz5_work_floats(rows, cols);
+}
+
+void muon_update(float *p, const float *g, float *buf, int rows, int cols, double momentum,
+                 double lr, int backend_steps, int flags, float *work) {
+  size_t n = (size_t)rows * cols;
+  float *u = work, *ns_work = work + n;
+  const float mom = (float)momentum;
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    float b = buf[i] * mom + g[i];
+    buf[i] = b;
+    u[i] = fmaf(b, mom, g[i]);
+  }
+  newton_schulz5(u, u, rows, cols, backend_steps, flags, ns_work);
+  /* Python: max(1, rows / cols) ** 0.5, a double; 1 ** 0.5 is exactly 1. */
+  double ratio = (double)rows / (double)cols;
+  if (ratio > 1.0) {
+    const float s = (float)pow(ratio, 0.5);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) u[i] = kernel_round(u[i] * s, flags);
+  }
+  const float neg_lr = (float)(-lr);
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) p[i] = fmaf(u[i], neg_lr, p[i]);
+}

@@ -1,0 +1,31 @@
+/* Muon on one 2-D parameter, as the official Muon.step on one rank:
+ *   buf = buf * momentum + g            (buf.mul_(momentum).add_(g))
+ *   u   = fma(momentum, buf, g)         (Nesterov: g.add(buf, alpha=momentum),
+ *                                        which torch's AVX kernel fuses)
+ *   u   = newton_schulz5(u, backend_steps)
+ *   u  *= max(1, rows / cols) ^ 0.5     (float32 of the Python double)
+ *   p   = fma(-lr, u, p)                (p.add_(u, alpha=-lr), fused likewise)
+ * momentum and -lr are the float32 values of the Python doubles (the
+ * momentum warm-up of trainer/schedule.h, base_lr * lr_mul).
+ *
+ * flags 0: everything in float32 (pgolf's fp32 reference: the official
+ * code with Newton-Schulz and its update buffer in float32).
+ * flags KERNEL_BF16: the official mixed precision: the momentum buffer and
+ * parameter stay float32 (the block matrices are float32 parameters), the
+ * Newton-Schulz runs in bf16 (kernels/newton_schulz.h), the scale factor
+ * product is rounded to bf16 (u is a bf16 tensor) and the bf16 update
+ * (the official bf16 updates_flat) is applied to the float32 parameter. */
+#ifndef PGOLF_MUON_H
+#define PGOLF_MUON_H
+
+#include <stddef.h>
+
+#include "kernels/flags.h"
+
+/* Scratch floats muon_update needs for a rows x cols matrix. */
+size_t muon_work_floats(int rows, int cols);
+
+void muon_update(float *p, const float *g, float *buf, int rows, int cols, double momentum,
+                 double lr, int backend_steps, int flags, float *work);
+
+#endif
