@@ -1,8 +1,155 @@
-/* TRANSIENT scaffold: replaced by the real verb before it lands. */
+/* pgolf check DIR... [--json] [--track 10min|nonrecord]
+ *
+ * Static checks of submission folders against the challenge's rules (one
+ * file per rule: verifier/rule_*.c). Exit 0 if every folder passes, 1 if
+ * any has an error finding, 2 on usage errors or a folder that cannot be
+ * read. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "common/error.h"
 #include "common/verbs.h"
+#include "verifier/rules.h"
+
+static void check_usage(FILE *out) {
+  fprintf(out,
+          "usage: pgolf check DIR... [--json] [--track 10min|nonrecord]\n"
+          "\n"
+          "Checks submission folders (records/<track>/<date>_<name>/) against the challenge's\n"
+          "rules: required files, submission.json fields, claims against the logs, the\n"
+          "16,000,000-byte limit, the 600 s training and evaluation budgets (record track),\n"
+          "seeds, configuration of the seed logs, and a shipped tokenizer's byte accounting.\n"
+          "Every finding has a stable code, documented in SUBMISSION.md.\n"
+          "\n"
+          "  --json          {\"folder\",\"verdict\",\"findings\",\"summary\"} (an array for several folders)\n"
+          "  --track T       10min (record track) or nonrecord; default: submission.json \"track\",\n"
+          "                  else the folder path, else 10min\n"
+          "\n"
+          "Exit: 0 all pass, 1 an error finding, 2 usage error or unreadable folder.\n");
+}
+
+static int parse_track(const char *t) {
+  if (!strcmp(t, "10min") || !strcmp(t, "record") || !strcmp(t, "10min_16mb")) return TRACK_RECORD;
+  if (!strcmp(t, "nonrecord") || !strcmp(t, "non-record") || !strcmp(t, "non_record") ||
+      !strcmp(t, "non_record_16mb"))
+    return TRACK_NONRECORD;
+  return -1;
+}
+
+static void run_rules(const submission *s, finding_list *f) {
+  rule_files(s, f);
+  rule_final_metric(s, f);
+  rule_claims(s, f);
+  rule_size(s, f);
+  rule_train_budget(s, f);
+  rule_eval_budget(s, f);
+  rule_seeds(s, f);
+  rule_config(s, f);
+  rule_tokenizer(s, f);
+  findings_sort(f);
+}
+
+static json_t *num_or_null(double v) { return isnan(v) ? json_null() : json_real(v); }
+
+static json_t *summary_json(const submission *s, const finding_list *f) {
+  json_t *o = json_object();
+  json_object_set_new(o, "track", json_string(sub_track_name(s->track)));
+  json_object_set_new(o, "track_source", json_string(s->track_source));
+  json_object_set_new(o, "errors", json_integer((json_int_t)findings_count(f, SEV_ERROR)));
+  json_object_set_new(o, "warnings", json_integer((json_int_t)findings_count(f, SEV_WARNING)));
+  const sub_json *j = submission_claims(s);
+  json_object_set_new(o, "claimed_val_bpb", j && j->has_val_bpb ? json_real(j->val_bpb) : json_null());
+  json_t *logs = json_array();
+  double sum = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < s->n_logs; i++) {
+    const sub_log *lg = &s->logs[i];
+    const log_metric *m = log_final_metric(&lg->log);
+    json_t *x = json_object();
+    json_object_set_new(x, "file", json_string(lg->rel));
+    json_object_set_new(x, "seed", lg->seed >= 0 ? json_integer(lg->seed) : json_null());
+    json_object_set_new(x, "final_metric", m ? json_string(m->prefix) : json_null());
+    json_object_set_new(x, "val_bpb", m ? json_real(m->val_bpb.v) : json_null());
+    double ms, res, step;
+    uint32_t line;
+    json_object_set_new(x, "train_ms", log_train_end(&lg->log, &ms, &res, &line, &step)
+                                           ? json_null() : num_or_null(ms));
+    json_array_append_new(logs, x);
+    if (m) sum += m->val_bpb.v, n++;
+  }
+  json_object_set_new(o, "mean_val_bpb", n ? json_real(sum / (double)n) : json_null());
+  json_object_set_new(o, "logs", logs);
+  return o;
+}
+
+/* Check one folder; *failed set if it has an error. -1 if unreadable. */
+static int check_one(const char *dir, int track, int as_json, json_t *all, int *failed) {
+  submission s;
+  finding_list f = {0};
+  pg_error err;
+  if (submission_load(dir, track, &s, &f, &err)) {
+    findings_free(&f);
+    pg_error_print(&err);
+    return -1;
+  }
+  run_rules(&s, &f);
+  if (findings_count(&f, SEV_ERROR)) *failed = 1;
+  if (as_json) json_array_append_new(all, findings_json(dir, &f, summary_json(&s, &f)));
+  else findings_print_table(stdout, dir, &f);
+  findings_free(&f);
+  submission_free(&s);
+  return 0;
+}
+
 int cmd_check(int argc, char **argv) {
-  (void)argc;
-  pg_die_msg("%s: not built yet", argv[0]);
-  return PG_EXIT_USAGE;
+  int as_json = 0, track = -1;
+  static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                       {"track", required_argument, 0, 't'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    if (c == 'h') {
+      check_usage(stdout);
+      return PG_EXIT_OK;
+    } else if (c == 'j') {
+      as_json = 1;
+    } else if (c == 't') {
+      track = parse_track(optarg);
+      if (track < 0) {
+        pg_die_msg("check: unknown track '%s' (10min or nonrecord)", optarg);
+        return PG_EXIT_USAGE;
+      }
+    } else {
+      pg_die_msg("check: unknown option or missing value (try `pgolf check --help`)");
+      return PG_EXIT_USAGE;
+    }
+  }
+  if (optind >= argc) {
+    check_usage(stderr);
+    return PG_EXIT_USAGE;
+  }
+  json_t *all = json_array();
+  int failed = 0, bad = 0;
+  for (int i = optind; i < argc && !bad; i++) {
+    if (!as_json && i > optind) putchar('\n');
+    bad = check_one(argv[i], track, as_json, all, &failed) != 0;
+  }
+  if (!bad && as_json) {
+    json_t *out = argc - optind == 1 ? json_array_get(all, 0) : all;
+    char *text = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    if (text) puts(text);
+    free(text);
+  }
+  json_decref(all);
+  if (fflush(stdout) != 0) {
+    pg_die_msg("check: cannot write the report");
+    return PG_EXIT_USAGE;
+  }
+  if (bad) return PG_EXIT_USAGE;
+  return failed ? PG_EXIT_CHECK_FAILED : PG_EXIT_OK;
 }

@@ -1,0 +1,125 @@
+/* The finding list and its two renderings (JSON and a table). */
+#include "verifier/findings.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *severity_name(severity s) { return s == SEV_ERROR ? "error" : "warning"; }
+
+void findings_add(finding_list *f, const char *code, severity sev, const char *file,
+                  uint32_t line, const char *fmt, ...) {
+  if (f->n == f->cap) {
+    size_t c = f->cap ? f->cap * 2 : 16;
+    finding *v = realloc(f->v, c * sizeof *v);
+    if (!v) {
+      f->oom = 1;
+      return;
+    }
+    f->v = v;
+    f->cap = c;
+  }
+  char *msg = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = vasprintf(&msg, fmt, ap);
+  va_end(ap);
+  char *fc = file ? strdup(file) : NULL;
+  if (rc < 0 || (file && !fc)) {
+    if (rc >= 0) free(msg);
+    free(fc);
+    f->oom = 1;
+    return;
+  }
+  f->v[f->n++] = (finding){code, sev, msg, fc, line};
+}
+
+/* A stable sort by severity: insertion sort keeps the found order, and
+ * lists are short (tens of findings). */
+void findings_sort(finding_list *f) {
+  for (size_t i = 1; i < f->n; i++) {
+    finding x = f->v[i];
+    size_t j = i;
+    while (j > 0 && f->v[j - 1].sev > x.sev) {
+      f->v[j] = f->v[j - 1];
+      j--;
+    }
+    f->v[j] = x;
+  }
+}
+
+size_t findings_count(const finding_list *f, severity sev) {
+  size_t n = 0;
+  for (size_t i = 0; i < f->n; i++) n += f->v[i].sev == sev;
+  return n + (sev == SEV_ERROR && f->oom);
+}
+
+int findings_has(const finding_list *f, const char *code) {
+  for (size_t i = 0; i < f->n; i++)
+    if (strcmp(f->v[i].code, code) == 0) return 1;
+  return 0;
+}
+
+void findings_free(finding_list *f) {
+  for (size_t i = 0; i < f->n; i++) {
+    free(f->v[i].message);
+    free(f->v[i].file);
+  }
+  free(f->v);
+  memset(f, 0, sizeof *f);
+}
+
+json_t *findings_json(const char *folder, const finding_list *f, json_t *summary) {
+  json_t *arr = json_array();
+  for (size_t i = 0; i < f->n; i++) {
+    const finding *x = &f->v[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "code", json_string(x->code));
+    json_object_set_new(o, "severity", json_string(severity_name(x->sev)));
+    json_object_set_new(o, "message", json_string(x->message));
+    json_object_set_new(o, "file", x->file ? json_string(x->file) : json_null());
+    json_object_set_new(o, "line", x->line ? json_integer(x->line) : json_null());
+    json_array_append_new(arr, o);
+  }
+  if (f->oom) {
+    json_t *o = json_object();
+    json_object_set_new(o, "code", json_string("OUT_OF_MEMORY"));
+    json_object_set_new(o, "severity", json_string("error"));
+    json_object_set_new(o, "message", json_string("findings were lost: out of memory"));
+    json_object_set_new(o, "file", json_null());
+    json_object_set_new(o, "line", json_null());
+    json_array_append_new(arr, o);
+  }
+  json_t *j = json_object();
+  json_object_set_new(j, "folder", json_string(folder));
+  json_object_set_new(j, "verdict",
+                      json_string(findings_count(f, SEV_ERROR) ? "fail" : "pass"));
+  json_object_set_new(j, "findings", arr);
+  json_object_set_new(j, "summary", summary ? summary : json_object());
+  return j;
+}
+
+void findings_print_table(FILE *out, const char *folder, const finding_list *f) {
+  size_t ne = findings_count(f, SEV_ERROR), nw = findings_count(f, SEV_WARNING);
+  fprintf(out, "%s: %s (%zu error%s, %zu warning%s)\n", folder, ne ? "FAIL" : "PASS", ne,
+          ne == 1 ? "" : "s", nw, nw == 1 ? "" : "s");
+  if (!f->n && !f->oom) return;
+  int wcode = 4, wloc = 4;
+  char loc[600];
+  for (size_t i = 0; i < f->n; i++) {
+    int c = (int)strlen(f->v[i].code);
+    if (c > wcode) wcode = c;
+    int l = snprintf(loc, sizeof loc, "%s%s%.0u", f->v[i].file ? f->v[i].file : "-",
+                     f->v[i].line ? ":" : "", f->v[i].line);
+    if (l > wloc) wloc = l < 60 ? l : 60;
+  }
+  fprintf(out, "  %-8s %-*s %-*s %s\n", "SEVERITY", wcode, "CODE", wloc, "FILE", "MESSAGE");
+  for (size_t i = 0; i < f->n; i++) {
+    const finding *x = &f->v[i];
+    snprintf(loc, sizeof loc, "%s%s%.0u", x->file ? x->file : "-", x->line ? ":" : "", x->line);
+    fprintf(out, "  %-8s %-*s %-*s %s\n", severity_name(x->sev), wcode, x->code, wloc, loc,
+            x->message);
+  }
+  if (f->oom) fprintf(out, "  %-8s %-*s %-*s %s\n", "error", wcode, "OUT_OF_MEMORY", wloc, "-",
+                      "findings were lost: out of memory");
+}

@@ -1,0 +1,32 @@
+/* EVAL_OVER_BUDGET. Challenge README, FAQ "What are the restrictions on
+ * evaluation?": "We won't accept submissions that take more than 10
+ * minutes on 8xH100 to evaluate (Note: This limit is in addition to the 10
+ * minutes of training time allowed!)". Checked where the log gives the
+ * time: total_eval_time, else the eval_time of the final metric line. */
+#include <math.h>
+#include <string.h>
+
+#include "verifier/rules.h"
+
+void rule_eval_budget(const submission *s, finding_list *f) {
+  if (s->track != TRACK_RECORD) return;
+  for (size_t i = 0; i < s->n_logs; i++) {
+    const sub_log *lg = &s->logs[i];
+    const pg_log *l = &lg->log;
+    if (l->total_eval_s.line) {
+      if (l->total_eval_s.v * 1000.0 > SUB_EVAL_LIMIT_MS)
+        findings_add(f, "EVAL_OVER_BUDGET", SEV_ERROR, lg->rel, l->total_eval_s.line,
+                     "evaluation took %.1f s, over the 600 s limit", l->total_eval_s.v);
+      continue;
+    }
+    const log_metric *m = log_final_metric(l);
+    /* The `_exact` twin carries no eval_time; its plain twin does. */
+    for (size_t k = 0; m && isnan(m->eval_ms) && k < l->n_metrics; k++)
+      if (l->metrics[k].kind == METRIC_FINAL && !isnan(l->metrics[k].eval_ms) &&
+          strcmp(l->metrics[k].base, m->base) == 0)
+        m = &l->metrics[k];
+    if (m && !isnan(m->eval_ms) && m->eval_ms > SUB_EVAL_LIMIT_MS)
+      findings_add(f, "EVAL_OVER_BUDGET", SEV_ERROR, lg->rel, m->line,
+                   "%s took %.0f ms to evaluate, over the 600,000 ms limit", m->prefix, m->eval_ms);
+  }
+}

@@ -1,0 +1,40 @@
+/* MISSING_FILE. Challenge README, "Submission Process": a submission
+ * "includes the following files ... 1. A README.md file ... 2. A
+ * submission.json file ... 3. A train log, automatically produced by your
+ * script ... 4. A train_gpt.py script and any other dependencies." */
+#include <string.h>
+
+#include "verifier/rules.h"
+
+/* A non-empty top-level .py or .sh other than train_gpt.py. */
+static const sub_file *other_entry(const submission *s) {
+  for (size_t i = 0; i < s->n_code; i++)
+    if (!strchr(s->code[i].rel, '/') && s->code[i].size > 0) return &s->code[i];
+  return NULL;
+}
+
+void rule_files(const submission *s, finding_list *f) {
+  if (!s->has_readme)
+    findings_add(f, "MISSING_FILE", SEV_ERROR, "README.md", 0,
+                 "README.md is missing: the folder must explain the submission");
+  if (!s->n_json)
+    findings_add(f, "MISSING_FILE", SEV_ERROR, "submission.json", 0,
+                 "no submission*.json with the claims (name, GitHub ID, val_bpb)");
+  if (s->entry.rel && s->entry.size == 0) {
+    findings_add(f, "MISSING_FILE", SEV_ERROR, s->entry.rel, 0, "train_gpt.py is empty");
+  } else if (!s->entry.rel) {
+    const sub_file *o = other_entry(s);
+    if (o)
+      findings_add(f, "MISSING_FILE", SEV_WARNING, "train_gpt.py", 0,
+                   "no train_gpt.py; %s is taken as the entry script", o->rel);
+    else
+      findings_add(f, "MISSING_FILE", SEV_ERROR, "train_gpt.py", 0,
+                   "no train_gpt.py and no other non-empty entry script");
+  }
+  size_t with_final = 0;
+  for (size_t i = 0; i < s->n_logs; i++) with_final += log_final_metric(&s->logs[i].log) != NULL;
+  if (!with_final)
+    findings_add(f, "MISSING_FILE", SEV_ERROR, NULL, 0,
+                 "no train log with a final metric line (%zu log%s found)", s->n_logs,
+                 s->n_logs == 1 ? "" : "s");
+}

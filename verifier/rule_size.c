@@ -1,0 +1,72 @@
+/* SIZE_OVER_LIMIT. Challenge README, FAQ "What exactly counts toward the
+ * 16MB artifact size?": "The submission artifact is computed as code bytes
+ * plus compressed model bytes ... The cap is decimal 16MB, i.e. 16,000,000
+ * total bytes, not 16 MiB / 16,777,216 bytes."
+ *
+ * Code bytes are counted under each convention that applies, and each is
+ * named in the finding: the shipped code files (every .py in the folder),
+ * the code size the log prints, and the compressed size a self-extracting
+ * script prints. The compressed model bytes are the last labelled
+ * `Serialized model LABEL:` line (an unlabelled one is the raw model). The
+ * log's labelled `Total submission size LABEL:` is checked as printed. */
+#include "verifier/rules.h"
+
+static const log_bytes *last_labelled(const log_bytes *v, size_t n) {
+  const log_bytes *b = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (v[i].label[0]) b = &v[i];
+  return b;
+}
+
+static const log_code_size *last_code(const pg_log *l, log_code_kind k) {
+  const log_code_size *c = NULL;
+  for (size_t i = 0; i < l->n_code; i++)
+    if (l->code[i].kind == k) c = &l->code[i];
+  return c;
+}
+
+static void over(finding_list *f, const sub_log *lg, uint32_t line, const char *convention,
+                 int64_t code, const log_bytes *model, severity sev) {
+  int64_t total = code + model->bytes;
+  if (total <= SUB_SIZE_LIMIT) return;
+  findings_add(f, "SIZE_OVER_LIMIT", sev, lg->rel, line,
+               "%s: %lld code bytes + %lld model bytes (%s, line %u) = %lld > 16,000,000",
+               convention, (long long)code, (long long)model->bytes, model->label, model->line,
+               (long long)total);
+}
+
+void rule_size(const submission *s, finding_list *f) {
+  int64_t shipped = 0;
+  for (size_t i = 0; i < s->n_code; i++) shipped += s->code[i].size;
+  for (size_t i = 0; i < s->n_logs; i++) {
+    const sub_log *lg = &s->logs[i];
+    const pg_log *l = &lg->log;
+    const log_bytes *model = last_labelled(l->models, l->n_models);
+    if (model) {
+      const log_code_size *compressed = last_code(l, CODE_SIZE_COMPRESSED);
+      /* A log that prints a compressed code size claims the self-extracting
+       * convention; the readable files shipped beside it are then a
+       * warning for the reviewer, not the deciding count. */
+      if (s->n_code)
+        over(f, lg, model->line,
+             compressed ? "shipped code files (the log claims self-extracting compressed code)"
+                        : "shipped code files",
+             shipped, model, compressed ? SEV_WARNING : SEV_ERROR);
+      const log_code_size *plain = last_code(l, CODE_SIZE_PLAIN);
+      if (!plain && !compressed) plain = last_code(l, CODE_SIZE_UNCOMPRESSED);
+      if (plain) over(f, lg, plain->line, "logged code size", plain->bytes, model, SEV_ERROR);
+      if (compressed)
+        over(f, lg, compressed->line, "self-extracting compressed code", compressed->bytes, model,
+             SEV_ERROR);
+    }
+    const log_bytes *total = last_labelled(l->totals, l->n_totals);
+    if (total && total->bytes > SUB_SIZE_LIMIT)
+      findings_add(f, "SIZE_OVER_LIMIT", SEV_ERROR, lg->rel, total->line,
+                   "logged total submission size %s: %lld bytes > 16,000,000", total->label,
+                   (long long)total->bytes);
+  }
+  const sub_json *j = submission_claims(s);
+  if (j && j->has_bytes_total && j->bytes_total > SUB_SIZE_LIMIT)
+    findings_add(f, "SIZE_OVER_LIMIT", SEV_ERROR, j->rel, 0,
+                 "claimed bytes_total %lld > 16,000,000", (long long)j->bytes_total);
+}

@@ -1,0 +1,243 @@
+/* Reading a submission folder: what is there, and every log parsed. */
+#include "verifier/submission.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/fileio.h"
+
+const char *sub_track_name(sub_track t) { return t == TRACK_RECORD ? "10min" : "nonrecord"; }
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static const char *base_name(const char *rel) {
+  const char *b = strrchr(rel, '/');
+  return b ? b + 1 : rel;
+}
+
+typedef struct entry {
+  char *rel;
+  int64_t size;
+} entry;
+
+static int cmp_entry(const void *a, const void *b) {
+  return strcmp(((const entry *)a)->rel, ((const entry *)b)->rel);
+}
+
+/* Regular files at depth 0 and 1, sorted, symlinks and dot-entries skipped. */
+static int list_files(const char *dir, const char *sub, entry **out, size_t *n, size_t *cap,
+                      int depth, pg_error *err) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s%s%s", dir, sub ? "/" : "", sub ? sub : "");
+  DIR *d = opendir(path);
+  if (!d) return depth ? 0 : pg_fail_errno(err, dir, "cannot open the folder");
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    if (*n >= SUB_MAX_ENTRIES) break;
+    char rel[1024], full[4096 + 1024];
+    if (snprintf(rel, sizeof rel, "%s%s%s", sub ? sub : "", sub ? "/" : "", de->d_name) >=
+        (int)sizeof rel)
+      continue;
+    snprintf(full, sizeof full, "%s/%s", dir, rel);
+    struct stat st;
+    if (lstat(full, &st)) continue;
+    if (S_ISDIR(st.st_mode) && depth == 0) {
+      list_files(dir, rel, out, n, cap, 1, err);
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) continue;
+    if (*n == *cap) {
+      size_t c = *cap ? *cap * 2 : 64;
+      entry *v = realloc(*out, c * sizeof *v);
+      if (!v) break;
+      *out = v;
+      *cap = c;
+    }
+    char *r = strdup(rel);
+    if (!r) break;
+    (*out)[(*n)++] = (entry){r, (int64_t)st.st_size};
+  }
+  closedir(d);
+  return 0;
+}
+
+static int push_file(sub_file **v, size_t *n, const entry *e) {
+  sub_file *nv = realloc(*v, (*n + 1) * sizeof *nv);
+  if (!nv) return -1;
+  *v = nv;
+  char *r = strdup(e->rel);
+  if (!r) return -1;
+  (*v)[(*n)++] = (sub_file){r, e->size};
+  return 0;
+}
+
+/* "train_seed42.log", "seed_1337.txt", "log_seed-7.txt" -> the number. */
+static int64_t seed_from_name(const char *rel) {
+  const char *b = base_name(rel), *p = b;
+  while ((p = strstr(p, "seed"))) {
+    p += 4;
+    while (*p == '_' || *p == '-' || *p == '=') p++;
+    if (isdigit((unsigned char)*p)) return strtoll(p, NULL, 10);
+  }
+  return -1;
+}
+
+static int is_log_name(const char *rel) {
+  const char *b = base_name(rel);
+  if (!ends_with(b, ".log") && !ends_with(b, ".txt")) return 0;
+  return strncmp(b, "requirements", 12) != 0 && strncmp(b, "README", 6) != 0;
+}
+
+static void add_log(submission *s, const entry *e, finding_list *f) {
+  char full[8192];
+  snprintf(full, sizeof full, "%s/%s", s->dir, e->rel);
+  sub_log lg = {0};
+  pg_error err;
+  if (log_parse_file(full, &lg.log, &err)) {
+    findings_add(f, "LOG_UNREADABLE", SEV_ERROR, e->rel, 0, "%s", err.msg);
+    return;
+  }
+  const pg_log *l = &lg.log;
+  if (!l->n_train && !l->n_val && !l->n_metrics && !l->stop.line) {
+    log_free(&lg.log);
+    push_file(&s->other_logs, &s->n_other_logs, e);
+    return;
+  }
+  lg.rel = strdup(e->rel);
+  if (l->seed.line) {
+    lg.seed = (int64_t)l->seed.v;
+    lg.seed_line = l->seed.line;
+  } else {
+    lg.seed = seed_from_name(e->rel);
+  }
+  sub_log *v = realloc(s->logs, (s->n_logs + 1) * sizeof *v);
+  if (!v || !lg.rel) {
+    free(lg.rel);
+    log_free(&lg.log);
+    f->oom = 1;
+    return;
+  }
+  s->logs = v;
+  s->logs[s->n_logs++] = lg;
+}
+
+static void add_json(submission *s, const entry *e, finding_list *f) {
+  char full[8192];
+  snprintf(full, sizeof full, "%s/%s", s->dir, e->rel);
+  sub_json j;
+  uint8_t *buf;
+  size_t len;
+  pg_error err;
+  if (file_read_all(full, SUB_MAX_JSON_BYTES, &buf, &len, &err)) {
+    findings_add(f, "JSON_INVALID", SEV_ERROR, e->rel, 0, "%s", err.msg);
+    return;
+  }
+  submission_json_parse((const char *)buf, len, e->rel, &j, f);
+  free(buf);
+  sub_json *v = realloc(s->json, (s->n_json + 1) * sizeof *v);
+  if (!v) {
+    sub_json_free(&j);
+    f->oom = 1;
+    return;
+  }
+  s->json = v;
+  s->json[s->n_json++] = j;
+}
+
+/* The track: --track, else submission.json "track", else the folder path
+ * (records/track_10min_16mb/... or track_non_record_16mb/...), else the
+ * record track, whose rules are the stricter. */
+static void infer_track(submission *s, int forced) {
+  if (forced >= 0) {
+    s->track = (sub_track)forced;
+    s->track_source = "--track";
+    return;
+  }
+  const sub_json *j = submission_claims(s);
+  if (j && j->has_track) {
+    s->track = strstr(j->track, "non") || strstr(j->track, "unlimited") ? TRACK_NONRECORD
+                                                                       : TRACK_RECORD;
+    s->track_source = "submission.json";
+    return;
+  }
+  char *real = realpath(s->dir, NULL);
+  const char *p = real ? real : s->dir;
+  if (strstr(p, "track_non_record") || strstr(p, "non_record")) {
+    s->track = TRACK_NONRECORD;
+    s->track_source = "folder path";
+  } else if (strstr(p, "track_10min")) {
+    s->track = TRACK_RECORD;
+    s->track_source = "folder path";
+  } else {
+    s->track = TRACK_RECORD;
+    s->track_source = "default";
+  }
+  free(real);
+}
+
+int submission_load(const char *dir, int forced_track, submission *s, finding_list *f,
+                    pg_error *err) {
+  memset(s, 0, sizeof *s);
+  struct stat st;
+  if (stat(dir, &st)) return pg_fail_errno(err, dir, "cannot read the folder");
+  if (!S_ISDIR(st.st_mode)) return pg_fail(err, dir, -1, "not a folder");
+  s->dir = strdup(dir);
+  if (!s->dir) return pg_fail(err, dir, -1, "out of memory");
+  entry *e = NULL;
+  size_t n = 0, cap = 0;
+  if (list_files(dir, NULL, &e, &n, &cap, 0, err)) {
+    free(e);
+    free(s->dir);
+    s->dir = NULL;
+    return -1;
+  }
+  qsort(e, n, sizeof *e, cmp_entry);
+  for (size_t i = 0; i < n; i++) {
+    const char *rel = e[i].rel, *b = base_name(rel);
+    int top = strchr(rel, '/') == NULL;
+    if (top && strcmp(b, "README.md") == 0) s->has_readme = 1;
+    if (top && strcmp(b, "train_gpt.py") == 0) s->entry = (sub_file){strdup(rel), e[i].size};
+    if (ends_with(b, ".py")) push_file(&s->code, &s->n_code, &e[i]);
+    if (ends_with(b, ".model")) push_file(&s->tokenizers, &s->n_tokenizers, &e[i]);
+    if (top && strncmp(b, "submission", 10) == 0 && ends_with(b, ".json")) add_json(s, &e[i], f);
+    if (is_log_name(rel)) add_log(s, &e[i], f);
+    free(e[i].rel);
+  }
+  free(e);
+  infer_track(s, forced_track);
+  return 0;
+}
+
+const sub_json *submission_claims(const submission *s) {
+  for (size_t i = 0; i < s->n_json; i++)
+    if (s->json[i].root) return &s->json[i];
+  return NULL;
+}
+
+static void free_files(sub_file *v, size_t n) {
+  for (size_t i = 0; i < n; i++) free(v[i].rel);
+  free(v);
+}
+
+void submission_free(submission *s) {
+  free(s->dir);
+  free(s->entry.rel);
+  free_files(s->code, s->n_code);
+  free_files(s->tokenizers, s->n_tokenizers);
+  free_files(s->other_logs, s->n_other_logs);
+  for (size_t i = 0; i < s->n_logs; i++) {
+    free(s->logs[i].rel);
+    log_free(&s->logs[i].log);
+  }
+  free(s->logs);
+  for (size_t i = 0; i < s->n_json; i++) sub_json_free(&s->json[i]);
+  free(s->json);
+  memset(s, 0, sizeof *s);
+}

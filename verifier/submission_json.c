@@ -1,0 +1,204 @@
+/* submission*.json: the claims of a submission, strictly typed. This file
+ * is the JSON_INVALID and JSON_FIELD rules: the challenge README asks for
+ * "a submission.json file ... that includes your name, GitHub ID, val_bpb,
+ * and related metadata"; the records add the fields read here. Unknown
+ * fields are allowed (records carry many), known ones must have the type
+ * the records use. */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verifier/submission.h"
+
+/* The line where "key" first appears, for pointing at a bad field. */
+static uint32_t key_line(const char *text, size_t len, const char *key) {
+  char pat[80];
+  int k = snprintf(pat, sizeof pat, "\"%s\"", key);
+  if (k <= 0 || (size_t)k >= sizeof pat) return 0;
+  const char *hit = memmem(text, len, pat, (size_t)k);
+  if (!hit) return 0;
+  uint32_t line = 1;
+  for (const char *p = text; p < hit; p++) line += *p == '\n';
+  return line;
+}
+
+typedef struct ctx {
+  const char *text;
+  size_t len;
+  const char *rel;
+  finding_list *f;
+} ctx;
+
+static void bad(const ctx *c, const char *key, const char *fmt, const char *detail) {
+  char msg[256];
+  snprintf(msg, sizeof msg, fmt, key, detail);
+  findings_add(c->f, "JSON_FIELD", SEV_ERROR, c->rel, key_line(c->text, c->len, key), "%s", msg);
+}
+
+static int require_string(const ctx *c, json_t *root, const char *key) {
+  json_t *v = json_object_get(root, key);
+  if (!v) return bad(c, key, "required field \"%s\" is missing%s", ""), -1;
+  if (!json_is_string(v)) return bad(c, key, "field \"%s\" must be a string%s", ""), -1;
+  if (!json_string_length(v)) return bad(c, key, "field \"%s\" is empty%s", ""), -1;
+  return 0;
+}
+
+/* YYYY-MM-DD, optionally followed by a time ("T..." or " ..."). */
+static int valid_date(const char *s) {
+  for (int i = 0; i < 10; i++) {
+    if (i == 4 || i == 7) {
+      if (s[i] != '-') return 0;
+    } else if (!isdigit((unsigned char)s[i])) {
+      return 0;
+    }
+  }
+  int m = (s[5] - '0') * 10 + (s[6] - '0'), d = (s[8] - '0') * 10 + (s[9] - '0');
+  if (m < 1 || m > 12 || d < 1 || d > 31) return 0;
+  return s[10] == 0 || s[10] == 'T' || s[10] == ' ';
+}
+
+/* A number (integer or real, finite) in (lo, hi). */
+static int get_number(const ctx *c, json_t *obj, const char *key, const char *where, double lo,
+                      double hi, double *out) {
+  json_t *v = json_object_get(obj, key);
+  if (!v) return 0;
+  char name[96];
+  snprintf(name, sizeof name, "%s%s", where, key);
+  if (!json_is_number(v)) return bad(c, name, "field \"%s\" must be a number%s", ""), -1;
+  double x = json_number_value(v);
+  if (!isfinite(x) || x <= lo || x >= hi) {
+    char d[64];
+    snprintf(d, sizeof d, " (got %g)", x);
+    return bad(c, name, "field \"%s\" is out of range%s", d), -1;
+  }
+  *out = x;
+  return 1;
+}
+
+/* A non-negative integer: a real such as 15863489.0 is refused, byte
+ * counts are whole. */
+static int get_count(const ctx *c, json_t *obj, const char *key, const char *where, int64_t *out) {
+  json_t *v = json_object_get(obj, key);
+  if (!v) return 0;
+  char name[96];
+  snprintf(name, sizeof name, "%s%s", where, key);
+  if (!json_is_integer(v) || json_integer_value(v) < 0)
+    return bad(c, name, "field \"%s\" must be a non-negative integer%s", ""), -1;
+  *out = json_integer_value(v);
+  return 1;
+}
+
+static int parse_seed_key(const char *k, int64_t *seed) {
+  if (!*k || strlen(k) > 18) return -1;
+  for (const char *p = k; *p; p++)
+    if (!isdigit((unsigned char)*p)) return -1;
+  *seed = strtoll(k, NULL, 10);
+  return 0;
+}
+
+static void read_seeds(const ctx *c, json_t *root, sub_json *j) {
+  json_t *v = json_object_get(root, "seeds");
+  if (!v) return;
+  if (!json_is_array(v)) {
+    bad(c, "seeds", "field \"%s\" must be an array of integers%s", "");
+    return;
+  }
+  j->seeds = calloc(json_array_size(v) + 1, sizeof *j->seeds);
+  if (!j->seeds) return;
+  size_t i;
+  json_t *x;
+  json_array_foreach(v, i, x) {
+    if (!json_is_integer(x) || json_integer_value(x) < 0) {
+      bad(c, "seeds", "field \"%s\" must be an array of non-negative integers%s", "");
+      j->n_seeds = 0;
+      return;
+    }
+    j->seeds[j->n_seeds++] = json_integer_value(x);
+  }
+}
+
+static void read_seed_results(const ctx *c, json_t *root, sub_json *j) {
+  json_t *v = json_object_get(root, "seed_results");
+  if (!v) return;
+  if (!json_is_object(v)) {
+    bad(c, "seed_results", "field \"%s\" must be an object keyed by seed%s", "");
+    return;
+  }
+  j->claims = calloc(json_object_size(v) + 1, sizeof *j->claims);
+  if (!j->claims) return;
+  const char *k;
+  json_t *r;
+  json_object_foreach(v, k, r) {
+    sub_seed_claim cl = {0};
+    char where[64];
+    snprintf(where, sizeof where, "seed_results.%.40s.", k);
+    if (parse_seed_key(k, &cl.seed)) {
+      bad(c, "seed_results", "field \"%s\" has a key that is not a seed number%s", "");
+      continue;
+    }
+    if (!json_is_object(r)) {
+      bad(c, "seed_results", "field \"%s\" holds a value that is not an object%s", "");
+      continue;
+    }
+    cl.has_bpb = get_number(c, r, "val_bpb", where, 0, 20, &cl.val_bpb) == 1;
+    cl.has_loss = get_number(c, r, "val_loss", where, 0, 100, &cl.val_loss) == 1;
+    cl.has_bytes = get_count(c, r, "artifact_bytes", where, &cl.artifact_bytes) == 1;
+    if (!cl.has_bytes) cl.has_bytes = get_count(c, r, "bytes_total", where, &cl.artifact_bytes) == 1;
+    j->claims[j->n_claims++] = cl;
+  }
+}
+
+void submission_json_parse(const char *text, size_t len, const char *rel, sub_json *j,
+                           finding_list *f) {
+  memset(j, 0, sizeof *j);
+  j->rel = strdup(rel);
+  ctx c = {text, len, rel, f};
+  if (len > SUB_MAX_JSON_BYTES) {
+    findings_add(f, "JSON_INVALID", SEV_ERROR, rel, 0, "file of %zu bytes is over the limit of %u",
+                 len, SUB_MAX_JSON_BYTES);
+    return;
+  }
+  json_error_t e;
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &e);
+  if (!root) {
+    findings_add(f, "JSON_INVALID", SEV_ERROR, rel, e.line > 0 ? (uint32_t)e.line : 0,
+                 "not valid JSON: %s (column %d)", e.text, e.column);
+    return;
+  }
+  if (!json_is_object(root)) {
+    findings_add(f, "JSON_INVALID", SEV_ERROR, rel, 1, "the top level is not a JSON object");
+    json_decref(root);
+    return;
+  }
+  j->root = root;
+  require_string(&c, root, "author");
+  require_string(&c, root, "github_id");
+  require_string(&c, root, "name");
+  if (require_string(&c, root, "date") == 0 &&
+      !valid_date(json_string_value(json_object_get(root, "date"))))
+    bad(&c, "date", "field \"%s\" is not a date (YYYY-MM-DD, optionally with a time)%s", "");
+  int r = get_number(&c, root, "val_bpb", "", 0, 20, &j->val_bpb);
+  if (r == 0) bad(&c, "val_bpb", "required field \"%s\" is missing%s", "");
+  j->has_val_bpb = r == 1;
+  j->has_val_loss = get_number(&c, root, "val_loss", "", 0, 100, &j->val_loss) == 1;
+  j->has_bytes_total = get_count(&c, root, "bytes_total", "", &j->bytes_total) == 1;
+  j->has_bytes_code = get_count(&c, root, "bytes_code", "", &j->bytes_code) == 1;
+  json_t *t = json_object_get(root, "track");
+  if (t && !json_is_string(t)) {
+    bad(&c, "track", "field \"%s\" must be a string%s", "");
+  } else if (t) {
+    j->has_track = 1;
+    snprintf(j->track, sizeof j->track, "%s", json_string_value(t));
+  }
+  read_seeds(&c, root, j);
+  read_seed_results(&c, root, j);
+}
+
+void sub_json_free(sub_json *j) {
+  free(j->rel);
+  json_decref(j->root);
+  free(j->seeds);
+  free(j->claims);
+  memset(j, 0, sizeof *j);
+}
