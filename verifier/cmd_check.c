@@ -141,7 +141,7 @@ int cmd_check(int argc, char **argv) {
   }
   if (!bad && as_json) {
     json_t *out = argc - optind == 1 ? json_array_get(all, 0) : all;
-    char *text = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    char *text = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(16));
     if (text) puts(text);
     free(text);
   }

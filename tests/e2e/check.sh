@@ -1,0 +1,240 @@
+# pgolf check: folder fixtures generated here (never copied from the
+# challenge), one per finding code, and clean ones that must raise none.
+. "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+# mklog FILE SEED BPB8 [STOP_MS] [MODEL_BYTES] [STYLE]
+# A challenge-format log: 40 ms steps, a stop at STOP_MS, sizes, metrics.
+# STYLE: plain | source (the script's source first) | stamped (Unix
+# timestamps, "N/M val_loss: X" spacing) | nofinal.
+# Extra lines come from the environment: HP (more hyperparameter lines),
+# TAIL (lines after the final metric), CODE_LINE (replaces "Code size").
+mklog() {
+  file=$1 seed=$2 bpb=$3 stop=${4:-600038} model=${5:-15815847} style=${6:-plain}
+  code=47642
+  {
+    if [ "$style" = source ]; then
+      printf '"""A training script."""\nimport os\n\ndef main():\n'
+      printf '    log0(f"final_int8_zlib_roundtrip_exact val_loss:{q:.8f} val_bpb:{b:.8f}")\n'
+      printf 'print("final_int8_zlib_roundtrip_exact val_loss:9.0 val_bpb:9.99999999")\n'
+      printf 'log0(f"stopping_early: wallclock_cap train_time:{t:.0f}ms step:{s}/{n}")\n'
+      printf '        f"Total submission size int8+zlib: {q + c} bytes"\n'
+      printf 'final_int8_zlib_roundtrip val_loss:8.0 val_bpb:8.0\nseed:999\n'
+      printf '%0100d\n' 0 | tr 0 =
+    fi
+    printf 'W0318 14:37:59.159000 871689 site-packages/torch/distributed/run.py:852] \n'
+    printf '[W318 14:38:11.514156940 Utils.hpp:137] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is deprecated\n'
+    printf 'Hyperparameters:\n  data_path: /runs/seed%s/data\n  max_wallclock_seconds: 600.0\n  num_layers: 9\n  seed: %s\n' "$seed" "$seed"
+    [ -n "$HP" ] && printf '%s\n' "$HP"
+    printf 'model_params:17059912\nworld_size:8 grad_accum_steps:1\n'
+    i=1000
+    while [ $i -le 14000 ]; do
+      printf 'step:%d/20000 train_loss:%d.%04d train_time:%dms step_avg:40.00ms\n' $i 2 $((i % 9973)) $((i * 40))
+      i=$((i + 1000))
+    done
+    if [ "$style" = stamped ]; then
+      printf '14000/20000 val_loss: 2.1000 val_bpb: 1.2400\n'
+    else
+      printf 'step:14000/20000 val_loss:2.1000 val_bpb:1.2400 train_time:560000ms step_avg:40.00ms\n'
+    fi
+    printf 'stopping_early: wallclock_cap train_time:%dms step:15001/20000\n' "$stop"
+    printf 'pre-quantization post-ema val_loss:2.0500 val_bpb:1.21000000 eval_time:7000ms\n'
+    printf 'Serialized model: 67224983 bytes\n'
+    if [ -n "$CODE_LINE" ]; then printf '%s\n' "$CODE_LINE"; else printf 'Code size: %d bytes\n' $code; fi
+    printf 'Total submission size: %d bytes\n' $((67224983 + code))
+    printf 'Serialized model int8+zlib: %d bytes (payload:17178912 raw_torch:17224025 payload_ratio:3.91x)\n' "$model"
+    printf 'Total submission size int8+zlib: %d bytes\n' $((model + code))
+    if [ "$style" != nofinal ]; then
+      printf 'final_int8_zlib_roundtrip val_loss:2.0727 val_bpb:%s eval_time:1401ms\n' "$(printf '%.4f' "$bpb")"
+      printf 'final_int8_zlib_roundtrip_exact val_loss:2.07269931 val_bpb:%s\n' "$bpb"
+    fi
+    [ -n "$TAIL" ] && printf '%s\n' "$TAIL"
+  } >"$file.tmp"
+  if [ "$style" = stamped ]; then
+    awk '{ printf "17761423%02d.%03d %s\n", NR % 100, NR % 1000, $0 }' "$file.tmp" >"$file"
+    rm "$file.tmp"
+  else
+    mv "$file.tmp" "$file"
+  fi
+}
+
+# The clean record-track folder: three seeds, claims that the logs support.
+mkrecord() {
+  d=$1
+  mkdir -p "$d"
+  printf '# A test submission\n' >"$d/README.md"
+  printf 'print("train")\n' >"$d/train_gpt.py"
+  mklog "$d/train_seed1337.log" 1337 1.22436570 600038 15815847 source
+  mklog "$d/train_seed42.log" 42 1.22500000 600040 15815000 stamped
+  mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 plain
+  cat >"$d/submission.json" <<JSON
+{
+  "author": "Test Author",
+  "github_id": "tester",
+  "name": "Fixture Record",
+  "date": "2026-03-18T14:56:29Z",
+  "track": "10min_16mb",
+  "val_bpb": 1.2241219,
+  "val_loss": 2.07269931,
+  "bytes_total": 15863642,
+  "bytes_code": 47642,
+  "seeds": [1337, 42, 2025],
+  "seed_results": {
+    "1337": {"val_bpb": 1.2243657, "artifact_bytes": 15863489},
+    "42": {"val_bpb": 1.225, "artifact_bytes": 15862642},
+    "2025": {"val_bpb": 1.22300, "artifact_bytes": 15863642}
+  }
+}
+JSON
+}
+
+mknonrecord() {
+  d=$1
+  mkdir -p "$d"
+  printf '# A 4-hour run\n' >"$d/README.md"
+  printf 'print("train")\n' >"$d/train_gpt.py"
+  HP='  iterations: 400000' mklog "$d/train.log" 1337 1.20737944 14400039 15762519 plain
+  sed -i 's/max_wallclock_seconds: 600.0/max_wallclock_seconds: 14400.0/' "$d/train.log"
+  cat >"$d/submission.json" <<JSON
+{"author": "Test Author", "github_id": "tester", "name": "Four hours",
+ "date": "2026-03-18", "track": "non-record-unlimited-compute-16mb",
+ "val_bpb": 1.20737944, "bytes_total": 15810161, "bytes_code": 47642}
+JSON
+}
+
+check_json() { "$PGOLF" check --json "$@" >"$TMP/out" 2>"$TMP/err"; }
+
+# has NAME CODE [SEVERITY] [PATTERN] DIR...: the JSON report names CODE.
+has() {
+  name=$1 code=$2 sev=$3 pat=$4
+  shift 4
+  check_json "$@"
+  if ! grep -q "\"code\": \"$code\"" "$TMP/out"; then
+    fail "$name" "no $code: $(grep '"code"' "$TMP/out" | head -5 | tr -d '\n')"
+  elif [ -n "$sev" ] && ! grep -A1 "\"code\": \"$code\"" "$TMP/out" | grep -q "\"severity\": \"$sev\""; then
+    fail "$name" "$code is not a $sev"
+  elif [ -n "$pat" ] && ! grep -A2 "\"code\": \"$code\"" "$TMP/out" | grep -Eq -- "$pat"; then
+    fail "$name" "$code message does not match /$pat/: $(grep -A2 "\"code\": \"$code\"" "$TMP/out" | head -6 | tr -d '\n')"
+  else ok "$name"; fi
+}
+
+# clean NAME DIR: pass with no finding at all.
+clean() {
+  check_json "$2"
+  rc=$?
+  if [ $rc -ne 0 ]; then fail "$1" "exit $rc: $(grep -A2 '"code"' "$TMP/out" | head -9 | tr -d '\n')"
+  elif ! grep -q '"findings": \[\]' "$TMP/out"; then fail "$1" "findings: $(grep '"code"' "$TMP/out" | tr -d '\n')"
+  else ok "$1"; fi
+}
+
+F=$TMP/f
+mkrecord "$F/clean"
+mknonrecord "$F/nonrecord"
+clean check_clean_record "$F/clean"
+clean check_clean_nonrecord "$F/nonrecord"
+expect_rc check_clean_exit0 0 "$PGOLF" check "$F/clean" "$F/nonrecord"
+grep -q "PASS (0 errors, 0 warnings)" "$TMP/out" && ok check_table_pass || fail check_table_pass "$(head -3 "$TMP/out")"
+
+# The same nonrecord run judged as a record: its 4-hour clock is over.
+has check_track_flag TRAIN_OVER_BUDGET error "14400039 ms" --track 10min "$F/nonrecord"
+
+# Source lines in the log are not results: the clean folder's first log
+# begins with code holding metric, size and seed text (a seed:999 taken
+# from it would leave seed 1337 without a log), and its summary reads the
+# real seed and final metric.
+check_json "$F/clean"
+grep -q '"val_bpb": 1.2243657,' "$TMP/out" && grep -q '"seed": 1337,' "$TMP/out" && ok check_code_lines_ignored ||
+  fail check_code_lines_ignored "$(grep val_bpb "$TMP/out" | head -3)"
+
+variant() { rm -rf "$F/$1"; cp -r "$F/clean" "$F/$1"; echo "$F/$1"; }
+
+d=$(variant missing); rm "$d/README.md"
+has check_missing_readme MISSING_FILE error "README" "$d"
+expect_rc check_missing_exit1 1 "$PGOLF" check "$d"
+grep -q "FAIL (1 error" "$TMP/out" && ok check_table_fail || fail check_table_fail "$(head -3 "$TMP/out")"
+d=$(variant empty_entry); : >"$d/train_gpt.py"
+has check_empty_entry MISSING_FILE error "empty" "$d"
+
+d=$(variant json_invalid); printf '{"author": "x",\n  "val_bpb": }\n' >"$d/submission.json"
+has check_json_invalid JSON_INVALID error "" "$d"
+grep -A4 JSON_INVALID "$TMP/out" | grep -q '"line": 2' && ok check_json_invalid_line || fail check_json_invalid_line "no line 2"
+d=$(variant json_dup); sed -i 's/"github_id": "tester",/"github_id": "tester", "github_id": "other",/' "$d/submission.json"
+has check_json_duplicate_key JSON_INVALID error "duplicate" "$d"
+d=$(variant json_field); sed -i -e '/"author"/d' -e 's/"bytes_total": 15863642/"bytes_total": 15863642.5/' "$d/submission.json"
+has check_json_field_missing JSON_FIELD error "author" "$d"
+has check_json_field_type JSON_FIELD error "bytes_total.*integer" "$d"
+d=$(variant json_bpb); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": "1.2241219",/' "$d/submission.json"
+has check_json_field_bpb_string JSON_FIELD error "val_bpb.*number" "$d"
+
+d=$(variant claim_seed); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.2243657,/' "$d/submission.json"
+has check_claim_one_seed CLAIM_MISMATCH error "one seed only" "$d"
+d=$(variant claim_prequant); sed -i 's/"42": {"val_bpb": 1.225,/"42": {"val_bpb": 1.21,/' "$d/submission.json"
+has check_claim_prequant CLAIM_MISMATCH error "pre-quantization line" "$d"
+d=$(variant claim_none); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.1111,/' "$d/submission.json"
+has check_claim_none CLAIM_MISMATCH error "not the mean.*no log line" "$d"
+d=$(variant claim_bytes); sed -i 's/"bytes_total": 15863642/"bytes_total": 15000000/' "$d/submission.json"
+has check_claim_bytes CLAIM_MISMATCH error "bytes_total 15000000" "$d"
+d=$(variant claim_digits); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.2241,/' "$d/submission.json"
+clean check_claim_fewer_digits_ok "$d"
+d=$(variant claim_digits_off); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.2243,/' "$d/submission.json"
+has check_claim_digits_off CLAIM_MISMATCH error "" "$d"
+
+d=$(variant size); mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15952359 plain
+sed -i 's/"artifact_bytes": 15863642}/"artifact_bytes": 16000001}/; s/"bytes_total": 15863642/"bytes_total": 16000001/' "$d/submission.json"
+has check_size_logged_code SIZE_OVER_LIMIT error "logged code size: 47642 code bytes \+ 15952359" "$d"
+has check_size_logged_total SIZE_OVER_LIMIT error "logged total submission size int8\+zlib: 16000001" "$d"
+has check_size_claimed SIZE_OVER_LIMIT error "claimed bytes_total 16000001" "$d"
+d=$(variant size_exact); mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15952358 plain
+sed -i 's/"artifact_bytes": 15863642}/"artifact_bytes": 16000000}/; s/"bytes_total": 15863642/"bytes_total": 16000000/' "$d/submission.json"
+clean check_size_exactly_16000000_ok "$d"
+d=$(variant size_shipped); head -c 200000 /dev/zero | tr '\0' '#' >"$d/helper.py"
+mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15900000 plain
+sed -i 's/"artifact_bytes": 15863642}/"artifact_bytes": 15947642}/; s/"bytes_total": 15863642/"bytes_total": 15947642/' "$d/submission.json"
+has check_size_shipped SIZE_OVER_LIMIT error "shipped code files: 200015 code bytes" "$d"
+d=$(variant size_selfextract)
+CODE_LINE='Code size (compressed): 190000 bytes' mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15815847 plain
+has check_size_selfextract SIZE_OVER_LIMIT error "self-extracting compressed code: 190000" "$d"
+
+# The one-step tolerance at its boundary: steps of 40 ms, cap 600,000 ms.
+d=$(variant budget_edge); mklog "$d/train_seed42.log" 42 1.22500000 600040 15815000 stamped
+clean check_train_cap_plus_one_step_passes "$d"
+d=$(variant budget_over); mklog "$d/train_seed42.log" 42 1.22500000 600041 15815000 stamped
+has check_train_one_ms_more_fails TRAIN_OVER_BUDGET error "600041 ms" "$d"
+grep -A4 TRAIN_OVER_BUDGET "$TMP/out" | grep -q '"line": ' && ok check_train_line || fail check_train_line "no line"
+d=$(variant wallclock); sed -i 's/max_wallclock_seconds: 600.0/max_wallclock_seconds: 700.0/' "$d"/*.log
+has check_train_max_wallclock TRAIN_OVER_BUDGET error "max_wallclock_seconds is 700" "$d"
+d=$(variant gptq); TAIL='GPTQ:collected 67 Hessians in 12.7s' mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 plain
+has check_train_gptq_warning TRAIN_OVER_BUDGET warning "612.7 s" "$d"
+expect_rc check_train_gptq_passes 0 "$PGOLF" check "$d"
+
+d=$(variant eval); TAIL='total_eval_time:612.5s' mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 plain
+has check_eval_total EVAL_OVER_BUDGET error "612.5 s" "$d"
+d=$(variant eval_line); mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 plain
+sed -i 's/eval_time:1401ms/eval_time:600001ms/' "$d/train_seed2025.log"
+has check_eval_final_line EVAL_OVER_BUDGET error "600001 ms" "$d"
+
+d=$(variant few); rm "$d/train_seed42.log" "$d/train_seed2025.log"
+has check_too_few_seeds TOO_FEW_SEEDS error "1 distinct seed" "$d"
+d=$(variant dup); mklog "$d/train_seed2025.log" 42 1.22300000 599990 15816000 plain
+has check_seed_duplicate SEED_DUPLICATE error "seed 42" "$d"
+d=$(variant config); HP='  warmdown_iters: 3600' mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 plain
+sed -i 's/num_layers: 9/num_layers: 10/' "$d/train_seed2025.log"
+has check_config_mismatch CONFIG_MISMATCH error "num_layers is 10 here but 9" "$d"
+has check_config_extra_key CONFIG_MISMATCH error "warmdown_iters" "$d"
+d=$(variant nofinal); mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 nofinal
+has check_no_final_metric NO_FINAL_METRIC error "only pre-quantization" "$d"
+d=$(variant tok); cp "$ROOT/tests/fuzz/corpus/fuzz_sentencepiece/small_bpe.model" "$d/tok.model"
+has check_tokenizer_hazard TOKENIZER_ACCOUNTING warning "byte fallback" "$d"
+printf 'not a model' >"$d/tok.model"
+has check_tokenizer_unparsable TOKENIZER_ACCOUNTING error "does not parse" "$d"
+
+# Several folders: a JSON array, exit 1 if any fails; usage errors exit 2.
+"$PGOLF" check --json "$F/clean" "$F/missing" >"$TMP/out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && head -c 1 "$TMP/out" | grep -q '\[' && [ "$(grep -c '"verdict"' "$TMP/out")" -eq 2 ]; then
+  ok check_array; else fail check_array "rc $rc: $(head -c 200 "$TMP/out")"; fi
+expect_err check_no_folder 2 "cannot read the folder" "$PGOLF" check "$F/nope"
+expect_err check_not_folder 2 "not a folder" "$PGOLF" check "$F/clean/README.md"
+expect_err check_bad_track 2 "unknown track" "$PGOLF" check --track 5min "$F/clean"
+expect_rc check_no_args 2 "$PGOLF" check
+expect_rc check_help 0 "$PGOLF" check --help
