@@ -24,7 +24,7 @@ static const char *const etc_essentials[] = {
 int sandbox_find_bwrap(char *path, size_t cap, pg_error *err) {
   const char *over = getenv("PGOLF_BWRAP");
   if (over && *over) {
-    if (access(over, X_OK) != 0) return pg_fail_errno(err, over, "PGOLF_BWRAP is not executable");
+    if (access(over, X_OK) != 0) return pg_fail_errno(err, over, "PGOLF_BWRAP names no executable bubblewrap (bwrap)");
     snprintf(path, cap, "%s", over);
     return 0;
   }
