@@ -39,4 +39,12 @@ void gpt_backward(const gpt_layout *l, const gpt_params *p, gpt_params *grads, g
                   const uint16_t *x, const uint16_t *y, int B, int T, gpt_precision prec,
                   float loss_scale);
 
+/* A saved activation, for tests and diagnostics: name is one of
+ * "emb", "x0", "xf", "z" (layer ignored) or, for block `layer`, "x_in",
+ * "x_mix", "n1", "q_raw", "k_raw", "v", "q_rope", "q_fin", "k_fin", "att",
+ * "attn_out", "x_mid", "n2", "h_pre", "h_act", "mlp_out", "x_out". Sets *n
+ * to its number of floats for the last forward's B x T; NULL if unknown. */
+const float *gpt_acts_tensor(const gpt_acts *a, const gpt_layout *l, int layer, const char *name,
+                             int B, int T, size_t *n);
+
 #endif
