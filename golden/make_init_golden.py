@@ -27,7 +27,8 @@ primitives one by one (all float32 bits as "0x%08x"; long outputs as SHA-256):
 each case is a seed and a sequence of calls on the default generator; its
 values are the concatenation of the calls' outputs. And "fill16": the
 Box-Muller kernel on chosen uniforms at its edges, planted into the generator
-state (see planted_normal).
+state (see planted_normal); and "fill16_exhaustive": the SHA-256 of the
+kernel's output over every possible u1 and every possible u2 (2^24 each).
 
 The normal_ kernel depends on PyTorch's CPU capability (AVX2 and AVX512 run
 the same AVX2 kernel; DEFAULT computes differently); the capability is
@@ -168,6 +169,49 @@ def fill16_cases():
     return out
 
 
+# Every input of the Box-Muller kernel: 2^21 blocks of 16 planted draws;
+# block b has u1 draws k = 8b + j (j = 0..7, so every 24-bit u1 once) and
+# u2 draws (k * EXHAUSTIVE_MULT) mod 2^24 (odd multiplier: every u2 once).
+EXHAUSTIVE_MULT = 0x9E3779
+PLANT = 608  # 38 blocks per planted state (623 words available)
+
+
+def fill16_exhaustive():
+    n = 1 << 24
+    k = np.arange(n, dtype=np.uint64)
+    draws = np.empty((n // 8, 16), dtype=np.uint64)
+    draws[:, :8] = k.reshape(-1, 8)
+    draws[:, 8:] = ((k * EXHAUSTIVE_MULT) & 0xFFFFFF).reshape(-1, 8)
+    draws = draws.reshape(-1)
+    words = untemper_np(draws.astype(np.uint32)).astype(np.uint64)
+    st = bytearray(torch.get_rng_state().numpy().tobytes())
+    struct.pack_into("<i", st, 8, 624)
+    struct.pack_into("<Q", st, 16, 0)
+    buf = np.frombuffer(st, dtype=np.uint8).copy()
+    state_words = buf[24:24 + 624 * 8].view(np.uint64)
+    h = hashlib.sha256()
+    for i in range(0, len(draws), PLANT):
+        m = min(PLANT, len(draws) - i)  # always a multiple of 16
+        state_words[:m] = words[i:i + m]
+        torch.set_rng_state(torch.from_numpy(buf))
+        h.update(f32_bytes(torch.empty(m).normal_(0.0, 1.0)))
+    return {"blocks": n // 8, "u2_multiplier": EXHAUSTIVE_MULT, "sha256": h.hexdigest()}
+
+
+def untemper_np(y):
+    y = y.copy()
+    y ^= y >> np.uint32(18)
+    y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
+    t = y.copy()
+    for _ in range(5):
+        t = y ^ ((t << np.uint32(7)) & np.uint32(0x9D2C5680))
+    y = t
+    t = y.copy()
+    for _ in range(3):
+        t = y ^ (t >> np.uint32(11))
+    return t
+
+
 def run_calls(case):
     torch.manual_seed(case["seed"])
     outs = []
@@ -212,6 +256,7 @@ def main():
         "official_train_gpt_sha256": official_sha,
         "primitives": [run_calls(c) for c in PRIMITIVE_CASES],
         "fill16": fill16_cases(),
+        "fill16_exhaustive": fill16_exhaustive(),
         "kaiming_bounds": {str(c): math.sqrt(3.0) * (math.sqrt(2.0 / (1 + math.sqrt(5) ** 2)) / math.sqrt(c))
                            for c in (64, 128, 512, 1024)},
         "init": [],

@@ -157,6 +157,44 @@ static void test_fill16_edges(void **state) {
   }
 }
 
+/* Every possible input of the Box-Muller kernel (each of the 2^24 uniforms
+ * as u1 and as u2), against torch's output for the same planted draws: the
+ * float32 log, sin and cos emulation is exact everywhere, not just on
+ * sampled values. About a second. */
+static void test_fill16_exhaustive(void **state) {
+  (void)state;
+  json_t *ex = json_object_get(golden, "fill16_exhaustive");
+  const uint64_t mult = (uint64_t)json_integer_value(json_object_get(ex, "u2_multiplier"));
+  const size_t blocks = (size_t)json_integer_value(json_object_get(ex, "blocks"));
+  assert_int_equal(blocks, (size_t)1 << 21);
+  sha256_ctx *c = sha256_new();
+  enum { CHUNK = 4096 };
+  static float x[CHUNK * 16];
+  static uint8_t le[CHUNK * 16 * 4];
+  for (size_t b0 = 0; b0 < blocks; b0 += CHUNK) {
+    for (size_t b = 0; b < CHUNK; b++) {
+      float *blk = x + 16 * b;
+      for (int j = 0; j < 8; j++) {
+        uint64_t k = 8 * (b0 + b) + (uint64_t)j;
+        blk[j] = (float)k * 0x1p-24f;
+        blk[j + 8] = (float)((k * mult) & 0xffffffu) * 0x1p-24f;
+      }
+      torch_normal_fill16(blk, 0.0f, 1.0f);
+    }
+    for (size_t i = 0; i < CHUNK * 16; i++) {
+      uint32_t u = f32_bits(x[i]);
+      for (int k = 0; k < 4; k++) le[4 * i + (size_t)k] = (uint8_t)(u >> (8 * k));
+    }
+    sha256_update(c, le, sizeof le);
+  }
+  uint8_t d[SHA256_LEN];
+  char hex[SHA256_HEX_LEN + 1];
+  sha256_final(c, d);
+  sha256_free(c);
+  sha256_hex(d, hex);
+  assert_string_equal(hex, json_string_value(json_object_get(ex, "sha256")));
+}
+
 /* Negative: the same draws with one uniform changed by one unit in the
  * last place give different normals (the kernel really reads each lane). */
 static void test_fill16_sensitive(void **state) {
@@ -169,6 +207,39 @@ static void test_fill16_sensitive(void **state) {
   assert_true(f32_bits(a[3]) != f32_bits(b[3]) || f32_bits(a[11]) != f32_bits(b[11]));
   for (int k = 0; k < 16; k++)
     if (k != 3 && k != 11) assert_int_equal(f32_bits(a[k]), f32_bits(b[k]));
+}
+
+/* Negative: uniform_ rounded twice (multiply, then add: what PyTorch's
+ * DEFAULT-capability build computes) differs from the golden 2^22-value
+ * case, so the golden really pins the fused multiply-add. */
+static void test_unfused_uniform_differs(void **state) {
+  (void)state;
+  json_t *cases = json_object_get(golden, "primitives"), *c, *hit = NULL;
+  size_t i;
+  json_array_foreach(cases, i, c) {
+    if (json_integer_value(json_object_get(c, "seed")) == 99) hit = c;
+  }
+  assert_non_null(hit);
+  json_t *call = json_array_get(json_object_get(hit, "calls"), 0);
+  size_t n = (size_t)json_integer_value(json_array_get(call, 1));
+  const float f = (float)json_number_value(json_array_get(call, 2));
+  const float t = (float)json_number_value(json_array_get(call, 3));
+  float *v = malloc(n * sizeof *v);
+  assert_non_null(v);
+  torch_rng g;
+  torch_rng_seed(&g, 99);
+  size_t differs = 0;
+  for (size_t k = 0; k < n; k++) {
+    float x = (float)(torch_rng_u32(&g) & 0xffffffu) * 0x1p-24f;
+    float prod = x * (t - f); /* rounded: contraction is off in this build */
+    v[k] = prod + f;
+    differs += f32_bits(v[k]) != f32_bits(fmaf(x, t - f, f));
+  }
+  char hex[SHA256_HEX_LEN + 1];
+  hex_of_floats(v, n, hex);
+  assert_true(differs > 0);
+  assert_string_not_equal(hex, json_string_value(json_object_get(hit, "sha256")));
+  free(v);
 }
 
 static void test_kaiming_bounds(void **state) {
@@ -373,7 +444,9 @@ int main(void) {
       cmocka_unit_test(test_mt19937_reference_value),
       cmocka_unit_test(test_primitives_bit_identical),
       cmocka_unit_test(test_fill16_edges),
+      cmocka_unit_test(test_fill16_exhaustive),
       cmocka_unit_test(test_fill16_sensitive),
+      cmocka_unit_test(test_unfused_uniform_differs),
       cmocka_unit_test(test_kaiming_bounds),
       cmocka_unit_test(test_tiny_init_1337),
       cmocka_unit_test(test_tiny_init_42),
