@@ -1,0 +1,297 @@
+/* The challenge log parser: every line shape, with its line number; code
+ * lines never taken as results; bad and huge inputs. */
+#include "tests/test_util.h"
+
+#include <math.h>
+
+#include "verifier/log_parse.h"
+
+static void parse(const char *text, pg_log *l) {
+  pg_error e;
+  assert_int_equal(log_parse(text, strlen(text), "t.log", l, &e), 0);
+}
+
+static void test_train_and_val_steps(void **st) {
+  (void)st;
+  pg_log l;
+  parse("step:1/20000 train_loss:6.9357 train_time:43ms step_avg:43.00ms\n"
+        "step:200/20000 val_loss:2.1143 val_bpb:1.2489 train_time:8708ms step_avg:43.54ms\n"
+        "4000/20000 val_loss: 2.8722 val_bpb: 1.1119\n"
+        "2/20000 train_loss: 12.3549 train_time: 8.8m tok/s: 8494942\n",
+        &l);
+  assert_int_equal(l.n_train, 2);
+  assert_int_equal(l.train[0].line, 1);
+  assert_int_equal(l.train[0].step, 1);
+  assert_int_equal(l.train[0].total, 20000);
+  assert_true(l.train[0].loss.v == 6.9357 && l.train[0].loss.decimals == 4);
+  assert_true(l.train[0].train_ms == 43 && l.train[0].step_avg_ms == 43.0);
+  assert_int_equal(l.train[1].line, 4);
+  assert_true(fabs(l.train[1].train_ms - 528000) < 1e-6);
+  assert_true(fabs(l.train[1].train_res_ms - 6000) < 1e-6);
+  assert_true(isnan(l.train[1].step_avg_ms));
+  assert_int_equal(l.n_val, 2);
+  assert_int_equal(l.val[0].line, 2);
+  assert_true(l.val[0].val_bpb.v == 1.2489 && l.val[0].train_ms == 8708);
+  assert_int_equal(l.val[1].line, 3);
+  assert_int_equal(l.val[1].step, 4000);
+  assert_true(l.val[1].val_loss.v == 2.8722 && isnan(l.val[1].train_ms));
+  log_free(&l);
+}
+
+static void test_stop_and_train_end(void **st) {
+  (void)st;
+  pg_log l;
+  parse("step:13600/20000 train_loss:2.0 train_time:592172ms step_avg:43.54ms\n"
+        "stopping_early: wallclock_cap train_time:600038ms step:13780/20000\n", &l);
+  assert_int_equal(l.stop.line, 2);
+  assert_true(l.stop.train_ms == 600038 && l.stop.step == 13780 && l.stop.total == 20000);
+  double ms, res, step;
+  uint32_t line;
+  assert_int_equal(log_train_end(&l, &ms, &res, &line, &step), 0);
+  assert_true(ms == 600038 && res == 1 && line == 2 && step == 43.54);
+  log_free(&l);
+  parse("stopping_early: wallclock_cap train_time: 588047ms step: 4550/20000\n", &l);
+  assert_true(l.stop.train_ms == 588047 && l.stop.step == 4550);
+  log_free(&l);
+  parse("nothing here\n", &l);
+  assert_int_equal(log_train_end(&l, &ms, &res, &line, &step), -1);
+  log_free(&l);
+}
+
+static void test_sizes(void **st) {
+  (void)st;
+  pg_log l;
+  parse("Serialized model: 67224983 bytes\n"
+        "Code size: 47642 bytes\n"
+        "Total submission size: 67272625 bytes\n"
+        "Serialized model int8+zlib: 15815847 bytes (payload:17178912 raw_torch:1 payload_ratio:3.91x)\n"
+        "Total submission size int8+zlib: 15863489 bytes\n"
+        "Code size (uncompressed): 139831 bytes\n"
+        "Code size (compressed): 28599 bytes\n"
+        "Code size (zipped): 1 bytes\n"
+        "Serialized model quantized+brotli: 15975300 bytes\n", &l);
+  assert_int_equal(l.n_models, 3);
+  assert_string_equal(l.models[0].label, "");
+  assert_string_equal(l.models[1].label, "int8+zlib");
+  assert_true(l.models[1].bytes == 15815847 && l.models[1].line == 4);
+  assert_string_equal(l.models[2].label, "quantized+brotli");
+  assert_int_equal(l.n_totals, 2);
+  assert_string_equal(l.totals[0].label, "");
+  assert_true(l.totals[1].bytes == 15863489 && l.totals[1].line == 5);
+  assert_int_equal(l.n_code, 3);
+  assert_true(l.code[0].kind == CODE_SIZE_PLAIN && l.code[0].bytes == 47642);
+  assert_true(l.code[1].kind == CODE_SIZE_UNCOMPRESSED && l.code[1].line == 6);
+  assert_true(l.code[2].kind == CODE_SIZE_COMPRESSED && l.code[2].bytes == 28599);
+  log_free(&l);
+}
+
+static void test_metrics(void **st) {
+  (void)st;
+  pg_log l;
+  parse("pre-quantization post-ema val_loss:2.80873254 val_bpb:1.08734790 eval_time:7440ms\n"
+        "diagnostic quantized val_loss:2.79852399 val_bpb:1.08336093 eval_time:55851ms\n"
+        "final_int8_zlib_roundtrip val_loss:2.0727 val_bpb:1.2244 eval_time:1401ms\n"
+        "final_int8_zlib_roundtrip_exact val_loss:2.07269931 val_bpb:1.22436570\n"
+        "final_sliding_window_eval_exact stride:64 val_loss:2.02215627 val_bpb:1.19763674\n"
+        "ttt_sliding:done val_loss=1.889768 val_bpb=1.119230 elapsed=409.8s\n"
+        "quantized_ttt_lora val_loss:2.7 val_bpb:1.07 eval_time:500104ms\n"
+        "legal_ttt val_loss:1.8898 val_bpb:1.1192 eval_time:410268ms\n"
+        "legal_ttt_exact val_loss:1.88976776 val_bpb:1.11922988\n", &l);
+  assert_int_equal(l.n_metrics, 9);
+  assert_int_equal(l.metrics[0].kind, METRIC_PRE_QUANT);
+  assert_int_equal(l.metrics[1].kind, METRIC_DIAGNOSTIC);
+  assert_int_equal(l.metrics[2].kind, METRIC_FINAL);
+  assert_true(l.metrics[2].eval_ms == 1401 && l.metrics[2].val_bpb.decimals == 4);
+  assert_true(l.metrics[3].exact && l.metrics[3].val_bpb.decimals == 8);
+  assert_string_equal(l.metrics[3].base, "final_int8_zlib_roundtrip");
+  assert_string_equal(l.metrics[4].prefix, "final_sliding_window_eval_exact stride:64");
+  assert_string_equal(l.metrics[4].base, "final_sliding_window_eval");
+  assert_string_equal(l.metrics[5].prefix, "ttt_sliding:done");
+  assert_true(l.metrics[5].val_bpb.v == 1.119230 && l.metrics[5].eval_ms == 409800);
+  assert_int_equal(l.metrics[5].line, 6);
+  const log_metric *f = log_final_metric(&l);
+  assert_non_null(f);
+  assert_int_equal(f->line, 9);
+  log_free(&l);
+  /* The plain line last: its exact twin (earlier) is the score. */
+  parse("x_exact val_loss:1.00000001 val_bpb:1.00000002\nx val_loss:1.0 val_bpb:1.0\n", &l);
+  assert_int_equal(log_final_metric(&l)->line, 1);
+  log_free(&l);
+  parse("pre-quant val_loss:1.0 val_bpb:1.0\n", &l);
+  assert_null(log_final_metric(&l));
+  log_free(&l);
+}
+
+static void test_gptq_eval_seed(void **st) {
+  (void)st;
+  pg_log l;
+  parse("gptq:reserving 12s, effective=588000ms\n"
+        "GPTQ:collected 67 Hessians in 12.7s\n"
+        "total_eval_time:338.2s\n"
+        "seed:1337\n"
+        "seed:42\n", &l);
+  assert_true(l.gptq_reserve_s.line == 1 && l.gptq_reserve_s.v == 12);
+  assert_true(l.gptq_hessian_s.line == 2 && l.gptq_hessian_s.v == 12.7 && l.gptq_hessians == 67);
+  assert_true(l.total_eval_s.line == 3 && l.total_eval_s.v == 338.2);
+  assert_true(l.seed.line == 4 && l.seed.v == 1337 && l.seed_conflict);
+  log_free(&l);
+}
+
+static void test_hparams_and_config(void **st) {
+  (void)st;
+  pg_log l;
+  parse("Hyperparameters:\n"
+        "  adam_eps: 1e-08\n"
+        "  seed: 42\n"
+        "  train_files: ./data/fineweb_train_*.bin\n"
+        "  empty:\n"
+        "train_shards: 128\n"
+        "train_batch_tokens:524288 train_seq_len:1024 max_wallclock_seconds:600.000\n"
+        "warmup_step:1/20\n"
+        "step:1/20 train_loss:1.0 train_time:1ms step_avg:1.00ms\n"
+        "layer_loop:enabled step:2018 frac:0.350\n", &l);
+  const log_kv *k = log_hparam(&l, "adam_eps");
+  assert_non_null(k);
+  assert_string_equal(k->value, "1e-08");
+  assert_int_equal(k->line, 2);
+  assert_string_equal(log_hparam(&l, "train_files")->value, "./data/fineweb_train_*.bin");
+  assert_string_equal(log_hparam(&l, "empty")->value, "");
+  assert_true(l.seed.v == 42 && l.seed.line == 3);
+  assert_null(log_hparam(&l, "train_shards")); /* the block ended at the unindented line */
+  k = log_hparam(&l, "max_wallclock_seconds");
+  assert_non_null(k);
+  assert_string_equal(k->value, "600.000");
+  assert_int_equal(k->line, 7);
+  assert_null(log_hparam(&l, "warmup_step"));
+  assert_null(log_hparam(&l, "layer_loop")); /* after training began */
+  log_free(&l);
+}
+
+static void test_timestamps_and_warnings(void **st) {
+  (void)st;
+  pg_log l;
+  parse("1776142348.135 W0414 04:52:28.134000 1217 torch/distributed/run.py:803] \n"
+        "[W318 14:38:11.514156940 Utils.hpp:137] Warning: deprecated\n"
+        "[rank3]:[W318 14:38:18.835915381 Utils.hpp:112] Warning: deprecated\n"
+        "1776143349.278 stopping_early: wallclock_cap train_time: 587091ms step: 4832/20000\r\n"
+        "1776144156.999 quantized_ttt_phased val_loss:2.76951521 val_bpb:1.07216564 eval_time:500104ms\n"
+        "1776144156 total_eval_time:500.1s\n", &l);
+  assert_int_equal(l.torchrun_warnings, 3);
+  assert_true(l.stop.line == 4 && l.stop.train_ms == 587091);
+  assert_int_equal(l.n_metrics, 1);
+  assert_string_equal(l.metrics[0].prefix, "quantized_ttt_phased");
+  assert_true(l.total_eval_s.line == 6 && l.total_eval_s.v == 500.1);
+  assert_int_equal(l.n_lines, 6);
+  log_free(&l);
+}
+
+/* Lines of Python never count, inside or outside a leading source block. */
+static void test_code_lines_ignored(void **st) {
+  (void)st;
+  pg_log l;
+  parse("log0(f\"step:{step}/{n} train_loss:{x:.4f} train_time:{t:.0f}ms\")\n"
+        "    log0(f\"final_int8_zlib_roundtrip_exact val_loss:{a:.8f} val_bpb:{b:.8f}\")\n"
+        "            f\"final_sliding_window_eval_exact stride:{s} \"\n"
+        "print(\"legal_ttt val_loss:1.0 val_bpb:1.0\")\n"
+        "x = 'Serialized model int8+zlib: 1 bytes'\n"
+        "if seed:1\n"
+        "log(f\"Code size: {n} bytes\")\n"
+        "def f(): return 1\n", &l);
+  assert_int_equal(l.n_train + l.n_val + l.n_metrics + l.n_models + l.n_code + l.n_hparams, 0);
+  assert_int_equal(l.seed.line, 0);
+  log_free(&l);
+  /* A leading copy of the script ends at the first row of '='. */
+  char text[4096];
+  snprintf(text, sizeof text,
+           "\"\"\"doc\"\"\"\nimport os\nfinal val_loss:8.0 val_bpb:8.0\nseed:9\n%s\n"
+           "seed:7\nfinal val_loss:2.0 val_bpb:1.5\n",
+           "===================================================================================="
+           "================");
+  parse(text, &l);
+  assert_int_equal(l.code_end_line, 5);
+  assert_int_equal(l.n_metrics, 1);
+  assert_int_equal(l.metrics[0].line, 7);
+  assert_true(l.seed.v == 7);
+  log_free(&l);
+  /* Without Python above it, a row of '=' is just a separator. */
+  snprintf(text, sizeof text, "seed:3\n%s\n", "=================================================="
+                                              "==================================================");
+  parse(text, &l);
+  assert_int_equal(l.code_end_line, 0);
+  assert_int_equal(l.seed.line, 1);
+  log_free(&l);
+}
+
+static void test_bad_numbers_rejected(void **st) {
+  (void)st;
+  pg_log l;
+  parse("step:1/2 train_loss:nan train_time:1ms\n"
+        "step:1/2 train_loss:inf\n"
+        "final val_loss:0x1p3 val_bpb:1.0\n"
+        "final val_loss:1.0 val_bpb:1.0abc\n"
+        "step:99999999999999999999/2 train_loss:1.0\n"
+        "Code size: -5 bytes\n"
+        "Serialized model: 99999999999999999999999 bytes\n"
+        "step:1/2 train_loss:1.0 train_time:5parsecs\n", &l);
+  assert_int_equal(l.n_metrics + l.n_code + l.n_models, 0);
+  assert_int_equal(l.n_train, 1); /* the last: a loss with an unreadable clock */
+  assert_true(isnan(l.train[0].train_ms) && l.train[0].line == 8);
+  log_free(&l);
+}
+
+static void test_long_lines_and_nul(void **st) {
+  (void)st;
+  size_t big = LOG_MAX_LINE + 10;
+  char *t = malloc(big + 200);
+  assert_non_null(t);
+  memcpy(t, "seed:5", 6);
+  memset(t + 6, '7', big - 6);
+  size_t n = big;
+  const char tail[] = "\nseed:\0" "6\nseed:8\n";
+  memcpy(t + n, tail, sizeof tail - 1);
+  n += sizeof tail - 1;
+  pg_log l;
+  pg_error e;
+  assert_int_equal(log_parse(t, n, "big.log", &l, &e), 0);
+  assert_int_equal(l.long_lines, 2);
+  assert_true(l.seed.line == 3 && l.seed.v == 8);
+  assert_int_equal(l.n_lines, 3);
+  log_free(&l);
+  free(t);
+  /* Over the size limit: refused without reading. */
+  assert_int_equal(log_parse("", (size_t)LOG_MAX_BYTES + 1, "huge.log", &l, &e), -1);
+  assert_non_null(strstr(e.msg, "over the limit"));
+  assert_string_equal(e.file, "huge.log");
+}
+
+static void test_empty_and_file(void **st) {
+  (void)st;
+  pg_log l;
+  pg_error e;
+  assert_int_equal(log_parse("", 0, "e.log", &l, &e), 0);
+  assert_int_equal(l.n_lines, 0);
+  log_free(&l);
+  char *dir = test_tmpdir();
+  char path[600];
+  snprintf(path, sizeof path, "%s/a.log", dir);
+  const char *text = "seed:11\nfinal_x val_loss:1.5 val_bpb:0.75";
+  test_write_file(path, text, strlen(text));
+  assert_int_equal(log_parse_file(path, &l, &e), 0);
+  assert_true(l.seed.v == 11 && l.n_metrics == 1 && l.metrics[0].line == 2);
+  log_free(&l);
+  snprintf(path, sizeof path, "%s/missing.log", dir);
+  assert_int_equal(log_parse_file(path, &l, &e), -1);
+  test_rmdir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_train_and_val_steps), cmocka_unit_test(test_stop_and_train_end),
+      cmocka_unit_test(test_sizes),               cmocka_unit_test(test_metrics),
+      cmocka_unit_test(test_gptq_eval_seed),      cmocka_unit_test(test_hparams_and_config),
+      cmocka_unit_test(test_timestamps_and_warnings), cmocka_unit_test(test_code_lines_ignored),
+      cmocka_unit_test(test_bad_numbers_rejected), cmocka_unit_test(test_long_lines_and_nul),
+      cmocka_unit_test(test_empty_and_file),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
