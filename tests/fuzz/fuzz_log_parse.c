@@ -1,0 +1,27 @@
+/* libFuzzer: the challenge log parser. Every item carries a line within
+ * the text, and the score a log reports is one of its final metrics. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "verifier/log_parse.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  pg_log l;
+  pg_error e;
+  if (log_parse((const char *)data, size, "fuzz.log", &l, &e)) return 0;
+  for (size_t i = 0; i < l.n_train; i++)
+    if (!l.train[i].line || l.train[i].line > l.n_lines) __builtin_trap();
+  for (size_t i = 0; i < l.n_metrics; i++)
+    if (!l.metrics[i].line || l.metrics[i].line > l.n_lines || l.metrics[i].line <= l.code_end_line)
+      __builtin_trap();
+  for (size_t i = 0; i < l.n_hparams; i++)
+    if (!l.hparams[i].key[0] || l.hparams[i].line > l.n_lines) __builtin_trap();
+  const log_metric *m = log_final_metric(&l);
+  if (m && m->kind != METRIC_FINAL) __builtin_trap();
+  double ms, res, step;
+  uint32_t line;
+  if (log_train_end(&l, &ms, &res, &line, &step) == 0 && (!line || line > l.n_lines))
+    __builtin_trap();
+  log_free(&l);
+  return 0;
+}
