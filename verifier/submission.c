@@ -95,15 +95,21 @@ static int is_log_name(const char *rel) {
   return strncmp(b, "requirements", 12) != 0 && strncmp(b, "README", 6) != 0;
 }
 
-static void add_log(submission *s, const entry *e, finding_list *f) {
-  char full[8192];
-  snprintf(full, sizeof full, "%s/%s", s->dir, e->rel);
-  sub_log lg = {0};
+/* A log parsed ahead, in parallel with the others (logs are independent
+ * and parsing is all of check's time). */
+typedef struct parsed_log {
+  pg_log log;
   pg_error err;
-  if (log_parse_file(full, &lg.log, &err)) {
-    findings_add(f, "LOG_UNREADABLE", SEV_ERROR, e->rel, 0, "%s", err.msg);
+  int rc;
+} parsed_log;
+
+static void add_log(submission *s, const entry *e, parsed_log *p, finding_list *f) {
+  sub_log lg = {0};
+  if (p->rc) {
+    findings_add(f, "LOG_UNREADABLE", SEV_ERROR, e->rel, 0, "%s", p->err.msg);
     return;
   }
+  lg.log = p->log;
   const pg_log *l = &lg.log;
   if (!l->n_train && !l->n_val && !l->n_metrics && !l->stop.line) {
     log_free(&lg.log);
@@ -199,6 +205,15 @@ int submission_load(const char *dir, int forced_track, submission *s, finding_li
     return -1;
   }
   qsort(e, n, sizeof *e, cmp_entry);
+  parsed_log *pl = calloc(n + 1, sizeof *pl);
+  if (!pl) f->oom = 1;
+#pragma omp parallel for schedule(dynamic)
+  for (size_t i = 0; i < (pl ? n : 0); i++) {
+    if (!is_log_name(e[i].rel)) continue;
+    char full[8192];
+    snprintf(full, sizeof full, "%s/%s", dir, e[i].rel);
+    pl[i].rc = log_parse_file(full, &pl[i].log, &pl[i].err);
+  }
   for (size_t i = 0; i < n; i++) {
     const char *rel = e[i].rel, *b = base_name(rel);
     int top = strchr(rel, '/') == NULL;
@@ -207,9 +222,10 @@ int submission_load(const char *dir, int forced_track, submission *s, finding_li
     if (ends_with(b, ".py")) push_file(&s->code, &s->n_code, &e[i]);
     if (ends_with(b, ".model")) push_file(&s->tokenizers, &s->n_tokenizers, &e[i]);
     if (top && strncmp(b, "submission", 10) == 0 && ends_with(b, ".json")) add_json(s, &e[i], f);
-    if (is_log_name(rel)) add_log(s, &e[i], f);
+    if (pl && is_log_name(rel)) add_log(s, &e[i], &pl[i], f);
     free(e[i].rel);
   }
+  free(pl);
   free(e);
   infer_track(s, forced_track);
   return 0;
