@@ -208,6 +208,7 @@ static void progress(const replay_ext_opts *o, const replay_run *r, double now) 
   fflush(stderr);
 }
 
+/* Only called before the child is reaped, so pid is still ours. */
 static void kill_group(pid_t pid, int sig) {
   if (kill(-pid, sig) != 0) kill(pid, sig);
 }
@@ -234,7 +235,8 @@ static void supervise(const replay_ext_opts *o, replay_run *r, pid_t pid, int ou
         r->exited = WIFEXITED(st);
         r->signaled = WIFSIGNALED(st);
         r->status = r->exited ? WEXITSTATUS(st) : WTERMSIG(st);
-        kill_group(pid, SIGKILL); /* anything left behind in the group */
+        /* Nothing is signalled after this: the pid may be reused. What the
+         * program left running died with bwrap's pid namespace. */
       }
     }
     if (!reaped && !r->killed && now >= r->limit_ms) {
