@@ -268,6 +268,18 @@ static int read_scalars(rd *r, json_t *pred, manifest *m) {
   return get_nullable_u64(r, sch, "predicate.schedule", "total_steps", &m->total_steps);
 }
 
+/* predicate.init is optional (manifests made by `pgolf manifest create`
+ * have none); when present its digest must be well formed. */
+static int read_init(rd *r, json_t *pred, manifest *m) {
+  json_t *init = json_object_get(pred, "init");
+  if (!init) return 0;
+  if (!json_is_object(init)) return bad(r, "predicate", "init", "expected an object");
+  if (get_sha(r, init, "predicate.init", "sha256", m->init_sha256) != 0) return -1;
+  if (!get(r, init, "predicate.init", "tensors", T(JSON_ARRAY), "an array")) return -1;
+  m->has_init = 1;
+  return 0;
+}
+
 int manifest_from_json(json_t *root, const char *name, manifest *m, pg_error *err) {
   rd r = {name, err};
   json_t *pred = NULL;
@@ -275,7 +287,7 @@ int manifest_from_json(json_t *root, const char *name, manifest *m, pg_error *er
   m->root = json_incref(root);
   if (read_statement(&r, root, &pred) != 0 || read_subjects(&r, root, m) != 0 ||
       read_scalars(&r, pred, m) != 0 || read_code(&r, pred, m) != 0 || read_data(&r, pred, m) != 0 ||
-      read_losses(&r, pred, m) != 0 || read_artifact(&r, pred, m) != 0) {
+      read_losses(&r, pred, m) != 0 || read_artifact(&r, pred, m) != 0 || read_init(&r, pred, m) != 0) {
     manifest_free(m);
     return -1;
   }

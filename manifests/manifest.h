@@ -17,7 +17,11 @@
  *          shards[{name, path, split, tokens, sha256}], tokens_consumed},
  *     environment{...}, schedule{total_steps, wall_clock_budget_s},
  *     losses{chain, steps[{step, loss_bits, lr_mult_bits?, wall_ms?, chain}]},
- *     evaluation, artifact{name, path, bytes, sha256} | null, timing{...}}
+ *     evaluation, artifact{name, path, bytes, sha256} | null, timing{...},
+ *     init{sha256, tensors[{name, shape}]} (optional, written by pgolf train)}
+ * pgolf train also writes schedule.planner{...}, data.tokens_consumed,
+ * artifact{code_bytes, model_bytes, total_bytes, limit_bytes, code_rule}
+ * and evaluation{mode, val_loss, val_bpb, *_bits, tokens, bytes}.
  * Each step's "chain" is the link c_i after that step, so a verifier can
  * name the first step whose loss no longer matches. */
 #ifndef PGOLF_MANIFEST_H
@@ -30,6 +34,7 @@
 
 #include "common/error.h"
 #include "manifests/dsse.h"
+#include "manifests/loss_file.h"
 #include "manifests/sha256.h"
 
 #define MANIFEST_MAX_BYTES ((size_t)256 << 20)
@@ -54,10 +59,35 @@ typedef struct manifest_inputs {
   const char *artifact_path; /* NULL: no artifact */
   int64_t total_steps;       /* -1: unknown (then the loss file's step count) */
   unsigned threads;          /* the run's thread count; 0: online CPUs */
+
 } manifest_inputs;
+
+/* What a trainer holds in memory, for manifest_create_ex (all optional:
+ * zero means absent). JSON values are borrowed. */
+typedef struct manifest_extras {
+  json_t *config;               /* used instead of config_path when set */
+  const loss_record *loss_recs; /* used instead of losses_path when */
+  size_t n_loss_recs;           /*   losses_in_memory is 1 */
+  int losses_in_memory;
+  json_t *derived_seeds;        /* predicate.derived_seeds ({} when NULL) */
+  json_t *init;                 /* predicate.init: {sha256, tensors[{name, shape}]} */
+  double wall_clock_budget_s;   /* > 0: predicate.schedule.wall_clock_budget_s */
+  json_t *schedule;             /* further keys of predicate.schedule (the planner's numbers) */
+  json_t *evaluation;           /* predicate.evaluation (null when NULL) */
+  int64_t code_bytes;           /* > 0 with an artifact: predicate.artifact gets code_bytes, */
+  const char *code_rule;        /*   model_bytes, total_bytes, limit_bytes and code_rule */
+  int64_t tokens_consumed;      /* > 0: predicate.data.tokens_consumed */
+  json_t *timing;               /* further keys of predicate.timing (phase times) */
+} manifest_extras;
+
+/* The challenge's size limit on code bytes + compressed model bytes. */
+#define MANIFEST_ARTIFACT_LIMIT_BYTES 16000000
 
 /* Build the manifest JSON text (pretty, final newline) in *out. */
 int manifest_create(const manifest_inputs *in, char **out, size_t *out_len, pg_error *err);
+/* The same with a trainer's in-memory records (x may be NULL). */
+int manifest_create_ex(const manifest_inputs *in, const manifest_extras *x, char **out,
+                       size_t *out_len, pg_error *err);
 
 /* ---- reading ---- */
 
@@ -90,6 +120,8 @@ typedef struct manifest {
   size_t n_steps;
   int has_artifact;
   manifest_file artifact;
+  int has_init; /* predicate.init present (optional) */
+  uint8_t init_sha256[SHA256_LEN];
   json_t *subjects;
 } manifest;
 

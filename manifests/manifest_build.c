@@ -173,7 +173,7 @@ static json_t *code_identity(const hash_result *bin) {
 
 /* ---- data, losses, artifact ---- */
 
-static json_t *data_json(const manifest_inputs *in, uint32_t vocab, const file_set *fs,
+static json_t *data_json(const manifest_inputs *in, const manifest_extras *x, uint32_t vocab, const file_set *fs,
                          const hash_result *h) {
   json_t *shards = json_array();
   for (size_t i = 0; shards && i < fs->n_shards; i++) {
@@ -183,9 +183,10 @@ static json_t *data_json(const manifest_inputs *in, uint32_t vocab, const file_s
                                             (json_int_t)fs->tokens[i], "sha256",
                                             hex_str(h[1 + i].digest)));
   }
-  return json_pack("{s:{s:s, s:o, s:I}, s:o, s:n}", "tokenizer", "path", in->tokenizer_path,
+  return json_pack("{s:{s:s, s:o, s:I}, s:o, s:o}", "tokenizer", "path", in->tokenizer_path,
                    "sha256", hex_str(h[0].digest), "vocab_size", (json_int_t)vocab, "shards",
-                   shards, "tokens_consumed");
+                   shards, "tokens_consumed",
+                   x->tokens_consumed > 0 ? json_integer((json_int_t)x->tokens_consumed) : json_null());
 }
 
 /* Steps with their chain links; *head is the last link (c0 if none). */
@@ -206,10 +207,26 @@ static json_t *losses_json(const loss_list *l, uint8_t head[SHA256_LEN]) {
   return json_pack("{s:o, s:o}", "chain", hex_str(head), "steps", steps);
 }
 
-static json_t *artifact_json(const char *path, const hash_result *h) {
-  if (!path) return json_null();
-  return json_pack("{s:s, s:s, s:I, s:o}", "name", base_name(path), "path", path, "bytes",
-                   (json_int_t)h->size, "sha256", hex_str(h->digest));
+/* With code_bytes, the challenge's accounting: code + compressed model
+ * bytes against the decimal limit, and how code was counted. */
+static json_t *artifact_json(const manifest_inputs *in, const manifest_extras *x, const hash_result *h) {
+  if (!in->artifact_path) return json_null();
+  json_t *a = json_pack("{s:s, s:s, s:I, s:o}", "name", base_name(in->artifact_path), "path",
+                        in->artifact_path, "bytes", (json_int_t)h->size, "sha256", hex_str(h->digest));
+  if (a && x->code_bytes > 0) {
+    json_object_set_new(a, "code_bytes", json_integer((json_int_t)x->code_bytes));
+    json_object_set_new(a, "model_bytes", json_integer((json_int_t)h->size));
+    json_object_set_new(a, "total_bytes", json_integer((json_int_t)(h->size + (uint64_t)x->code_bytes)));
+    json_object_set_new(a, "limit_bytes", json_integer(MANIFEST_ARTIFACT_LIMIT_BYTES));
+    json_object_set_new(a, "code_rule", x->code_rule ? json_string(x->code_rule) : json_null());
+  }
+  return a;
+}
+
+/* obj with every key of extra added (extra borrowed; NULL adds nothing). */
+static json_t *merged(json_t *obj, json_t *extra) {
+  if (obj && extra) json_object_update(obj, extra);
+  return obj;
 }
 
 static json_t *subjects_json(const char *artifact, const hash_result *h, const uint8_t head[SHA256_LEN]) {
@@ -222,13 +239,14 @@ static json_t *subjects_json(const char *artifact, const hash_result *h, const u
   return a;
 }
 
-static json_t *timing_json(double t0, double hash_ms) {
+static json_t *timing_json(const manifest_extras *x, double t0, double hash_ms) {
   char utc[32] = "";
   time_t now = time(NULL);
   struct tm tm;
   if (gmtime_r(&now, &tm)) strftime(utc, sizeof utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return json_pack("{s:s, s:f, s:f}", "created_utc", utc, "hash_ms", hash_ms, "create_ms",
-                   now_ms() - t0);
+  return merged(json_pack("{s:s, s:f, s:f}", "created_utc", utc, "hash_ms", hash_ms, "create_ms",
+                          now_ms() - t0),
+                x->timing);
 }
 
 /* ---- assembling ---- */
@@ -293,38 +311,78 @@ static int hash_all(const manifest_inputs *in, gathered *g, pg_error *err) {
   return 0;
 }
 
-static int gather(const manifest_inputs *in, gathered *g, pg_error *err) {
-  if (read_config(in->config_path, &g->config, err) != 0) return -1;
+/* A copy of the caller's records, checked as the loss file parser checks
+ * a file (steps strictly increase). */
+static int copy_losses(const manifest_extras *x, loss_list *l, pg_error *err) {
+  if (x->n_loss_recs > MANIFEST_MAX_STEPS) return pg_fail(err, "", -1, "more than %zu steps", MANIFEST_MAX_STEPS);
+  l->recs = malloc((x->n_loss_recs ? x->n_loss_recs : 1) * sizeof *l->recs);
+  if (!l->recs) return pg_fail(err, "", -1, "out of memory");
+  for (size_t i = 0; i < x->n_loss_recs; i++) {
+    if (i && x->loss_recs[i].step <= x->loss_recs[i - 1].step)
+      return pg_fail(err, "", -1, "loss record %zu: step %llu not greater than the previous", i,
+                     (unsigned long long)x->loss_recs[i].step);
+    l->recs[i] = x->loss_recs[i];
+  }
+  l->n = x->n_loss_recs;
+  return 0;
+}
+
+static int gather(const manifest_inputs *in, const manifest_extras *x, gathered *g, pg_error *err) {
+  if (x->config) {
+    if (!json_is_object(x->config)) return pg_fail(err, "", -1, "configuration: expected a JSON object");
+    g->config = json_incref(x->config);
+  } else if (read_config(in->config_path, &g->config, err) != 0) {
+    return -1;
+  }
   if (read_vocab(in->tokenizer_path, &g->vocab, err) != 0) return -1;
   if (collect_shards(in, &g->fs, err) != 0 || validate_shards(&g->fs, g->vocab, err) != 0) return -1;
-  if (in->losses_path && loss_file_load(in->losses_path, &g->losses, err) != 0) return -1;
+  if (x->losses_in_memory) {
+    if (copy_losses(x, &g->losses, err) != 0) return -1;
+  } else if (in->losses_path && loss_file_load(in->losses_path, &g->losses, err) != 0) {
+    return -1;
+  }
   return hash_all(in, g, err);
 }
 
-static json_t *predicate(const manifest_inputs *in, gathered *g, uint8_t head[SHA256_LEN], double t0) {
-  json_t *losses = losses_json(&g->losses, head);
-  int64_t total = in->total_steps >= 0 ? in->total_steps : in->losses_path ? (int64_t)g->losses.n : -1;
-  const hash_result *art = in->artifact_path ? &g->h[1 + g->fs.n_shards] : NULL;
-  return json_pack("{s:I, s:{}, s:O, s:o, s:o, s:o, s:{s:o, s:n}, s:o, s:n, s:o, s:o}", "seed",
-                   (json_int_t)in->seed, "derived_seeds", "config", g->config, "code",
-                   code_identity(&g->h[g->n_h - 1]), "data", data_json(in, g->vocab, &g->fs, g->h),
-                   "environment", environment(in->threads), "schedule", "total_steps",
-                   total >= 0 ? json_integer(total) : json_null(), "wall_clock_budget_s", "losses",
-                   losses, "evaluation", "artifact", artifact_json(in->artifact_path, art), "timing",
-                   timing_json(t0, g->hash_ms));
+static json_t *schedule_json(const manifest_extras *x, int64_t total) {
+  json_t *s = json_pack("{s:o, s:o}", "total_steps", total >= 0 ? json_integer(total) : json_null(),
+                        "wall_clock_budget_s",
+                        x->wall_clock_budget_s > 0 ? json_real(x->wall_clock_budget_s) : json_null());
+  return merged(s, x->schedule);
 }
 
-int manifest_create(const manifest_inputs *in, char **out, size_t *out_len, pg_error *err) {
+static json_t *predicate(const manifest_inputs *in, const manifest_extras *x, gathered *g,
+                         uint8_t head[SHA256_LEN], double t0) {
+  json_t *losses = losses_json(&g->losses, head);
+  int have_losses = x->losses_in_memory || in->losses_path;
+  int64_t total = in->total_steps >= 0 ? in->total_steps : have_losses ? (int64_t)g->losses.n : -1;
+  const hash_result *art = in->artifact_path ? &g->h[1 + g->fs.n_shards] : NULL;
+  json_t *p = json_pack("{s:I, s:o, s:O, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "seed",
+                        (json_int_t)in->seed, "derived_seeds",
+                        x->derived_seeds ? json_deep_copy(x->derived_seeds) : json_object(), "config",
+                        g->config, "code", code_identity(&g->h[g->n_h - 1]), "data",
+                        data_json(in, x, g->vocab, &g->fs, g->h), "environment", environment(in->threads),
+                        "schedule", schedule_json(x, total), "losses", losses, "evaluation",
+                        x->evaluation ? json_deep_copy(x->evaluation) : json_null(), "artifact",
+                        artifact_json(in, x, art), "timing", timing_json(x, t0, g->hash_ms));
+  if (p && x->init) json_object_set_new(p, "init", json_deep_copy(x->init));
+  return p;
+}
+
+int manifest_create_ex(const manifest_inputs *in, const manifest_extras *x, char **out,
+                       size_t *out_len, pg_error *err) {
+  static const manifest_extras none;
+  if (!x) x = &none;
   double t0 = now_ms();
   gathered g;
   memset(&g, 0, sizeof g);
   if (in->seed > INT64_MAX) return pg_fail(err, "", -1, "seed must be below 2^63");
-  if (gather(in, &g, err) != 0) {
+  if (gather(in, x, &g, err) != 0) {
     gathered_free(&g);
     return -1;
   }
   uint8_t head[SHA256_LEN];
-  json_t *pred = predicate(in, &g, head, t0);
+  json_t *pred = predicate(in, x, &g, head, t0);
   const hash_result *art = in->artifact_path ? &g.h[1 + g.fs.n_shards] : NULL;
   json_t *root = pred ? json_pack("{s:s, s:o, s:s, s:o}", "_type", MANIFEST_STATEMENT_TYPE, "subject",
                                   subjects_json(in->artifact_path, art, head), "predicateType",
@@ -335,4 +393,8 @@ int manifest_create(const manifest_inputs *in, char **out, size_t *out_len, pg_e
   int rc = json_write_pretty(root, out, out_len, err);
   json_decref(root);
   return rc;
+}
+
+int manifest_create(const manifest_inputs *in, char **out, size_t *out_len, pg_error *err) {
+  return manifest_create_ex(in, NULL, out, out_len, err);
 }

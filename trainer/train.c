@@ -1,0 +1,297 @@
+/* The training run: setup, the budget plan, and the official loop. */
+#include "trainer/train.h"
+
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "manifests/json_read.h"
+#include "manifests/loss_chain.h"
+#include "trainer/model_init.h"
+#include "trainer/schedule.h"
+#include "trainer/tokenizer.h"
+#include "trainer/train_internal.h"
+
+double trainer_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int trainer_add_record(trainer *t, uint64_t step, float loss, float lr_mult, double wall_ms) {
+  if (t->n_recs == t->cap_recs) {
+    size_t nc = t->cap_recs ? 2 * t->cap_recs : 256;
+    loss_record *nr = realloc(t->recs, nc * sizeof *nr);
+    if (!nr) return -1;
+    t->recs = nr;
+    t->cap_recs = nc;
+  }
+  loss_record *r = &t->recs[t->n_recs++];
+  memset(r, 0, sizeof *r);
+  r->step = step;
+  memcpy(&r->loss_bits, &loss, 4);
+  memcpy(&r->lr_mult_bits, &lr_mult, 4);
+  r->wall_ms = wall_ms;
+  r->has_lr_mult = r->has_wall_ms = 1;
+  loss_chain_extend(t->chain, step, r->loss_bits);
+  return 0;
+}
+
+/* ---- setup ---- */
+
+static int make_dir(const char *dir, pg_error *err) {
+  if (mkdir(dir, 0755) == 0 || errno == EEXIST) {
+    struct stat st;
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
+  }
+  return pg_fail_errno(err, dir, "cannot create the output directory");
+}
+
+/* The official script refuses a tokenizer whose vocabulary differs. */
+static int check_tokenizer(const train_config *c, pg_error *err) {
+  sp_model sp;
+  if (sp_model_load(c->tokenizer, &sp, err) != 0) return -1;
+  uint32_t n = sp.n_pieces;
+  sp_model_free(&sp);
+  if ((int)n != c->model.vocab_size)
+    return pg_fail(err, c->tokenizer, -1, "tokenizer has %u pieces but vocab_size is %d", n,
+                   c->model.vocab_size);
+  return 0;
+}
+
+static int set_paths(trainer *t, const char *dir, pg_error *err) {
+  static const char *names[4] = {TRAIN_CHECKPOINT_NAME, TRAIN_ARTIFACT_NAME, TRAIN_MANIFEST_NAME,
+                                 TRAIN_LOG_NAME};
+  if (strlen(dir) > 1000) return pg_fail(err, dir, -1, "output directory path too long");
+  for (int i = 0; i < 4; i++) snprintf(t->path_buf[i], sizeof t->path_buf[i], "%s/%s", dir, names[i]);
+  return make_dir(dir, err);
+}
+
+static int setup(trainer *t, const train_options *o, pg_error *err) {
+  t->o = o;
+  t->cfg = o->cfg;
+  t->prec = t->cfg.precision == TRAIN_MIXED ? GPT_MIXED : GPT_FP32;
+  loss_chain_init(t->chain);
+  if (t->cfg.threads > 0) omp_set_num_threads(t->cfg.threads);
+  if (!t->cfg.data[0] || !t->cfg.tokenizer[0])
+    return pg_fail(err, "config", -1, "no %s given", !t->cfg.data[0] ? "data directory" : "tokenizer");
+  if (check_tokenizer(&t->cfg, err) != 0 || set_paths(t, o->out_dir, err) != 0) return -1;
+  if (gpt_layout_init(&t->l, &t->cfg.model, err) != 0) return -1;
+  t->T = t->cfg.model.seq_len;
+  t->B = train_config_micro_batch(&t->cfg);
+  size_t n = t->l.n_params, bt = (size_t)t->B * (size_t)t->T;
+  t->params = calloc(n, sizeof(float));
+  t->grads = calloc(n, sizeof(float));
+  t->x = malloc(bt * sizeof(uint16_t));
+  t->y = malloc(bt * sizeof(uint16_t));
+  t->evals = json_array();
+  if (!t->params || !t->grads || !t->x || !t->y || !t->evals) return pg_fail(err, "", -1, "out of memory");
+  gpt_params_bind(&t->p, &t->l, t->params);
+  gpt_params_bind(&t->g, &t->l, t->grads);
+  if (!(t->acts = gpt_acts_new(&t->l, t->B, t->T, err))) return -1;
+  if (optimizer_init(&t->opt, &t->l, &t->cfg.opt, err) != 0) return -1;
+  return loader_open(&t->loader, t->cfg.data, "fineweb_train_", (uint32_t)t->cfg.model.vocab_size, err);
+}
+
+static void teardown(trainer *t) {
+  free(t->params);
+  free(t->grads);
+  free(t->x);
+  free(t->y);
+  free(t->recs);
+  gpt_params_free(&t->p);
+  gpt_params_free(&t->g);
+  if (t->acts) gpt_acts_free(t->acts);
+  optimizer_free(&t->opt);
+  loader_close(&t->loader);
+  gpt_layout_free(&t->l);
+  json_decref(t->init);
+  json_decref(t->plan);
+  json_decref(t->evals);
+}
+
+/* ---- one step ---- */
+
+/* The official step: zero grads, grad_accum micro-steps of forward and
+ * (loss * grad_scale).backward(), the float32 mean of the micro-step
+ * losses, then every optimizer. */
+static int train_step(trainer *t, double lr_mult, float *loss_out, pg_error *err) {
+  const train_config *c = &t->cfg;
+  int G = c->grad_accum_steps;
+  float grad_scale = (float)(1.0 / G), sum = 0.0f;
+  memset(t->grads, 0, t->l.n_params * sizeof(float));
+  for (int k = 0; k < G; k++) {
+    if (loader_next_batch(&t->loader, (uint64_t)c->train_batch_tokens, t->T, G, 0, 1, t->x, t->y, err) != 0)
+      return -1;
+    float lk = gpt_forward(&t->l, &t->p, t->acts, t->x, t->y, t->B, t->T, t->prec, NULL);
+    sum += lk;
+    gpt_backward(&t->l, &t->p, &t->g, t->acts, t->x, t->y, t->B, t->T, t->prec, grad_scale);
+  }
+  *loss_out = sum / (float)G;
+  optimizer_step(&t->opt, &t->l, t->params, t->grads, t->step, lr_mult, t->prec);
+  return 0;
+}
+
+/* ---- the budget plan ---- */
+
+/* Time TRAIN_PLAN_SAMPLES real steps, then put parameters, optimizer and
+ * loader back exactly (as the official warm-up restores its state), and
+ * turn the budget into a step count. */
+static int plan_budget(trainer *t, pg_error *err) {
+  double ms[TRAIN_PLAN_SAMPLES];
+  float *saved = malloc(t->l.n_params * sizeof(float));
+  checkpoint opt_state = {0};
+  loader_state ls;
+  int rc = -1;
+  if (!saved) return pg_fail(err, "", -1, "out of memory");
+  memcpy(saved, t->params, t->l.n_params * sizeof(float));
+  loader_get_state(&t->loader, &ls);
+  if (optimizer_save(&t->opt, &opt_state, err) != 0) goto out;
+  for (int i = 0; i < TRAIN_PLAN_SAMPLES; i++) {
+    float loss;
+    double t0 = trainer_now_ms();
+    if (train_step(t, schedule_lr_mult(i, t->cfg.opt.iterations, t->cfg.opt.warmdown_iters), &loss, err) != 0)
+      goto out;
+    t->step++;
+    ms[i] = trainer_now_ms() - t0;
+  }
+  t->step = 0;
+  memcpy(t->params, saved, t->l.n_params * sizeof(float));
+  if (optimizer_load(&t->opt, &opt_state, "plan", err) != 0 || loader_set_state(&t->loader, &ls, err) != 0)
+    goto out;
+  schedule_plan plan;
+  if (schedule_plan_steps(t->cfg.budget_seconds, ms, TRAIN_PLAN_SAMPLES, t->cfg.opt.iterations, &plan, err) != 0)
+    goto out;
+  t->cfg.opt.iterations = plan.planned_steps;
+  t->plan = schedule_plan_to_json(&plan);
+  train_log_printf(&t->log, "budget_plan: budget:%.3fs measured_step_avg:%.2fms planned_steps:%lld",
+                   plan.budget_seconds, plan.measured_step_ms, (long long)plan.planned_steps);
+  rc = t->plan ? 0 : pg_fail(err, "", -1, "out of memory");
+out:
+  free(saved);
+  ckpt_free(&opt_state);
+  return rc;
+}
+
+/* ---- the loop ---- */
+
+static int should_log(const trainer *t, int64_t step) {
+  int64_t every = t->cfg.train_log_every;
+  return every > 0 && (step <= 10 || step % every == 0 || step == t->cfg.opt.iterations);
+}
+
+static int validate_and_log(trainer *t, pg_error *err) {
+  double vl, vb;
+  if (trainer_validate(t, t->params, &vl, &vb, err) != 0) return -1;
+  progress_clear(&t->prog);
+  train_log_val_step(&t->log, t->step, t->cfg.opt.iterations, vl, vb, t->train_ms);
+  t->last_val_loss = vl;
+  t->last_val_bpb = vb;
+  t->have_val = 1;
+  return 0;
+}
+
+static int after_step(trainer *t, float loss, double lr_mult, double elapsed_ms, pg_error *err) {
+  if (trainer_add_record(t, (uint64_t)t->step, loss, (float)lr_mult, elapsed_ms) != 0)
+    return pg_fail(err, "", -1, "out of memory");
+  if (should_log(t, t->step)) {
+    progress_clear(&t->prog);
+    train_log_train_step(&t->log, t->step, t->cfg.opt.iterations, loss, elapsed_ms);
+  }
+  progress_update(&t->prog, t->step, loss);
+  return 0;
+}
+
+/* Returns 1 when stopped by stop_after, 0 at the end, -1 on error. */
+static int loop(trainer *t, pg_error *err) {
+  const train_options *o = t->o;
+  int64_t M = t->cfg.opt.iterations, every = t->cfg.val_loss_every;
+  double t0 = trainer_now_ms();
+  for (;;) {
+    int last = t->step >= M;
+    if (!last && o->stop_after > 0 && t->step >= o->stop_after) {
+      t->train_ms += trainer_now_ms() - t0;
+      return trainer_save(t, err) == 0 ? 1 : -1;
+    }
+    if (last || (every > 0 && t->step % every == 0)) {
+      t->train_ms += trainer_now_ms() - t0;
+      if (validate_and_log(t, err) != 0) return -1;
+      t0 = trainer_now_ms();
+    }
+    if (last) return 0;
+    double lr_mult = schedule_lr_mult(t->step, M, t->cfg.opt.warmdown_iters);
+    float loss;
+    if (train_step(t, lr_mult, &loss, err) != 0) return -1;
+    t->step++;
+    if (after_step(t, loss, lr_mult, t->train_ms + trainer_now_ms() - t0, err) != 0) return -1;
+    if (o->checkpoint_every > 0 && t->step % o->checkpoint_every == 0 && t->step < M) {
+      t->train_ms += trainer_now_ms() - t0; /* writing is not training */
+      if (trainer_save(t, err) != 0) return -1;
+      t0 = trainer_now_ms();
+    }
+  }
+}
+
+/* ---- the run ---- */
+
+static void log_header(trainer *t) {
+  json_t *cfg = train_config_to_json(&t->cfg);
+  train_log_printf(&t->log, "seed:%llu", (unsigned long long)t->cfg.seed);
+  if (cfg) train_log_hparams(&t->log, cfg);
+  json_decref(cfg);
+  train_log_printf(&t->log, "model_params:%zu", t->l.n_params);
+  train_log_printf(&t->log, "world_size:1 grad_accum_steps:%d", t->cfg.grad_accum_steps);
+  train_log_printf(&t->log, "train_batch_tokens:%lld train_seq_len:%d iterations:%lld precision:%s threads:%d",
+                   (long long)t->cfg.train_batch_tokens, t->cfg.model.seq_len,
+                   (long long)t->cfg.opt.iterations, train_precision_name(t->cfg.precision),
+                   omp_get_max_threads());
+}
+
+static int start_fresh(trainer *t, pg_error *err) {
+  if (train_log_open(&t->log, t->path_buf[PATH_LOG], NULL, 0, t->o->echo, err) != 0) return -1;
+  log_header(t);
+  if (gpt_init_params(&t->l, t->params, t->cfg.seed, err) != 0) return -1;
+  if (!(t->init = gpt_init_predicate_json(&t->l, t->params))) return pg_fail(err, "", -1, "out of memory");
+  if (t->cfg.budget_seconds > 0 && plan_budget(t, err) != 0) return -1;
+  return 0;
+}
+
+int train_run(const train_options *o, train_result *r, pg_error *err) {
+  trainer *t = calloc(1, sizeof *t);
+  if (!t) return pg_fail(err, "", -1, "out of memory");
+  memset(r, 0, sizeof *r);
+  int rc = setup(t, o, err);
+  if (rc == 0)
+    rc = o->resume ? trainer_restore(t, o->resume, o->resume_name, err) : start_fresh(t, err);
+  if (rc == 0) {
+    progress_init(&t->prog, t->step, t->cfg.opt.iterations,
+                  t->cfg.train_batch_tokens, o->quiet);
+    rc = loop(t, err);
+    progress_clear(&t->prog);
+  }
+  if (rc == 1) { /* stopped early: the checkpoint is written */
+    r->finished = 0;
+    rc = 0;
+  } else if (rc == 0) {
+    rc = trainer_finish(t, r, err);
+    r->finished = rc == 0;
+  }
+  r->steps = t->step;
+  r->train_ms = t->train_ms;
+  memcpy(r->chain, t->chain, SHA256_LEN);
+  if (t->n_recs) r->last_loss_bits = t->recs[t->n_recs - 1].loss_bits;
+  pg_error ce;
+  if (t->log.text || t->log.f) {
+    if (train_log_close(&t->log, &ce) != 0 && rc == 0) {
+      *err = ce;
+      rc = -1;
+    }
+  }
+  teardown(t);
+  free(t);
+  return rc;
+}

@@ -1,0 +1,220 @@
+/* The end of a run, as the official main(): export the int8+zlib artifact,
+ * log its size with the code size, load it back from disk, evaluate the
+ * dequantized model (the final metric), then the final checkpoint and the
+ * manifest. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "manifests/json_read.h"
+#include "manifests/manifest.h"
+#include "trainer/artifact.h"
+#include "trainer/byte_accounting.h"
+#include "trainer/code_size.h"
+#include "trainer/tokenizer.h"
+#include "trainer/train_internal.h"
+
+/* ---- evaluation and artifact (trainer/eval.h, trainer/artifact.h) ---- */
+
+/* INTERIM, until trainer/eval.h lands: the official eval_val over the
+ * whole validation split (batches of val_batch_size / grad_accum tokens,
+ * batch mean loss widened to double times the batch's token count). */
+static int interim_eval(trainer *t, const float *params, double *loss, double *bpb, pg_error *err) {
+  token_loader vl;
+  sp_model sp;
+  byte_luts luts;
+  int T = t->T, rc = -1;
+  if (loader_open(&vl, t->cfg.data, "fineweb_val_", (uint32_t)t->cfg.model.vocab_size, err) != 0) return -1;
+  uint64_t n = vl.total_tokens;
+  uint16_t *tok = malloc(n * sizeof *tok);
+  if (!tok || loader_take(&vl, n, tok, err) != 0) {
+    free(tok);
+    loader_close(&vl);
+    return tok ? -1 : pg_fail(err, "", -1, "out of memory");
+  }
+  loader_close(&vl);
+  if (sp_model_load(t->cfg.tokenizer, &sp, err) != 0) {
+    free(tok);
+    return -1;
+  }
+  rc = luts_from_model(&sp, (uint32_t)t->cfg.model.vocab_size, &luts, err);
+  sp_model_free(&sp);
+  if (rc != 0) {
+    free(tok);
+    return -1;
+  }
+  uint64_t seqs = (n - 1) / (uint64_t)T;
+  int64_t bs = t->cfg.val_batch_size / t->cfg.grad_accum_steps / T;
+  if (bs < 1) bs = 1;
+  gpt_params p;
+  gpt_params_bind(&p, &t->l, (float *)params);
+  gpt_acts *a = gpt_acts_new(&t->l, (int)bs, T, err);
+  uint16_t *x = malloc((size_t)bs * T * 2), *y = malloc((size_t)bs * T * 2);
+  double loss_sum = 0, tokens = 0, bytes = 0;
+  rc = (a && x && y) ? 0 : -1;
+  for (uint64_t s0 = 0; rc == 0 && s0 < seqs; s0 += (uint64_t)bs) {
+    uint64_t s1 = s0 + (uint64_t)bs < seqs ? s0 + (uint64_t)bs : seqs;
+    int B = (int)(s1 - s0);
+    for (uint64_t i = 0; i < (uint64_t)B * T; i++) {
+      x[i] = tok[s0 * T + i];
+      y[i] = tok[s0 * T + i + 1];
+    }
+    float bl = gpt_forward(&t->l, &p, a, x, y, B, T, t->prec, NULL);
+    loss_sum += (double)bl * (double)(B * T);
+    tokens += (double)(B * T);
+    for (int i = 0; i < B * T; i++) bytes += (double)target_bytes(&luts, x[i], y[i]);
+  }
+  if (rc == 0) {
+    *loss = loss_sum / tokens;
+    *bpb = *loss / log(2.0) * (tokens / bytes);
+  } else if (!a) {
+    /* err set by gpt_acts_new */
+  } else {
+    pg_fail(err, "", -1, "out of memory");
+  }
+  if (a) gpt_acts_free(a);
+  gpt_params_free(&p);
+  free(x);
+  free(y);
+  free(tok);
+  luts_free(&luts);
+  return rc;
+}
+
+int trainer_validate(trainer *t, const float *params, double *loss, double *bpb, pg_error *err) {
+  return interim_eval(t, params, loss, bpb, err);
+}
+
+static int export_artifact(trainer *t, uint64_t code_bytes, artifact_info *info, pg_error *err) {
+  quant_dtype *dt = malloc((size_t)t->l.n_tensors * sizeof *dt);
+  if (!dt) return pg_fail(err, "", -1, "out of memory");
+  quant_dtypes_for(&t->l, t->prec == GPT_MIXED, dt);
+  int rc = artifact_export(t->path_buf[PATH_ARTIFACT], &t->l, t->params, dt, code_bytes, info, err);
+  free(dt);
+  return rc;
+}
+
+/* ---- the manifest ---- */
+
+static json_t *f64_bits(double v) {
+  uint64_t b;
+  char s[24];
+  memcpy(&b, &v, 8);
+  snprintf(s, sizeof s, "0x%016llx", (unsigned long long)b);
+  return json_string(s);
+}
+
+/* Deterministic values only (the manifest diff compares this object):
+ * the round-tripped artifact's score, and the score before export. */
+static json_t *evaluation_json(const trainer *t, double vl, double vb) {
+  json_t *e = json_pack("{s:s, s:f, s:f, s:o, s:o}", "mode", "int8_zlib_roundtrip", "val_loss", vl,
+                        "val_bpb", vb, "val_loss_bits", f64_bits(vl), "val_bpb_bits", f64_bits(vb));
+  if (e && t->have_val)
+    json_object_set_new(e, "pre_quant",
+                        json_pack("{s:f, s:f, s:o, s:o}", "val_loss", t->last_val_loss, "val_bpb",
+                                  t->last_val_bpb, "val_loss_bits", f64_bits(t->last_val_loss),
+                                  "val_bpb_bits", f64_bits(t->last_val_bpb)));
+  return e;
+}
+
+typedef struct finish_info {
+  double val_loss, val_bpb, eval_ms, export_ms;
+  uint64_t model_bytes;
+  code_size cs;
+} finish_info;
+
+static int write_manifest(trainer *t, const finish_info *f, pg_error *err) {
+  json_t *cfg = train_config_to_json(&t->cfg);
+  json_t *eval = evaluation_json(t, f->val_loss, f->val_bpb);
+  json_t *sched = t->plan ? json_pack("{s:O}", "plan", t->plan) : NULL;
+  json_t *timing = json_pack("{s:f, s:f, s:f}", "train_ms", t->train_ms, "final_eval_ms", f->eval_ms,
+                             "export_ms", f->export_ms);
+  json_t *seeds = json_pack("{s:I}", "torch_manual_seed", (json_int_t)t->cfg.seed);
+  loader_state ls;
+  loader_get_state(&t->loader, &ls);
+  int rc = -1;
+  if (!cfg || !eval || !timing || !seeds) {
+    pg_fail(err, "", -1, "out of memory");
+    goto out;
+  }
+  /* Threads change no bit: recorded in predicate.environment, not config. */
+  json_object_del(cfg, "threads");
+  const char *data[1] = {t->cfg.data};
+  manifest_inputs in;
+  manifest_extras x;
+  memset(&in, 0, sizeof in);
+  memset(&x, 0, sizeof x);
+  in.tokenizer_path = t->cfg.tokenizer;
+  in.data_paths = data;
+  in.n_data = 1;
+  in.seed = t->cfg.seed;
+  in.artifact_path = t->path_buf[PATH_ARTIFACT];
+  in.total_steps = t->cfg.opt.iterations;
+  in.threads = (unsigned)omp_get_max_threads();
+  x.config = cfg;
+  x.loss_recs = t->recs;
+  x.n_loss_recs = t->n_recs;
+  x.losses_in_memory = 1;
+  x.derived_seeds = seeds;
+  x.init = t->init;
+  x.wall_clock_budget_s = t->cfg.budget_seconds;
+  x.schedule = sched;
+  x.evaluation = eval;
+  x.code_bytes = (int64_t)f->cs.bytes;
+  x.code_rule = CODE_SIZE_RULE;
+  x.tokens_consumed = (int64_t)ls.consumed;
+  x.timing = timing;
+  char *text = NULL;
+  size_t len = 0;
+  if (manifest_create_ex(&in, &x, &text, &len, err) == 0)
+    rc = file_write_atomic(t->path_buf[PATH_MANIFEST], text, len, 0644, err);
+  free(text);
+out:
+  json_decref(cfg);
+  json_decref(eval);
+  json_decref(sched);
+  json_decref(timing);
+  json_decref(seeds);
+  return rc;
+}
+
+/* ---- the end of the run ---- */
+
+/* Code bytes first: the export accounts them with the model bytes. */
+static int export_and_roundtrip(trainer *t, finish_info *f, pg_error *err) {
+  artifact_info info;
+  if (code_size_measure(&f->cs, err) != 0) return -1;
+  if (!f->cs.matches_binary)
+    train_log_printf(&t->log, "warning: the source tree at %s differs from this binary's sources; "
+                              "code bytes counted from the tree", f->cs.root);
+  double t0 = trainer_now_ms();
+  if (export_artifact(t, f->cs.bytes, &info, err) != 0) return -1;
+  f->export_ms = trainer_now_ms() - t0;
+  f->model_bytes = info.acct.model_bytes;
+  train_log_sizes(&t->log, info.acct.model_bytes, info.payload_bytes, info.raw_bytes, info.baseline_bytes,
+                  f->cs.bytes);
+  float *deq = malloc(t->l.n_params * sizeof(float));
+  if (!deq) return pg_fail(err, "", -1, "out of memory");
+  t0 = trainer_now_ms();
+  /* From disk, as the official script reads final_model.int8.ptz back. */
+  int rc = artifact_load(t->path_buf[PATH_ARTIFACT], &t->l, deq, err);
+  if (rc == 0) rc = trainer_validate(t, deq, &f->val_loss, &f->val_bpb, err);
+  f->eval_ms = trainer_now_ms() - t0;
+  free(deq);
+  if (rc == 0) train_log_final(&t->log, f->val_loss, f->val_bpb, f->eval_ms);
+  return rc;
+}
+
+int trainer_finish(trainer *t, train_result *r, pg_error *err) {
+  finish_info f;
+  memset(&f, 0, sizeof f);
+  if (export_and_roundtrip(t, &f, err) != 0) return -1;
+  if (trainer_save(t, err) != 0 || write_manifest(t, &f, err) != 0) return -1;
+  r->val_loss = f.val_loss;
+  r->val_bpb = f.val_bpb;
+  r->code_bytes = f.cs.bytes;
+  r->model_bytes = f.model_bytes;
+  return 0;
+}

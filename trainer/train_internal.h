@@ -1,0 +1,62 @@
+/* The state of one training run, shared by train.c (setup and loop),
+ * train_ckpt.c (checkpoint save/restore) and train_finish.c (export,
+ * evaluation, manifest). Not a public interface: see train.h. */
+#ifndef PGOLF_TRAIN_INTERNAL_H
+#define PGOLF_TRAIN_INTERNAL_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "manifests/loss_file.h"
+#include "trainer/gpt.h"
+#include "trainer/loader.h"
+#include "trainer/model.h"
+#include "trainer/optimizer.h"
+#include "trainer/progress.h"
+#include "trainer/train.h"
+#include "trainer/train_log.h"
+
+typedef struct trainer {
+  const train_options *o;
+  train_config cfg; /* iterations may be re-planned from a budget */
+  gpt_precision prec;
+  gpt_layout l;
+  float *params, *grads;
+  gpt_params p, g;
+  gpt_acts *acts;
+  int B, T; /* micro-batch: sequences x tokens */
+  uint16_t *x, *y;
+  optimizer opt;
+  token_loader loader;
+
+  int64_t step;    /* steps done */
+  double train_ms; /* training time so far (validation excluded) */
+  loss_record *recs;
+  size_t n_recs, cap_recs;
+  uint8_t chain[SHA256_LEN];
+
+  json_t *init;  /* predicate.init */
+  json_t *plan;  /* predicate.schedule.plan, or NULL */
+  json_t *evals; /* validation results during training, for the manifest */
+  double last_val_loss, last_val_bpb;
+  int have_val;
+
+  train_log log;
+  progress prog;
+  char path_buf[4][1200]; /* checkpoint, artifact, manifest, log */
+} trainer;
+
+enum { PATH_CKPT = 0, PATH_ARTIFACT = 1, PATH_MANIFEST = 2, PATH_LOG = 3 };
+
+/* train_ckpt.c */
+int trainer_save(trainer *t, pg_error *err);
+int trainer_restore(trainer *t, const checkpoint *ck, const char *name, pg_error *err);
+
+/* train_finish.c */
+int trainer_validate(trainer *t, const float *params, double *loss, double *bpb, pg_error *err);
+int trainer_finish(trainer *t, train_result *r, pg_error *err);
+
+double trainer_now_ms(void);
+int trainer_add_record(trainer *t, uint64_t step, float loss, float lr_mult, double wall_ms);
+
+#endif
