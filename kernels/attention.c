@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 static float dot(const float *a, const float *b, int n) {
   float s = 0.0f;
@@ -10,7 +11,53 @@ static float dot(const float *a, const float *b, int n) {
   return s;
 }
 
-void attention_forward(float *y, float *lse, const float *q, const float *k, const float *v, int B,
+/* Vectors of 8 floats (GCC vector extension; SSE2 pairs without -mavx).
+ * Each lane does the scalar code's operations in the scalar order. */
+typedef float v8sf __attribute__((vector_size(32)));
+
+#define SPLAT(a) ((v8sf){(a), (a), (a), (a), (a), (a), (a), (a)})
+
+/* s[j] = dot(q, column j of xt) for j < n, xt laid out [hd][ld]: the same
+ * d-ascending sum as dot(), eight keys at a time. */
+static void dots_t(float *s, const float *q, const float *xt, int ld, int n, int hd) {
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    v8sf acc = SPLAT(0.0f);
+    for (int d = 0; d < hd; d++) {
+      v8sf x;
+      memcpy(&x, xt + (size_t)d * ld + j, sizeof x);
+      acc += SPLAT(q[d]) * x;
+    }
+    memcpy(s + j, &acc, sizeof acc);
+  }
+  for (; j < n; j++) {
+    float a = 0.0f;
+    for (int d = 0; d < hd; d++) a += q[d] * xt[(size_t)d * ld + j];
+    s[j] = a;
+  }
+}
+
+/* y[d] += a * x[d]. */
+static void axpy(float *y, float a, const float *x, int n) {
+  int d = 0;
+  v8sf av = SPLAT(a);
+  for (; d + 8 <= n; d += 8) {
+    v8sf xv, yv;
+    memcpy(&xv, x + d, sizeof xv);
+    memcpy(&yv, y + d, sizeof yv);
+    yv += av * xv;
+    memcpy(y + d, &yv, sizeof yv);
+  }
+  for (; d < n; d++) y[d] += a * x[d];
+}
+
+/* xt[d][j] = rows j of a [T, stride] matrix, columns [0, hd). */
+static void transpose_rows(float *xt, const float *x, size_t stride, int T, int hd) {
+  for (int j = 0; j < T; j++)
+    for (int d = 0; d < hd; d++) xt[(size_t)d * T + j] = x[(size_t)j * stride + d];
+}
+
+void attention_forward_simple(float *y, float *lse, const float *q, const float *k, const float *v, int B,
                        int T, int heads, int kv_heads, int head_dim, int flags) {
   const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads;
   const float scale = 1.0f / sqrtf((float)head_dim);
@@ -63,7 +110,7 @@ static void attention_row_dots(float *D, const float *dy, const float *y, int B,
   }
 }
 
-void attention_backward(float *dq, float *dk, float *dv, const float *dy, const float *y,
+void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy, const float *y,
                         const float *lse, const float *q, const float *k, const float *v, int B,
                         int T, int heads, int kv_heads, int head_dim, int flags) {
   const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads;
@@ -119,4 +166,115 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
     free(acc);
   }
   free(D);
+}
+
+/* The same sums as attention_backward_simple, in the same order, computed
+ * once per (query, key) pair: one thread owns a (sequence, KV head) pair,
+ * walks its group's query heads h and rows t in ascending order, writes
+ * dq_t, and adds ds_tj q_t and p_tj dy_t into row accumulators for every
+ * key j <= t, so each dk_j / dv_j still receives its terms in (h, t)
+ * order. */
+void attention_backward(float *dq, float *dk, float *dv, const float *dy, const float *y,
+                        const float *lse, const float *q, const float *k, const float *v, int B,
+                        int T, int heads, int kv_heads, int head_dim, int flags) {
+  const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads;
+  const float scale = 1.0f / sqrtf((float)head_dim);
+  flags &= ~KERNEL_ACCUMULATE;
+  float *D = malloc((size_t)B * heads * T * sizeof *D);
+  if (!D) abort();
+  attention_row_dots(D, dy, y, B, T, heads, head_dim);
+#pragma omp parallel
+  {
+    float *ak = malloc((size_t)T * head_dim * sizeof *ak);
+    float *av = malloc((size_t)T * head_dim * sizeof *av);
+    float *acc = malloc((size_t)head_dim * sizeof *acc);
+    float *kt = malloc((size_t)T * head_dim * sizeof *kt), *vt = malloc((size_t)T * head_dim * sizeof *vt);
+    float *sc = malloc((size_t)T * sizeof *sc), *dp = malloc((size_t)T * sizeof *dp);
+    if (!ak || !av || !acc || !kt || !vt || !sc || !dp) abort();
+#pragma omp for schedule(static)
+    for (int item = 0; item < B * kv_heads; item++) {
+      int b = item / kv_heads, kvh = item % kv_heads;
+      const float *kb = k + (size_t)b * T * kw + (size_t)kvh * head_dim;
+      const float *vb = v + (size_t)b * T * kw + (size_t)kvh * head_dim;
+      for (size_t i = 0; i < (size_t)T * head_dim; i++) ak[i] = av[i] = 0.0f;
+      transpose_rows(kt, kb, (size_t)kw, T, head_dim);
+      transpose_rows(vt, vb, (size_t)kw, T, head_dim);
+      for (int h = kvh * group; h < (kvh + 1) * group; h++)
+        for (int t = 0; t < T; t++) {
+          long row = ((long)b * heads + h) * T + t;
+          size_t qoff = ((size_t)b * T + t) * qw + (size_t)h * head_dim;
+          const float *qt = q + qoff, *gt = dy + qoff;
+          for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
+          dots_t(sc, qt, kt, T, t + 1, head_dim);
+          dots_t(dp, gt, vt, T, t + 1, head_dim);
+          for (int j = 0; j <= t; j++) {
+            float p = expf(sc[j] * scale - lse[row]);
+            float ds = p * (dp[j] - D[row]);
+            axpy(acc, ds, kb + (size_t)j * kw, head_dim);
+            axpy(ak + (size_t)j * head_dim, ds, qt, head_dim);
+            axpy(av + (size_t)j * head_dim, p, gt, head_dim);
+          }
+          for (int d = 0; d < head_dim; d++) dq[qoff + d] = kernel_round(acc[d] * scale, flags);
+        }
+      for (int j = 0; j < T; j++) {
+        size_t koff = ((size_t)b * T + j) * kw + (size_t)kvh * head_dim;
+        for (int d = 0; d < head_dim; d++) {
+          dk[koff + d] = kernel_round(ak[(size_t)j * head_dim + d] * scale, flags);
+          dv[koff + d] = kernel_round(av[(size_t)j * head_dim + d], flags);
+        }
+      }
+    }
+    free(ak);
+    free(av);
+    free(acc);
+    free(kt);
+    free(vt);
+    free(sc);
+    free(dp);
+  }
+  free(D);
+}
+
+/* The forward of attention_forward_simple with the same sums: one thread
+ * per (sequence, head); keys transposed so eight scores are summed at once
+ * (each in d order), y accumulated eight channels at once (j order). */
+void attention_forward(float *y, float *lse, const float *q, const float *k, const float *v, int B,
+                       int T, int heads, int kv_heads, int head_dim, int flags) {
+  const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads;
+  const float scale = 1.0f / sqrtf((float)head_dim);
+#pragma omp parallel
+  {
+    float *s = malloc((size_t)T * sizeof *s), *kt = malloc((size_t)T * head_dim * sizeof *kt);
+    float *acc = malloc((size_t)head_dim * sizeof *acc);
+    if (!s || !kt || !acc) abort();
+#pragma omp for schedule(static)
+    for (int item = 0; item < B * heads; item++) {
+      int b = item / heads, h = item % heads, kvh = h / group;
+      const float *kb = k + (size_t)b * T * kw + (size_t)kvh * head_dim;
+      const float *vb = v + (size_t)b * T * kw + (size_t)kvh * head_dim;
+      transpose_rows(kt, kb, (size_t)kw, T, head_dim);
+      for (int t = 0; t < T; t++) {
+        const float *qt = q + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
+        dots_t(s, qt, kt, T, t + 1, head_dim);
+        float m = -INFINITY;
+        for (int j = 0; j <= t; j++) {
+          s[j] = s[j] * scale;
+          if (s[j] > m) m = s[j];
+        }
+        float l = 0.0f;
+        for (int j = 0; j <= t; j++) {
+          s[j] = expf(s[j] - m);
+          l += s[j];
+        }
+        for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
+        for (int j = 0; j <= t; j++) axpy(acc, s[j] / l, vb + (size_t)j * kw, head_dim);
+        float *yt = y + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
+        for (int d = 0; d < head_dim; d++) yt[d] = kernel_round(acc[d], flags);
+        lse[((long)b * heads + h) * T + t] = m + logf(l);
+      }
+    }
+    free(s);
+    free(kt);
+    free(acc);
+  }
 }

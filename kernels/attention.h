@@ -15,8 +15,8 @@
  * dq_t = scale * sum_j ds_tj k_j (j ascending, then scaled);
  * dk_j = scale * sum_{h in group} sum_{t >= j} ds_tj q_t and
  * dv_j = sum_{h in group} sum_{t >= j} p_tj dy_t (h, then t ascending).
- * Each output row belongs to one thread: bit-identical for any thread
- * count.
+ * Each output row belongs to one thread (the backward parallelises over
+ * (sequence, KV head) pairs): bit-identical for any thread count.
  *
  * KERNEL_BF16: q, k, v, dy are bf16; scores, softmax and sums are float32
  * (as flash attention keeps them); y, dq, dk, dv are rounded to bf16. */
@@ -31,5 +31,15 @@ void attention_forward(float *y, float *lse, const float *q, const float *k, con
 void attention_backward(float *dq, float *dk, float *dv, const float *dy, const float *y,
                         const float *lse, const float *q, const float *k, const float *v, int B,
                         int T, int heads, int kv_heads, int head_dim, int flags);
+
+/* The plain forward (one thread per query row, scalar dot products). */
+void attention_forward_simple(float *y, float *lse, const float *q, const float *k, const float *v,
+                              int B, int T, int heads, int kv_heads, int head_dim, int flags);
+/* The plain two-pass backward (dq by query rows, then dk and dv by key
+ * rows, recomputing the probabilities in each): the definition the
+ * parallel version must equal bit for bit (kept for the tests). */
+void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy, const float *y,
+                               const float *lse, const float *q, const float *k, const float *v,
+                               int B, int T, int heads, int kv_heads, int head_dim, int flags);
 
 #endif

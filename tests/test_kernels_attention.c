@@ -88,7 +88,7 @@ static void test_forward_backward(void **state) {
 
 static void test_threads_and_bf16(void **state) {
   (void)state;
-  enum { BB = 3, TT = 17, HH = 4, KK = 1, D = 8 };
+  enum { BB = 3, TT = 21, HH = 4, KK = 1, D = 12 }; /* T, hd not multiples of 8 */
   size_t nq = (size_t)BB * TT * HH * D, nk = (size_t)BB * TT * KK * D;
   float *q = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nk * 4), *g = malloc(nq * 4);
   kc_rng rng = {12};
@@ -115,6 +115,26 @@ static void test_threads_and_bf16(void **state) {
     for (int i = 0; i < 5; i++) assert_memory_equal(out[0][i], out[th][i], sizes[i] * 4);
   for (size_t i = 0; i < nq; i++) assert_true(bf16_is_exact(out[0][0][i]) && bf16_is_exact(out[0][2][i]));
   for (size_t i = 0; i < nk; i++) assert_true(bf16_is_exact(out[0][3][i]) && bf16_is_exact(out[0][4][i]));
+  /* the one-pass backward equals the plain two-pass definition bitwise */
+  float *sq = malloc(nq * 4), *sk = malloc(nk * 4), *sv = malloc(nk * 4);
+  float *sy = malloc(nq * 4), *sl = malloc((size_t)BB * HH * TT * 4);
+  for (int fl = 0; fl <= KERNEL_BF16; fl += KERNEL_BF16) {
+    attention_forward(out[0][0], out[0][1], q, k, v, BB, TT, HH, KK, D, fl);
+    attention_backward(out[0][2], out[0][3], out[0][4], g, out[0][0], out[0][1], q, k, v, BB, TT,
+                       HH, KK, D, fl);
+    attention_forward_simple(sy, sl, q, k, v, BB, TT, HH, KK, D, fl);
+    assert_memory_equal(sy, out[0][0], nq * 4);
+    assert_memory_equal(sl, out[0][1], (size_t)BB * HH * TT * 4);
+    attention_backward_simple(sq, sk, sv, g, out[0][0], out[0][1], q, k, v, BB, TT, HH, KK, D, fl);
+    assert_memory_equal(sq, out[0][2], nq * 4);
+    assert_memory_equal(sk, out[0][3], nk * 4);
+    assert_memory_equal(sv, out[0][4], nk * 4);
+  }
+  free(sq);
+  free(sk);
+  free(sv);
+  free(sy);
+  free(sl);
   for (int th = 0; th < 3; th++)
     for (int i = 0; i < 5; i++) free(out[th][i]);
   free(q);
