@@ -3,7 +3,6 @@
  *   luts MODEL [--json] [--vocab N]   the official per-token byte tables
  *   info MODEL [--json]               piece counts, special ids, hazards */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,45 +151,6 @@ static int cmd_luts(int argc, char **argv) {
 
 /* ------------------------------------------------------------------ info */
 
-#define MAX_WARNINGS 8
-
-typedef struct warnings {
-  int n;
-  char text[MAX_WARNINGS][320];
-} warnings;
-
-__attribute__((format(printf, 2, 3))) static void warn(warnings *w, const char *fmt, ...) {
-  if (w->n >= MAX_WARNINGS) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(w->text[w->n++], sizeof w->text[0], fmt, ap);
-  va_end(ap);
-}
-
-/* The ways a tokenizer can make val_bpb wrong without anyone noticing. */
-static void find_hazards(const sp_model *m, const sp_summary *s, warnings *w) {
-  memset(w, 0, sizeof *w);
-  if (!m->byte_fallback || !s->all_bytes)
-    warn(w,
-         "no byte fallback (trainer flag %s, %ld/256 byte pieces): characters outside the "
-         "vocabulary become the unknown piece, which counts 0 bytes, so val_bpb undercounts bytes",
-         m->byte_fallback ? "true" : "false", (long)s->n_byte_values);
-  if (s->space_piece < 0)
-    warn(w,
-         "no standalone U+2581 piece: a space that cannot join the next piece becomes the "
-         "unknown piece (0 bytes) or the 3 byte pieces of U+2581 (3 bytes, not 1)");
-  if (s->n_type[SP_UNKNOWN] != 1)
-    warn(w, "%ld unknown pieces (sentencepiece expects exactly 1)", (long)s->n_type[SP_UNKNOWN]);
-  if (s->first_unknown >= 0 && s->first_unknown != m->unk_id)
-    warn(w, "trainer unk_id %ld is not the unknown piece's id %ld", (long)m->unk_id,
-         (long)s->first_unknown);
-  if (s->n_type[SP_USER_DEFINED] > 0)
-    warn(w,
-         "%ld user-defined pieces: they count their text's bytes like normal pieces, check "
-         "that they are real text",
-         (long)s->n_type[SP_USER_DEFINED]);
-}
-
 static json_t *types_json(const sp_summary *s) {
   json_t *t = json_object();
   static const sp_piece_type order[] = {SP_NORMAL, SP_UNKNOWN, SP_CONTROL,
@@ -200,7 +160,7 @@ static json_t *types_json(const sp_summary *s) {
   return t;
 }
 
-static void info_json(const char *path, const sp_model *m, const sp_summary *s, const warnings *w) {
+static void info_json(const char *path, const sp_model *m, const sp_summary *s, const sp_hazards *w) {
   json_t *o = json_object();
   /* jansson refuses a non-UTF-8 path; say so rather than drop the key. */
   json_t *file = json_string(path);
@@ -229,7 +189,7 @@ static void info_json(const char *path, const sp_model *m, const sp_summary *s, 
   json_decref(o);
 }
 
-static void info_text(const char *path, const sp_model *m, const sp_summary *s, const warnings *w) {
+static void info_text(const char *path, const sp_model *m, const sp_summary *s, const sp_hazards *w) {
   printf("file              %s\n", path);
   printf("pieces            %u\n", m->n_pieces);
   printf("model type        %s (trained vocab_size %d)\n", sp_model_type_name(m->model_type),
@@ -268,9 +228,9 @@ static int cmd_info(int argc, char **argv) {
     return PG_EXIT_USAGE;
   }
   sp_summary s;
-  warnings w;
+  sp_hazards w;
   sp_model_summarize(&m, &s);
-  find_hazards(&m, &s, &w);
+  sp_accounting_hazards(&m, &s, &w);
   if (o.json)
     info_json(o.model, &m, &s, &w);
   else

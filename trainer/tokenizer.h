@@ -75,6 +75,19 @@ const char *sp_model_type_name(int32_t model_type);
 /* "normal", "unknown", "control", "user_defined", "unused", "byte". */
 const char *sp_piece_type_name(sp_piece_type t);
 
+/* Byte-accounting hazards of a model: the ways a tokenizer can make
+ * val_bpb wrong without anyone noticing (no byte fallback, no standalone
+ * U+2581 piece, unknown-piece count, unk id mismatch, user-defined pieces).
+ * One message each; `pgolf tokenizer info` and `pgolf check`
+ * (TOKENIZER_ACCOUNTING) both report exactly these. */
+#define SP_MAX_HAZARDS 8
+typedef struct sp_hazards {
+  int n;
+  char text[SP_MAX_HAZARDS][320];
+} sp_hazards;
+
+void sp_accounting_hazards(const sp_model *m, const sp_summary *s, sp_hazards *out);
+
 /* The official byte tables, one entry per token id in [0, vocab_size):
  * control, unknown and unused pieces (and ids past the model's pieces)
  * are boundaries with 0 bytes; byte pieces count 1; any other piece
