@@ -64,6 +64,12 @@ static void test_truncation_and_bytes(void **state) {
   assert_int_equal(val_data_bytes(&v, &luts, &bytes, &err), 0);
   assert_int_equal(bytes, golden_truncated("target_bytes"));
   val_data_close(&v);
+  /* seq 128: the numbers `pgolf bpb --seq-len 128` prints for this shard */
+  open_demo(&v, 128);
+  assert_int_equal(v.n_tokens - 1, 150656);
+  assert_int_equal(val_data_bytes(&v, &luts, &bytes, &err), 0);
+  assert_int_equal(bytes, 407268);
+  val_data_close(&v);
   /* sequences of 1 keep every target */
   open_demo(&v, 1);
   assert_int_equal(v.n_tokens, v.n_all);
