@@ -17,10 +17,34 @@ typedef float v8sf __attribute__((vector_size(32)));
 
 #define SPLAT(a) ((v8sf){(a), (a), (a), (a), (a), (a), (a), (a)})
 
+/* The vector loops below are compiled twice (AVX2 and baseline x86-64)
+ * and chosen at load time; both do the same IEEE operations per lane. */
+#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+
 /* s[j] = dot(q, column j of xt) for j < n, xt laid out [hd][ld]: the same
- * d-ascending sum as dot(), eight keys at a time. */
-static void dots_t(float *s, const float *q, const float *xt, int ld, int n, int hd) {
+ * d-ascending sum as dot(), 32 keys at a time (four independent chains). */
+VECTOR_CLONES static void dots_t(float *s, const float *q, const float *xt, int ld, int n,
+                                 int hd) {
   int j = 0;
+  for (; j + 32 <= n; j += 32) {
+    v8sf a0 = SPLAT(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    for (int d = 0; d < hd; d++) {
+      const float *row = xt + (size_t)d * ld + j;
+      v8sf x0, x1, x2, x3, qd = SPLAT(q[d]);
+      memcpy(&x0, row, sizeof x0);
+      memcpy(&x1, row + 8, sizeof x1);
+      memcpy(&x2, row + 16, sizeof x2);
+      memcpy(&x3, row + 24, sizeof x3);
+      a0 += qd * x0;
+      a1 += qd * x1;
+      a2 += qd * x2;
+      a3 += qd * x3;
+    }
+    memcpy(s + j, &a0, sizeof a0);
+    memcpy(s + j + 8, &a1, sizeof a1);
+    memcpy(s + j + 16, &a2, sizeof a2);
+    memcpy(s + j + 24, &a3, sizeof a3);
+  }
   for (; j + 8 <= n; j += 8) {
     v8sf acc = SPLAT(0.0f);
     for (int d = 0; d < hd; d++) {
@@ -38,7 +62,7 @@ static void dots_t(float *s, const float *q, const float *xt, int ld, int n, int
 }
 
 /* y[d] += a * x[d]. */
-static void axpy(float *y, float a, const float *x, int n) {
+static inline void axpy(float *y, float a, const float *x, int n) {
   int d = 0;
   v8sf av = SPLAT(a);
   for (; d + 8 <= n; d += 8) {
@@ -49,6 +73,23 @@ static void axpy(float *y, float a, const float *x, int n) {
     memcpy(y + d, &yv, sizeof yv);
   }
   for (; d < n; d++) y[d] += a * x[d];
+}
+
+/* acc += sum_j c[j] * row j of x (j ascending), rows `stride` apart. */
+VECTOR_CLONES static void rows_combine(float *acc, const float *c, const float *x, size_t stride,
+                                       int n, int hd) {
+  for (int j = 0; j < n; j++) axpy(acc, c[j], x + (size_t)j * stride, hd);
+}
+
+/* For keys j < n: acc += ds_j k_j; ak_j += ds_j qt; av_j += p_j gt. */
+VECTOR_CLONES static void backward_row(float *acc, float *ak, float *av, const float *ds,
+                                       const float *p, const float *kb, size_t kw,
+                                       const float *qt, const float *gt, int n, int hd) {
+  for (int j = 0; j < n; j++) {
+    axpy(acc, ds[j], kb + (size_t)j * kw, hd);
+    axpy(ak + (size_t)j * hd, ds[j], qt, hd);
+    axpy(av + (size_t)j * hd, p[j], gt, hd);
+  }
 }
 
 /* xt[d][j] = rows j of a [T, stride] matrix, columns [0, hd). */
@@ -209,11 +250,10 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
           dots_t(dp, gt, vt, T, t + 1, head_dim);
           for (int j = 0; j <= t; j++) {
             float p = expf(sc[j] * scale - lse[row]);
-            float ds = p * (dp[j] - D[row]);
-            axpy(acc, ds, kb + (size_t)j * kw, head_dim);
-            axpy(ak + (size_t)j * head_dim, ds, qt, head_dim);
-            axpy(av + (size_t)j * head_dim, p, gt, head_dim);
+            dp[j] = p * (dp[j] - D[row]); /* ds */
+            sc[j] = p;
           }
+          backward_row(acc, ak, av, dp, sc, kb, (size_t)kw, qt, gt, t + 1, head_dim);
           for (int d = 0; d < head_dim; d++) dq[qoff + d] = kernel_round(acc[d] * scale, flags);
         }
       for (int j = 0; j < T; j++) {
@@ -267,7 +307,8 @@ void attention_forward(float *y, float *lse, const float *q, const float *k, con
           l += s[j];
         }
         for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
-        for (int j = 0; j <= t; j++) axpy(acc, s[j] / l, vb + (size_t)j * kw, head_dim);
+        for (int j = 0; j <= t; j++) s[j] = s[j] / l;
+        rows_combine(acc, s, vb, (size_t)kw, t + 1, head_dim);
         float *yt = y + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
         for (int d = 0; d < head_dim; d++) yt[d] = kernel_round(acc[d], flags);
         lse[((long)b * heads + h) * T + t] = m + logf(l);
