@@ -51,9 +51,10 @@ void matmul_backward_weight_simple(float *dw, const float *dy, const float *x, i
 
 #include <stdlib.h>
 
-enum { MR = 6, NR = 16 };
+enum { MR = 6, NR_MAX = 32 };
 
 typedef float v8sf __attribute__((vector_size(32)));
+typedef float v16sf __attribute__((vector_size(64)));
 
 typedef struct gemm {
   const float *A, *B;
@@ -64,48 +65,67 @@ typedef struct gemm {
   int flags;
 } gemm;
 
-#define MICRO_KERNEL_BODY                                                          \
-  v8sf acc[MR][2];                                                                 \
-  for (int r = 0; r < MR; r++) acc[r][0] = acc[r][1] = (v8sf){0};                  \
+/* A tile of MR rows by two vectors of VT (W lanes each): NR = 2 W. */
+#define MICRO_KERNEL_BODY(VT, W)                                                   \
+  VT acc[MR][2];                                                                   \
+  for (int r = 0; r < MR; r++) acc[r][0] = acc[r][1] = (VT){0};                    \
   for (int k = 0; k < K; k++) {                                                    \
-    v8sf b0, b1;                                                                   \
-    __builtin_memcpy(&b0, bp + (size_t)k * NR, sizeof b0);                         \
-    __builtin_memcpy(&b1, bp + (size_t)k * NR + 8, sizeof b1);                     \
+    VT b0, b1;                                                                     \
+    __builtin_memcpy(&b0, bp + (size_t)k * 2 * W, sizeof b0);                      \
+    __builtin_memcpy(&b1, bp + (size_t)k * 2 * W + W, sizeof b1);                  \
     for (int r = 0; r < MR; r++) {                                                 \
-      float a = ap[(size_t)k * MR + r];                                            \
-      v8sf av = {a, a, a, a, a, a, a, a};                                          \
+      VT av = ap[(size_t)k * MR + r] - (VT){0};                                    \
       acc[r][0] += av * b0;                                                        \
       acc[r][1] += av * b1;                                                        \
     }                                                                              \
   }                                                                                \
   for (int r = 0; r < MR; r++) {                                                   \
-    __builtin_memcpy(out + (size_t)r * NR, &acc[r][0], sizeof acc[r][0]);          \
-    __builtin_memcpy(out + (size_t)r * NR + 8, &acc[r][1], sizeof acc[r][1]);      \
+    __builtin_memcpy(out + (size_t)r * 2 * W, &acc[r][0], sizeof acc[r][0]);       \
+    __builtin_memcpy(out + (size_t)r * 2 * W + W, &acc[r][1], sizeof acc[r][1]);   \
   }
 
-/* out[MR][NR] = the tile's sums. */
+/* out[MR][NR] = the tile's sums. a - (VT){0} broadcasts a exactly (-0 too). */
+__attribute__((target("avx512f"))) static void micro_avx512(const float *ap, const float *bp,
+                                                             int K, float *out) {
+  MICRO_KERNEL_BODY(v16sf, 16)
+}
+
 __attribute__((target("avx2"))) static void micro_avx2(const float *ap, const float *bp, int K,
                                                         float *out) {
-  MICRO_KERNEL_BODY
+  MICRO_KERNEL_BODY(v8sf, 8)
 }
 
 static void micro_generic(const float *ap, const float *bp, int K, float *out) {
-  MICRO_KERNEL_BODY
+  MICRO_KERNEL_BODY(v8sf, 8)
 }
 
 typedef void (*micro_fn)(const float *, const float *, int, float *);
 
-static micro_fn pick_micro(void) {
+static int kernel_choice; /* matmul_select_kernel */
+
+void matmul_select_kernel(int which) { kernel_choice = which; }
+
+/* The widest micro-kernel this CPU runs (or the one selected), and its
+ * tile width. */
+static micro_fn pick_micro(int *nr) {
   __builtin_cpu_init();
+  *nr = 16;
+  if (kernel_choice == 1) return micro_generic;
+  if (kernel_choice == 2 && __builtin_cpu_supports("avx2")) return micro_avx2;
+  if (__builtin_cpu_supports("avx512f")) {
+    *nr = 32;
+    return micro_avx512;
+  }
   return __builtin_cpu_supports("avx2") ? micro_avx2 : micro_generic;
 }
 
 static void gemm_run(const gemm *g) {
+  int NR;
+  micro_fn micro = pick_micro(&NR);
   const int mp = (g->M + MR - 1) / MR, np = (g->N + NR - 1) / NR, K = g->K;
   float *Ap = malloc((size_t)mp * MR * (K > 0 ? K : 1) * sizeof *Ap);
   float *Bp = malloc((size_t)np * NR * (K > 0 ? K : 1) * sizeof *Bp);
   if (!Ap || !Bp) abort();
-  micro_fn micro = pick_micro();
 #pragma omp parallel
   {
 #pragma omp for schedule(static)
@@ -122,7 +142,7 @@ static void gemm_run(const gemm *g) {
           int n = q * NR + c;
           Bp[((size_t)q * K + k) * NR + c] = n < g->N ? g->B[(size_t)n * g->sbn + (size_t)k * g->sbk] : 0.0f;
         }
-    float tile[MR * NR];
+    float tile[MR * NR_MAX];
 #pragma omp for schedule(static)
     for (long t = 0; t < (long)mp * np; t++) {
       int p = (int)(t / np), q = (int)(t % np);

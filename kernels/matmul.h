@@ -21,6 +21,11 @@ void matmul_backward_input(float *dx, const float *dy, const float *w, int n, in
 void matmul_backward_weight(float *dw, const float *dy, const float *x, int n, int in, int out,
                             int flags);
 
+/* For tests: which micro-kernel the blocked kernels use. 0: the widest the
+ * CPU supports (default); 1: baseline x86-64 (SSE2); 2: AVX2 if supported.
+ * All give the same bits. */
+void matmul_select_kernel(int which);
+
 /* The plain triple loops the blocked kernels must equal bit for bit (kept
  * for the tests). */
 void matmul_forward_simple(float *y, const float *x, const float *w, int n, int in, int out,

@@ -1,12 +1,11 @@
 /* matmul: forward against a float64 reference, backward against float64
  * central differences, the blocked kernels bit-identical to the plain
  * loops for 1, 2 and 3 threads, and the bf16/accumulate flags. */
-#include "tests/test_util.h"
-
 #include <omp.h>
 
 #include "kernels/matmul.h"
 #include "tests/kernel_check.h"
+#include "tests/test_util.h"
 
 typedef struct {
   int n, in, out;
@@ -42,7 +41,8 @@ static void test_forward_and_gradients(void **state) {
   kc_fill(&rng, x, sizeof x / 4, 1.0);
   kc_fill(&rng, w, sizeof w / 4, 0.5);
   kc_fill(&rng, g, sizeof g / 4, 1.0);
-  double *xd = kc_to_double(x, n * in), *wd = kc_to_double(w, out * in), *gd = kc_to_double(g, n * out);
+  double *xd = kc_to_double(x, n * in), *wd = kc_to_double(w, out * in),
+         *gd = kc_to_double(g, n * out);
   double yref[7 * 11];
   ref_matmul(yref, xd, wd, n, in, out);
   matmul_forward(y, x, w, n, in, out, 0);
@@ -71,77 +71,81 @@ static void test_forward_and_gradients(void **state) {
 
 /* Sizes that exercise every edge of the blocking (tails in all three
  * dimensions, and sizes bigger than a block). */
-static const int shapes[][3] = {{1, 1, 1}, {5, 3, 7}, {37, 19, 45}, {64, 64, 64},
+static const int shapes[][3] = {{1, 1, 1},     {5, 3, 7},     {37, 19, 45},  {64, 64, 64},
                                 {130, 70, 33}, {29, 257, 18}, {300, 96, 160}};
 
 static void test_blocked_equals_simple_bitwise(void **state) {
   (void)state;
-  kc_rng rng = {7};
-  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-    int n = shapes[s][0], in = shapes[s][1], out = shapes[s][2];
-    float *x = malloc((size_t)n * in * 4), *w = malloc((size_t)out * in * 4);
-    float *g = malloc((size_t)n * out * 4);
-    kc_fill(&rng, x, (size_t)n * in, 1.0);
-    kc_fill(&rng, w, (size_t)out * in, 1.0);
-    kc_fill(&rng, g, (size_t)n * out, 1.0);
-    int flag_sets[] = {0, KERNEL_BF16, KERNEL_ACCUMULATE, KERNEL_ACCUMULATE | KERNEL_BF16,
-                       KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32};
-    for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; f++) {
-      int fl = flag_sets[f];
-      size_t ny = (size_t)n * out, nx = (size_t)n * in, nw = (size_t)out * in;
-      float *a = malloc(ny * 4), *b = malloc(ny * 4), *ax = malloc(nx * 4), *bx = malloc(nx * 4);
-      float *aw = malloc(nw * 4), *bw = malloc(nw * 4);
-      kc_fill(&rng, a, ny, 1.0);
-      kc_fill(&rng, ax, nx, 1.0);
-      kc_fill(&rng, aw, nw, 1.0);
-      omp_set_num_threads(1);
-      matmul_forward_simple(a, x, w, n, in, out, fl);
-      matmul_backward_input_simple(ax, g, w, n, in, out, fl);
-      matmul_backward_weight_simple(aw, g, x, n, in, out, fl);
-      for (int th = 1; th <= 3; th++) {
-        omp_set_num_threads(th);
-        memcpy(b, a, ny * 4);
-        memcpy(bx, ax, nx * 4);
-        memcpy(bw, aw, nw * 4);
-        if (fl & KERNEL_ACCUMULATE) { /* redo from the same start as the simple run */
-          float *sa = malloc(ny * 4), *sx = malloc(nx * 4), *sw = malloc(nw * 4);
-          for (size_t i = 0; i < ny; i++) sa[i] = b[i] = (float)i * 0.25f;
-          for (size_t i = 0; i < nx; i++) sx[i] = bx[i] = (float)i * -0.125f;
-          for (size_t i = 0; i < nw; i++) sw[i] = bw[i] = (float)i * 0.5f;
-          matmul_forward_simple(sa, x, w, n, in, out, fl);
-          matmul_backward_input_simple(sx, g, w, n, in, out, fl);
-          matmul_backward_weight_simple(sw, g, x, n, in, out, fl);
-          matmul_forward(b, x, w, n, in, out, fl);
-          matmul_backward_input(bx, g, w, n, in, out, fl);
-          matmul_backward_weight(bw, g, x, n, in, out, fl);
-          assert_memory_equal(sa, b, ny * 4);
-          assert_memory_equal(sx, bx, nx * 4);
-          assert_memory_equal(sw, bw, nw * 4);
-          free(sa);
-          free(sx);
-          free(sw);
-        } else {
-          matmul_forward(b, x, w, n, in, out, fl);
-          matmul_backward_input(bx, g, w, n, in, out, fl);
-          matmul_backward_weight(bw, g, x, n, in, out, fl);
-          assert_memory_equal(a, b, ny * 4);
-          assert_memory_equal(ax, bx, nx * 4);
-          assert_memory_equal(aw, bw, nw * 4);
+  for (int kernel = 0; kernel <= 2; kernel++) {
+    matmul_select_kernel(kernel);
+    kc_rng rng = {7};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+      int n = shapes[s][0], in = shapes[s][1], out = shapes[s][2];
+      float *x = malloc((size_t)n * in * 4), *w = malloc((size_t)out * in * 4);
+      float *g = malloc((size_t)n * out * 4);
+      kc_fill(&rng, x, (size_t)n * in, 1.0);
+      kc_fill(&rng, w, (size_t)out * in, 1.0);
+      kc_fill(&rng, g, (size_t)n * out, 1.0);
+      int flag_sets[] = {0, KERNEL_BF16, KERNEL_ACCUMULATE, KERNEL_ACCUMULATE | KERNEL_BF16,
+                         KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32};
+      for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; f++) {
+        int fl = flag_sets[f];
+        size_t ny = (size_t)n * out, nx = (size_t)n * in, nw = (size_t)out * in;
+        float *a = malloc(ny * 4), *b = malloc(ny * 4), *ax = malloc(nx * 4), *bx = malloc(nx * 4);
+        float *aw = malloc(nw * 4), *bw = malloc(nw * 4);
+        kc_fill(&rng, a, ny, 1.0);
+        kc_fill(&rng, ax, nx, 1.0);
+        kc_fill(&rng, aw, nw, 1.0);
+        omp_set_num_threads(1);
+        matmul_forward_simple(a, x, w, n, in, out, fl);
+        matmul_backward_input_simple(ax, g, w, n, in, out, fl);
+        matmul_backward_weight_simple(aw, g, x, n, in, out, fl);
+        for (int th = 1; th <= 3; th++) {
+          omp_set_num_threads(th);
+          memcpy(b, a, ny * 4);
+          memcpy(bx, ax, nx * 4);
+          memcpy(bw, aw, nw * 4);
+          if (fl & KERNEL_ACCUMULATE) { /* redo from the same start as the simple run */
+            float *sa = malloc(ny * 4), *sx = malloc(nx * 4), *sw = malloc(nw * 4);
+            for (size_t i = 0; i < ny; i++) sa[i] = b[i] = (float)i * 0.25f;
+            for (size_t i = 0; i < nx; i++) sx[i] = bx[i] = (float)i * -0.125f;
+            for (size_t i = 0; i < nw; i++) sw[i] = bw[i] = (float)i * 0.5f;
+            matmul_forward_simple(sa, x, w, n, in, out, fl);
+            matmul_backward_input_simple(sx, g, w, n, in, out, fl);
+            matmul_backward_weight_simple(sw, g, x, n, in, out, fl);
+            matmul_forward(b, x, w, n, in, out, fl);
+            matmul_backward_input(bx, g, w, n, in, out, fl);
+            matmul_backward_weight(bw, g, x, n, in, out, fl);
+            assert_memory_equal(sa, b, ny * 4);
+            assert_memory_equal(sx, bx, nx * 4);
+            assert_memory_equal(sw, bw, nw * 4);
+            free(sa);
+            free(sx);
+            free(sw);
+          } else {
+            matmul_forward(b, x, w, n, in, out, fl);
+            matmul_backward_input(bx, g, w, n, in, out, fl);
+            matmul_backward_weight(bw, g, x, n, in, out, fl);
+            assert_memory_equal(a, b, ny * 4);
+            assert_memory_equal(ax, bx, nx * 4);
+            assert_memory_equal(aw, bw, nw * 4);
+          }
         }
+        if ((fl & KERNEL_BF16) && !(fl & KERNEL_OUT_FP32))
+          for (size_t i = 0; i < ny; i++) assert_true(bf16_is_exact(b[i]));
+        free(a);
+        free(b);
+        free(ax);
+        free(bx);
+        free(aw);
+        free(bw);
       }
-      if ((fl & KERNEL_BF16) && !(fl & KERNEL_OUT_FP32))
-        for (size_t i = 0; i < ny; i++) assert_true(bf16_is_exact(b[i]));
-      free(a);
-      free(b);
-      free(ax);
-      free(bx);
-      free(aw);
-      free(bw);
+      free(x);
+      free(w);
+      free(g);
     }
-    free(x);
-    free(w);
-    free(g);
   }
+  matmul_select_kernel(0);
   omp_set_num_threads(2);
 }
 
