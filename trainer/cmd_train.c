@@ -125,7 +125,7 @@ static int apply_overrides(const train_args *a, train_config *c) {
     c->seed = v;
   }
   if (a->steps) {
-    if (parse_u64(a->steps, TRAIN_MAX_ITERATIONS, &v)) return usage_error("--steps wants an integer in [0, 1000000]: ", a->steps);
+    if (parse_u64(a->steps, TRAIN_MAX_ITERATIONS, &v) || v == 0) return usage_error("--steps wants an integer in [1, 1000000]: ", a->steps);
     c->opt.iterations = (int64_t)v;
   }
   if (a->budget) {

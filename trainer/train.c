@@ -108,6 +108,7 @@ static void teardown(trainer *t) {
   if (t->acts) gpt_acts_free(t->acts);
   optimizer_free(&t->opt);
   loader_close(&t->loader);
+  trainer_close_val(t);
   gpt_layout_free(&t->l);
   json_decref(t->init);
   json_decref(t->plan);

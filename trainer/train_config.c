@@ -38,7 +38,7 @@ static const key_spec keys[] = {
     {"tied_embed_init_std", K_FLT, F(model.tied_embed_init_std), 0, 1e3, 0},
     {"train_batch_tokens", K_I64, F(train_batch_tokens), 1, 17179869184.0, 0},
     {"grad_accum_steps", K_INT, F(grad_accum_steps), 1, 1024, 0},
-    {"iterations", K_I64, F(opt.iterations), 0, TRAIN_MAX_ITERATIONS, 0},
+    {"iterations", K_I64, F(opt.iterations), 1, TRAIN_MAX_ITERATIONS, 0},
     {"warmdown_iters", K_I64, F(opt.warmdown_iters), 0, TRAIN_MAX_ITERATIONS, 0},
     {"budget_seconds", K_DBL, F(budget_seconds), 0, 1e7, 0},
     {"tied_embed_lr", K_DBL, F(opt.tied_embed_lr), 0, 1e3, 0},
@@ -248,6 +248,18 @@ int train_config_check(const train_config *c, pg_error *err) {
 
 /* ---- printing ---- */
 
+/* The shortest decimal that reads back to the same float32 (0.005, not
+ * 0.004999999888241291), so the printed configuration reads as written
+ * and still converts back to the same bits. */
+static double short_float(float f) {
+  char buf[32];
+  for (int p = 1; p <= 9; p++) {
+    snprintf(buf, sizeof buf, "%.*g", p, (double)f);
+    if ((float)strtod(buf, NULL) == f) return strtod(buf, NULL);
+  }
+  return (double)f;
+}
+
 static json_t *key_value(const train_config *c, const key_spec *k) {
   const char *p = (const char *)c + k->offset;
   switch (k->type) {
@@ -255,7 +267,7 @@ static json_t *key_value(const train_config *c, const key_spec *k) {
   case K_I64: return json_integer((json_int_t)*(const int64_t *)(const void *)p);
   case K_U64: return json_integer((json_int_t)*(const uint64_t *)(const void *)p);
   case K_DBL: return json_real(*(const double *)(const void *)p);
-  case K_FLT: return json_real((double)*(const float *)(const void *)p);
+  case K_FLT: return json_real(short_float(*(const float *)(const void *)p));
   case K_PREC: return json_string(train_precision_name(c->precision));
   default: return *p ? json_string(p) : json_null();
   }

@@ -2,7 +2,6 @@
  * log its size with the code size, load it back from disk, evaluate the
  * dequantized model (the final metric), then the final checkpoint and the
  * manifest. */
-#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,80 +10,51 @@
 #include "manifests/json_read.h"
 #include "manifests/manifest.h"
 #include "trainer/artifact.h"
-#include "trainer/byte_accounting.h"
 #include "trainer/code_size.h"
+#include "trainer/eval.h"
 #include "trainer/tokenizer.h"
 #include "trainer/train_internal.h"
 
 /* ---- evaluation and artifact (trainer/eval.h, trainer/artifact.h) ---- */
 
-/* INTERIM, until trainer/eval.h lands: the official eval_val over the
- * whole validation split (batches of val_batch_size / grad_accum tokens,
- * batch mean loss widened to double times the batch's token count). */
-static int interim_eval(trainer *t, const float *params, double *loss, double *bpb, pg_error *err) {
-  token_loader vl;
+/* The validation split and byte tables, opened at the first evaluation. */
+static int open_val(trainer *t, pg_error *err) {
+  if (t->val_open) return 0;
   sp_model sp;
-  byte_luts luts;
-  int T = t->T, rc = -1;
-  if (loader_open(&vl, t->cfg.data, "fineweb_val_", (uint32_t)t->cfg.model.vocab_size, err) != 0) return -1;
-  uint64_t n = vl.total_tokens;
-  uint16_t *tok = malloc(n * sizeof *tok);
-  if (!tok || loader_take(&vl, n, tok, err) != 0) {
-    free(tok);
-    loader_close(&vl);
-    return tok ? -1 : pg_fail(err, "", -1, "out of memory");
-  }
-  loader_close(&vl);
-  if (sp_model_load(t->cfg.tokenizer, &sp, err) != 0) {
-    free(tok);
-    return -1;
-  }
-  rc = luts_from_model(&sp, (uint32_t)t->cfg.model.vocab_size, &luts, err);
+  if (sp_model_load(t->cfg.tokenizer, &sp, err) != 0) return -1;
+  int rc = luts_from_model(&sp, (uint32_t)t->cfg.model.vocab_size, &t->luts, err);
   sp_model_free(&sp);
-  if (rc != 0) {
-    free(tok);
+  if (rc != 0) return -1;
+  if (val_data_open(&t->val, t->cfg.data, "fineweb_val_", (uint32_t)t->T,
+                    (uint32_t)t->cfg.model.vocab_size, err) != 0) {
+    luts_free(&t->luts);
     return -1;
   }
-  uint64_t seqs = (n - 1) / (uint64_t)T;
-  int64_t bs = t->cfg.val_batch_size / t->cfg.grad_accum_steps / T;
-  if (bs < 1) bs = 1;
-  gpt_params p;
-  gpt_params_bind(&p, &t->l, (float *)params);
-  gpt_acts *a = gpt_acts_new(&t->l, (int)bs, T, err);
-  uint16_t *x = malloc((size_t)bs * T * 2), *y = malloc((size_t)bs * T * 2);
-  double loss_sum = 0, tokens = 0, bytes = 0;
-  rc = (a && x && y) ? 0 : -1;
-  for (uint64_t s0 = 0; rc == 0 && s0 < seqs; s0 += (uint64_t)bs) {
-    uint64_t s1 = s0 + (uint64_t)bs < seqs ? s0 + (uint64_t)bs : seqs;
-    int B = (int)(s1 - s0);
-    for (uint64_t i = 0; i < (uint64_t)B * T; i++) {
-      x[i] = tok[s0 * T + i];
-      y[i] = tok[s0 * T + i + 1];
-    }
-    float bl = gpt_forward(&t->l, &p, a, x, y, B, T, t->prec, NULL);
-    loss_sum += (double)bl * (double)(B * T);
-    tokens += (double)(B * T);
-    for (int i = 0; i < B * T; i++) bytes += (double)target_bytes(&luts, x[i], y[i]);
-  }
-  if (rc == 0) {
-    *loss = loss_sum / tokens;
-    *bpb = *loss / log(2.0) * (tokens / bytes);
-  } else if (!a) {
-    /* err set by gpt_acts_new */
-  } else {
-    pg_fail(err, "", -1, "out of memory");
-  }
-  if (a) gpt_acts_free(a);
-  gpt_params_free(&p);
-  free(x);
-  free(y);
-  free(tok);
-  luts_free(&luts);
-  return rc;
+  t->val_open = 1;
+  return 0;
 }
 
+/* The official eval_val batch: val_batch_size / (world * grad_accum)
+ * tokens, whole sequences (the sums do not depend on it, the memory does). */
 int trainer_validate(trainer *t, const float *params, double *loss, double *bpb, pg_error *err) {
-  return interim_eval(t, params, loss, bpb, err);
+  if (open_val(t, err) != 0) return -1;
+  int64_t bs = t->cfg.val_batch_size / t->cfg.grad_accum_steps / t->T;
+  eval_opts eo = {bs < 1 ? 1 : (int)(bs > 65536 ? 65536 : bs), t->prec, NULL};
+  gpt_params p;
+  gpt_params_bind(&p, &t->l, (float *)params);
+  int rc = eval_val(&t->val, &t->luts, &t->l, &p, &eo, &t->last_eval, err);
+  gpt_params_free(&p);
+  if (rc != 0) return -1;
+  *loss = t->last_eval.val_loss;
+  *bpb = t->last_eval.val_bpb;
+  return 0;
+}
+
+void trainer_close_val(trainer *t) {
+  if (!t->val_open) return;
+  val_data_close(&t->val);
+  luts_free(&t->luts);
+  t->val_open = 0;
 }
 
 static int export_artifact(trainer *t, uint64_t code_bytes, artifact_info *info, pg_error *err) {
@@ -109,8 +79,12 @@ static json_t *f64_bits(double v) {
 /* Deterministic values only (the manifest diff compares this object):
  * the round-tripped artifact's score, and the score before export. */
 static json_t *evaluation_json(const trainer *t, double vl, double vb) {
-  json_t *e = json_pack("{s:s, s:f, s:f, s:o, s:o}", "mode", "int8_zlib_roundtrip", "val_loss", vl,
-                        "val_bpb", vb, "val_loss_bits", f64_bits(vl), "val_bpb_bits", f64_bits(vb));
+  char sum_bits[24];
+  snprintf(sum_bits, sizeof sum_bits, "0x%016llx", (unsigned long long)t->last_eval.loss_sum_bits);
+  json_t *e = json_pack("{s:s, s:f, s:f, s:o, s:o, s:I, s:I, s:s}", "mode", "int8_zlib_roundtrip",
+                        "val_loss", vl, "val_bpb", vb, "val_loss_bits", f64_bits(vl), "val_bpb_bits",
+                        f64_bits(vb), "tokens", (json_int_t)t->last_eval.tokens, "bytes",
+                        (json_int_t)t->last_eval.bytes, "loss_sum_bits", sum_bits);
   if (e && t->have_val)
     json_object_set_new(e, "pre_quant",
                         json_pack("{s:f, s:f, s:o, s:o}", "val_loss", t->last_val_loss, "val_bpb",

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "manifests/loss_file.h"
+#include "trainer/eval.h"
 #include "trainer/gpt.h"
 #include "trainer/loader.h"
 #include "trainer/model.h"
@@ -38,8 +39,12 @@ typedef struct trainer {
   json_t *init;  /* predicate.init */
   json_t *plan;  /* predicate.schedule.plan, or NULL */
   json_t *evals; /* validation results during training, for the manifest */
-  double last_val_loss, last_val_bpb;
+  double last_val_loss, last_val_bpb; /* the last validation during training */
   int have_val;
+  val_data val; /* opened at the first evaluation */
+  byte_luts luts;
+  int val_open;
+  eval_result last_eval; /* of the last evaluation of any parameters */
 
   train_log log;
   progress prog;
@@ -55,6 +60,7 @@ int trainer_restore(trainer *t, const checkpoint *ck, const char *name, pg_error
 /* train_finish.c */
 int trainer_validate(trainer *t, const float *params, double *loss, double *bpb, pg_error *err);
 int trainer_finish(trainer *t, train_result *r, pg_error *err);
+void trainer_close_val(trainer *t);
 
 double trainer_now_ms(void);
 int trainer_add_record(trainer *t, uint64_t step, float loss, float lr_mult, double wall_ms);

@@ -67,8 +67,21 @@ void train_log_printf(train_log *L, const char *fmt, ...) {
   emit(L, buf, (size_t)n);
 }
 
-/* `  key: value` with the value as JSON prints it (strings unquoted, as
- * Python prints them). */
+/* A float as Python's repr prints it: the shortest digits that read back
+ * to the same double, and integral values with ".0". */
+static void py_float(double v, char *buf, size_t cap) {
+  if (v == (double)(long long)v && v > -1e16 && v < 1e16) {
+    snprintf(buf, cap, "%.1f", v);
+    return;
+  }
+  for (int p = 1; p <= 17; p++) {
+    snprintf(buf, cap, "%.*g", p, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+/* `  key: value`, values as Python prints them (strings unquoted, None,
+ * floats in repr form). */
 void train_log_hparams(train_log *L, const json_t *config) {
   const char *key;
   json_t *v;
@@ -78,6 +91,10 @@ void train_log_hparams(train_log *L, const json_t *config) {
       train_log_printf(L, "  %s: %s", key, json_string_value(v));
     } else if (json_is_null(v)) {
       train_log_printf(L, "  %s: None", key);
+    } else if (json_is_real(v)) {
+      char num[40];
+      py_float(json_real_value(v), num, sizeof num);
+      train_log_printf(L, "  %s: %s", key, num);
     } else {
       char *s = json_dumps(v, JSON_ENCODE_ANY);
       if (s) train_log_printf(L, "  %s: %s", key, s);

@@ -7,6 +7,9 @@
 . "$(dirname "$0")/lib.sh"
 
 TOK=data/tokenizers/fineweb_1024_bpe.model
+# Spinning OpenMP threads starve each other on a busy machine (see ci/demo.sh).
+OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+export OMP_WAIT_POLICY
 DATA=$TMP/data
 mkdir -p "$DATA"
 cp data/demo/fineweb_train_000000.bin "$DATA/"
