@@ -1,0 +1,158 @@
+/* `pgolf audit`: black-box checks of a score-first evaluation from its
+ * score dump (verifier/score_dump.h), the validation split, the tokenizer
+ * and, for pgolf's own evaluators, the event log in the run's manifest.
+ *
+ * One finding per condition of the challenge's field guide (issue #1017):
+ *   AUDIT_COVERAGE      C4, single pass: every target position of the split
+ *                       scored exactly once, in increasing order, with the
+ *                       split's token as target (audit_coverage.c);
+ *   AUDIT_BYTES         val_bpb recomputed from the dump's nll by the
+ *                       official byte rule, against --claim (audit_bytes.c);
+ *   AUDIT_NORMALIZATION C2: each probe is one normalized distribution and
+ *                       agrees with its record's nll (audit_normalization.c);
+ *   AUDIT_ORDER         C3: no ADAPT event covers a position before the
+ *                       SCORE event that scored it; the event chain and the
+ *                       scored sums agree with the dump (audit_order.c).
+ * C1 (causality) and C3 for evaluators without an event log are tested
+ * experimentally by `pgolf audit --perturb` (audit_perturb.c).
+ *
+ * ---- The event log, for evaluators that write one (pgolf eval) ----
+ *
+ * The manifest (plain JSON, or a DSSE envelope around it) holds
+ *
+ *   "predicate": { ...,
+ *     "eval": {
+ *       "mode": "plain" | "sliding" | "ttt" | any string,
+ *       "score_dump": {"sha256": "<64 hex>"},          (optional)
+ *       "events": [
+ *         {"kind": "SCORE", "chunk": 0, "first": 1, "last": 32768,
+ *          "nll_sum_bits": "0x3ff0000000000000", "chain": "<64 hex>"},
+ *         {"kind": "ADAPT", "chunk": 0, "first": 1, "last": 32768,
+ *          "chain": "<64 hex>"},
+ *         ...],
+ *       "chain": "<64 hex>"                            (the head)
+ *     } }
+ *
+ * in the order the events happened. first..last are inclusive target
+ * positions, numbered as in the dump's records (target t[p] is position
+ * p). A SCORE event's nll_sum_bits are the IEEE-754 bits ("0x" + 16
+ * lowercase hex digits) of the float64 sum, from 0.0 in increasing
+ * position order, of exactly the f64 nll values the dump holds for
+ * first..last. An ADAPT event says the model was updated using the
+ * tokens of positions first..last (their targets); it has no nll_sum_bits.
+ * Each event's "chain" is the link after it:
+ *   e_0 = SHA256("pgolf-eval-chain-v1")            (19 bytes, no NUL)
+ *   e_i = SHA256(e_{i-1} || u8 kind || u64le chunk || u64le first
+ *                || u64le last || u64le nll_sum_bits)
+ * with kind 1 for SCORE, 2 for ADAPT and nll_sum_bits 0 for ADAPT; the
+ * "chain" at the end is the last link (e_0 for no events). Evaluators
+ * compute it with eval_chain_init / eval_chain_extend below. */
+#ifndef PGOLF_AUDIT_H
+#define PGOLF_AUDIT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "manifests/sha256.h"
+#include "trainer/tokenizer.h"
+#include "verifier/score_dump.h"
+
+/* ---- event log ---- */
+
+#define EVAL_CHAIN_TAG "pgolf-eval-chain-v1"
+#define EVAL_MAX_EVENTS ((size_t)10000000)
+
+typedef enum eval_event_kind { EVAL_SCORE = 1, EVAL_ADAPT = 2 } eval_event_kind;
+
+typedef struct eval_event {
+  eval_event_kind kind;
+  uint64_t chunk, first, last; /* first <= last, inclusive positions */
+  uint64_t nll_sum_bits;       /* 0 for ADAPT */
+  uint8_t chain[SHA256_LEN];   /* the link recorded after this event */
+} eval_event;
+
+typedef struct eval_events {
+  eval_event *v;
+  size_t n;
+  uint8_t head[SHA256_LEN];
+  int has_dump_sha256;
+  uint8_t dump_sha256[SHA256_LEN];
+  char mode[32];
+} eval_events;
+
+void eval_chain_init(uint8_t c[SHA256_LEN]);
+/* c = SHA256(c || u8 kind || u64le chunk || u64le first || u64le last ||
+ * u64le nll_sum_bits), in place. */
+void eval_chain_extend(uint8_t c[SHA256_LEN], eval_event_kind kind, uint64_t chunk,
+                       uint64_t first, uint64_t last, uint64_t nll_sum_bits);
+/* The event JSON object above ({"kind",...,"chain"}), chain given. */
+json_t *eval_event_json(const eval_event *e);
+
+/* Read predicate.eval from a parsed object ("eval" object itself); errors
+ * name `name` and the JSON path. Links are parsed, not verified (the
+ * order check verifies them, so a broken chain is a finding, not an
+ * input error). */
+int eval_events_from_json(const json_t *eval, const char *name, eval_events *ev, pg_error *err);
+/* A manifest file or DSSE envelope: its predicate.eval. */
+int eval_events_load(const char *path, eval_events *ev, pg_error *err);
+void eval_events_free(eval_events *ev);
+
+/* ---- the audit ---- */
+
+typedef enum audit_status { AUDIT_PASS, AUDIT_FAIL, AUDIT_SKIP } audit_status;
+
+enum { AUDIT_COVERAGE, AUDIT_BYTES, AUDIT_NORMALIZATION, AUDIT_ORDER, AUDIT_N_CONDITIONS };
+
+typedef struct audit_outcome {
+  const char *code;      /* "AUDIT_COVERAGE", ... */
+  const char *condition; /* human name, e.g. "coverage and single pass (C4)" */
+  audit_status status;
+  int64_t position;      /* first offending position, -1 if none */
+  char message[768];
+  /* Numbers for the report (NAN / 0 when not computed). */
+  double val_bpb, nll_sum;
+  uint64_t bytes, targets;
+} audit_outcome;
+
+typedef struct audit_input {
+  const char *dump_name;       /* for messages */
+  const score_dump *dump;
+  const uint16_t *tokens;      /* the validation stream t[0..n_tokens) */
+  uint64_t n_tokens;           /* targets expected: positions 1 .. n_tokens-1 */
+  const byte_luts *luts;
+  const char *claim;           /* --claim as typed (a decimal), NULL if none */
+  const eval_events *events;   /* NULL: no manifest */
+  const uint8_t *dump_sha256;  /* the dump file's digest, NULL if unknown */
+} audit_input;
+
+/* Each condition fills its own outcome, independently of the others. */
+void audit_coverage(const audit_input *in, audit_outcome *out);
+void audit_bytes(const audit_input *in, audit_outcome *out);
+void audit_normalization(const audit_input *in, audit_outcome *out);
+void audit_order(const audit_input *in, audit_outcome *out);
+
+/* All four, in the enum's order; returns how many failed. */
+int audit_run(const audit_input *in, audit_outcome out[AUDIT_N_CONDITIONS]);
+const char *audit_status_name(audit_status s);
+
+/* Tolerances (documented in SUBMISSION.md). */
+#define AUDIT_SUM_TOLERANCE 1e-6   /* |sum of a probe - 1| */
+#define AUDIT_NLL_TOLERANCE 1e-4   /* |nll + ln p[target]|, nats (relative 1e-4 on p) */
+
+/* Helpers the conditions share (audit.c). */
+void audit_outcome_init(audit_outcome *o, int which);
+/* Index of the record at position p if records are strictly increasing
+ * (binary search), else by a linear scan; -1 if none. */
+int64_t audit_find_record(const score_dump *d, uint64_t position);
+/* 1 if the records' positions are strictly increasing. */
+int audit_records_sorted(const score_dump *d);
+
+/* ---- `pgolf audit --perturb` ----
+ * Implemented in verifier/audit_perturb.c (owned by the evaluator work):
+ * cmd_audit hands it the whole command line (argv[0] is "audit") when
+ * "--perturb" appears before any "--"; it returns the exit code. */
+int audit_perturb_main(int argc, char **argv);
+
+#endif
