@@ -3,6 +3,7 @@
  * error (a bad option, a bad configuration key or value, unreadable data),
  * 1 never (training has nothing to check). */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,16 +220,22 @@ static void print_summary(const train_options *o, const train_result *r) {
 }
 
 static void print_json(const train_options *o, const train_result *r) {
-  char head[SHA256_HEX_LEN + 1];
+  char head[SHA256_HEX_LEN + 1], bits[16];
   sha256_hex(r->chain, head);
-  printf("{\"finished\": %s, \"steps\": %lld, \"chain\": \"%s\", \"last_loss_bits\": \"0x%08x\", "
-         "\"train_ms\": %.3f, \"out\": \"%s\"",
-         r->finished ? "true" : "false", (long long)r->steps, head, r->last_loss_bits, r->train_ms,
-         o->out_dir);
-  if (r->finished)
-    printf(", \"val_loss\": %.17g, \"val_bpb\": %.17g, \"model_bytes\": %llu, \"code_bytes\": %llu",
-           r->val_loss, r->val_bpb, (unsigned long long)r->model_bytes, (unsigned long long)r->code_bytes);
-  printf("}\n");
+  snprintf(bits, sizeof bits, "0x%08x", r->last_loss_bits);
+  json_t *j = json_pack("{s:b, s:I, s:s, s:s, s:f, s:s}", "finished", r->finished, "steps",
+                        (json_int_t)r->steps, "chain", head, "last_loss_bits", bits, "train_ms",
+                        r->train_ms, "out", o->out_dir);
+  if (j && r->finished) {
+    json_object_set_new(j, "val_loss", json_real(r->val_loss));
+    json_object_set_new(j, "val_bpb", json_real(r->val_bpb));
+    json_object_set_new(j, "model_bytes", json_integer((json_int_t)r->model_bytes));
+    json_object_set_new(j, "code_bytes", json_integer((json_int_t)r->code_bytes));
+  }
+  char *text = j ? json_dumps(j, JSON_PRESERVE_ORDER) : NULL;
+  if (text) printf("%s\n", text);
+  free(text);
+  json_decref(j);
 }
 
 int cmd_train(int argc, char **argv) {

@@ -62,6 +62,24 @@ expect_rc train-resume 0 "$PGOLF" train --resume "$TMP/r" --threads 1 --quiet
   fail resume-same-chain "$(chain "$TMP/a") vs $(chain "$TMP/r")"
 expect_rc resumed-manifest-equal 0 "$PGOLF" manifest diff "$TMP/a/manifest.json" "$TMP/r/manifest.json"
 
+# Mixed precision: also the same bits for 1 and 2 threads, and not fp32's.
+expect_rc mixed-2-threads 0 train --precision mixed --threads 2 --out "$TMP/m2"
+expect_rc mixed-1-thread 0 train --precision mixed --threads 1 --out "$TMP/m1"
+[ "$(chain "$TMP/m1")" = "$(chain "$TMP/m2")" ] && ok mixed-same-chain-1-and-2-threads ||
+  fail mixed-same-chain-1-and-2-threads "$(chain "$TMP/m1") vs $(chain "$TMP/m2")"
+[ "$(chain "$TMP/m1")" != "$(chain "$TMP/a")" ] && ok mixed-differs-from-fp32 || fail mixed-differs-from-fp32 "same chain"
+
+# A budget becomes a step count before training, recorded with its plan.
+expect_err steps-zero 2 "steps" train --steps 0 --out "$TMP/x0"
+"$PGOLF" train --config "$TMP/small.json" --budget 30 --threads 2 --json --out "$TMP/bud" >"$TMP/bud.json" 2>"$TMP/err"
+jq -e '.finished == true and .steps == 6' "$TMP/bud.json" >/dev/null && ok budget-json-result ||
+  fail budget-json-result "$(cat "$TMP/bud.json" "$TMP/err" | head -c 400)"
+jq -e '.predicate.schedule.wall_clock_budget_s == 30 and .predicate.schedule.plan.planned_steps == 6 and
+  .predicate.schedule.total_steps == 6 and .predicate.schedule.plan.measured_step_ms > 0' \
+  "$TMP/bud/manifest.json" >/dev/null && ok budget-plan-recorded || fail budget-plan-recorded "$(jq .predicate.schedule "$TMP/bud/manifest.json")"
+[ "$(chain "$TMP/a")" = "$(chain "$TMP/bud")" ] && ok budget-timing-steps-leave-no-trace ||
+  fail budget-timing-steps-leave-no-trace "$(chain "$TMP/a") vs $(chain "$TMP/bud")"
+
 # A different seed is a different run (the chain is not a constant).
 expect_rc train-seed 0 train --threads 2 --seed 7 --out "$TMP/s"
 [ "$(chain "$TMP/a")" != "$(chain "$TMP/s")" ] && ok seed-changes-chain || fail seed-changes-chain "same chain"
