@@ -18,6 +18,7 @@ static const verb verbs[] = {
     {"eval", cmd_eval, "evaluate an artifact on the validation split"},
     {"check", cmd_check, "static checks of submission folders"},
     {"replay", cmd_replay, "re-run a submission under a sandbox and an external clock"},
+    {"audit", cmd_audit, "check a score dump: coverage, bytes, normalization, score-first order"},
     {"shard", cmd_shard, "inspect and validate token shards"},
     {"tokenizer", cmd_tokenizer, "read a SentencePiece model: byte tables, summary"},
     {"bpb", cmd_bpb, "tokens, bytes and tokens per byte of a split"},

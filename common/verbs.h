@@ -14,5 +14,6 @@ int cmd_train(int argc, char **argv);     /* trainer/cmd_train.c */
 int cmd_eval(int argc, char **argv);      /* trainer/cmd_eval.c */
 int cmd_check(int argc, char **argv);     /* verifier/cmd_check.c */
 int cmd_replay(int argc, char **argv);    /* verifier/cmd_replay.c */
+int cmd_audit(int argc, char **argv);     /* verifier/cmd_audit.c */
 
 #endif

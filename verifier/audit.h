@@ -137,17 +137,33 @@ void audit_order(const audit_input *in, audit_outcome *out);
 int audit_run(const audit_input *in, audit_outcome out[AUDIT_N_CONDITIONS]);
 const char *audit_status_name(audit_status s);
 
+/* A claim as typed: digits, optionally '.' and up to 17 decimals. -1 if
+ * it is anything else (exponents, signs, spaces). */
+int audit_parse_claim(const char *s, double *value, int *decimals);
+
 /* Tolerances (documented in SUBMISSION.md). */
 #define AUDIT_SUM_TOLERANCE 1e-6   /* |sum of a probe - 1| */
 #define AUDIT_NLL_TOLERANCE 1e-4   /* |nll + ln p[target]|, nats (relative 1e-4 on p) */
 
 /* Helpers the conditions share (audit.c). */
 void audit_outcome_init(audit_outcome *o, int which);
-/* Index of the record at position p if records are strictly increasing
- * (binary search), else by a linear scan; -1 if none. */
-int64_t audit_find_record(const score_dump *d, uint64_t position);
-/* 1 if the records' positions are strictly increasing. */
-int audit_records_sorted(const score_dump *d);
+
+/* The records ordered by (position, record index): the identity when the
+ * dump's positions are strictly increasing (idx NULL, nothing allocated),
+ * else a sorted copy of the indices. */
+typedef struct audit_index {
+  const score_dump *dump;
+  uint64_t *idx;
+  uint64_t n;
+  int sorted; /* positions strictly increasing in record order */
+} audit_index;
+
+int audit_index_build(const score_dump *d, audit_index *ix); /* -1: out of memory */
+void audit_index_free(audit_index *ix);
+/* The k-th record in position order. */
+score_record audit_index_record(const audit_index *ix, uint64_t k, uint64_t *record_no);
+/* The first k whose position is >= position (ix->n if none). */
+uint64_t audit_index_lower(const audit_index *ix, uint64_t position);
 
 /* ---- `pgolf audit --perturb` ----
  * Implemented in verifier/audit_perturb.c (owned by the evaluator work):
