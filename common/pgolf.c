@@ -25,6 +25,8 @@ static const verb verbs[] = {
     {"hash", cmd_hash, "SHA-256 of files in parallel (sha256sum format)"},
     {"manifest", cmd_manifest, "create, show, verify, diff and sign run manifests"},
     {"stats", cmd_stats, "multi-seed significance: one-sided Welch test with a margin"},
+    {"regress", cmd_regress, "CI gate: val_bpb band and loss chain against golden runs"},
+    {"report", cmd_report, "self-contained HTML and Markdown report of runs and checks"},
 };
 
 static void usage(FILE *out) {

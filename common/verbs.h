@@ -15,5 +15,7 @@ int cmd_eval(int argc, char **argv);      /* trainer/cmd_eval.c */
 int cmd_check(int argc, char **argv);     /* verifier/cmd_check.c */
 int cmd_replay(int argc, char **argv);    /* verifier/cmd_replay.c */
 int cmd_audit(int argc, char **argv);     /* verifier/cmd_audit.c */
+int cmd_regress(int argc, char **argv);   /* verifier/cmd_regress.c */
+int cmd_report(int argc, char **argv);    /* verifier/cmd_report.c */
 
 #endif
