@@ -76,6 +76,7 @@ typedef struct manifest_extras {
   json_t *evaluation;           /* predicate.evaluation (null when NULL) */
   int64_t code_bytes;           /* > 0 with an artifact: predicate.artifact gets code_bytes, */
   const char *code_rule;        /*   model_bytes, total_bytes, limit_bytes and code_rule */
+  json_t *artifact_extra;       /* further keys of predicate.artifact (how code was counted) */
   int64_t tokens_consumed;      /* > 0: predicate.data.tokens_consumed */
   json_t *timing;               /* further keys of predicate.timing (phase times) */
 } manifest_extras;

@@ -207,6 +207,12 @@ static json_t *losses_json(const loss_list *l, uint8_t head[SHA256_LEN]) {
   return json_pack("{s:o, s:o}", "chain", hex_str(head), "steps", steps);
 }
 
+/* obj with every key of extra added (extra borrowed; NULL adds nothing). */
+static json_t *merged(json_t *obj, json_t *extra) {
+  if (obj && extra) json_object_update(obj, extra);
+  return obj;
+}
+
 /* With code_bytes, the challenge's accounting: code + compressed model
  * bytes against the decimal limit, and how code was counted. */
 static json_t *artifact_json(const manifest_inputs *in, const manifest_extras *x, const hash_result *h) {
@@ -220,14 +226,9 @@ static json_t *artifact_json(const manifest_inputs *in, const manifest_extras *x
     json_object_set_new(a, "limit_bytes", json_integer(MANIFEST_ARTIFACT_LIMIT_BYTES));
     json_object_set_new(a, "code_rule", x->code_rule ? json_string(x->code_rule) : json_null());
   }
-  return a;
+  return merged(a, x->artifact_extra);
 }
 
-/* obj with every key of extra added (extra borrowed; NULL adds nothing). */
-static json_t *merged(json_t *obj, json_t *extra) {
-  if (obj && extra) json_object_update(obj, extra);
-  return obj;
-}
 
 static json_t *subjects_json(const char *artifact, const hash_result *h, const uint8_t head[SHA256_LEN]) {
   json_t *a = json_array();

@@ -106,10 +106,12 @@ static int write_manifest(trainer *t, const finish_info *f, pg_error *err) {
   json_t *timing = json_pack("{s:f, s:f, s:f}", "train_ms", t->train_ms, "final_eval_ms", f->eval_ms,
                              "export_ms", f->export_ms);
   json_t *seeds = json_pack("{s:I}", "torch_manual_seed", (json_int_t)t->cfg.seed);
+  json_t *code = json_pack("{s:i, s:s, s:b}", "code_files", f->cs.n_files, "code_digest", f->cs.digest,
+                           "code_matches_binary", f->cs.matches_binary);
   loader_state ls;
   loader_get_state(&t->loader, &ls);
   int rc = -1;
-  if (!cfg || !eval || !timing || !seeds) {
+  if (!cfg || !eval || !timing || !seeds || !code) {
     pg_fail(err, "", -1, "out of memory");
     goto out;
   }
@@ -138,6 +140,7 @@ static int write_manifest(trainer *t, const finish_info *f, pg_error *err) {
   x.evaluation = eval;
   x.code_bytes = (int64_t)f->cs.bytes;
   x.code_rule = CODE_SIZE_RULE;
+  x.artifact_extra = code;
   x.tokens_consumed = (int64_t)ls.consumed;
   x.timing = timing;
   char *text = NULL;
@@ -151,6 +154,7 @@ out:
   json_decref(sched);
   json_decref(timing);
   json_decref(seeds);
+  json_decref(code);
   return rc;
 }
 

@@ -95,6 +95,16 @@ jq -e '.predicate.artifact.total_bytes == .predicate.artifact.code_bytes + .pred
   .predicate.artifact.code_bytes > 0 and .predicate.evaluation.mode == "int8_zlib_roundtrip"' \
   "$TMP/a/manifest.json" >/dev/null && ok artifact-accounting || fail artifact-accounting "$(jq .predicate.artifact "$TMP/a/manifest.json")"
 
+# Code bytes are counted over the files of the binary's source digest:
+# when the tree matches, the recomputed digest is the binary's.
+jq -r '.predicate.artifact | "\(.code_matches_binary) \(.code_digest)"' "$TMP/a/manifest.json" >"$TMP/code"
+read -r matches digest <"$TMP/code"
+binary_digest=$("$PGOLF" version | sed -n 's/^source //p')
+if [ "$matches" = true ] && [ "$digest" = "$binary_digest" ]; then ok code-digest-matches
+elif [ "$matches" = false ] && [ "$digest" != "$binary_digest" ] && [ ${#digest} = 64 ]; then
+  ok "code-digest-differs (sources edited since the build)"
+else fail code-digest "$matches $digest vs $binary_digest"; fi
+
 # The official log line formats.
 log=$TMP/a/train.log
 for pat in '^seed:1337$' '^step:1/6 train_loss:[0-9]+\.[0-9]{4} train_time:[0-9]+ms step_avg:[0-9]+\.[0-9]{2}ms$' \
