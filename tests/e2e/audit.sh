@@ -1,0 +1,198 @@
+#!/bin/sh
+# pgolf audit on score dumps built here byte by byte over a 41-token split
+# (the first tokens of the demo validation shard): a clean dump passes,
+# each fault fails its condition (exit 1), each malformed input exits 2
+# naming the file and byte offset.
+. "$(dirname "$0")/lib.sh"
+TOK=data/tokenizers/fineweb_1024_bpe.model
+N=41
+
+# le N WIDTH: N as WIDTH little-endian bytes (N may be 0x... hex).
+le() {
+  v=$(($1)) n=$2 s=""
+  while [ "$n" -gt 0 ]; do
+    s="$s$(printf '\\%03o' $((v & 255)))"
+    v=$((v >> 8))
+    n=$((n - 1))
+  done
+  printf "$s"
+}
+
+# hexbin HEX: the bytes a hex string spells.
+hexbin() {
+  h=$1 s=""
+  while [ -n "$h" ]; do
+    b=${h%"${h#??}"}
+    h=${h#??}
+    s="$s$(printf '\\%03o' $((0x$b)))"
+  done
+  printf "$s"
+}
+
+# The split: a shard holding the demo's first N tokens.
+val="$TMP/val"
+mkdir -p "$val"
+{
+  le 20240520 4
+  le 1 4
+  le $N 4
+  head -c 1012 /dev/zero
+  dd if=data/demo/fineweb_val_000000.bin bs=1 skip=1024 count=$((2 * N)) 2>/dev/null
+} >"$val/fineweb_val_000000.bin"
+set -- $(od -An -tu2 -v -j1024 -N$((2 * N)) data/demo/fineweb_val_000000.bin)
+i=0
+for t in "$@"; do eval "tok_$i=$t"; i=$((i + 1)); done
+
+ONE=0x3ff0000000000000 # 1.0
+
+# header VOCAB RECORDS PROBES
+header() {
+  printf PGSD
+  le 1 4
+  le "$1" 4
+  le 0 4
+  le "$2" 8
+  le "$3" 8
+  head -c 32 /dev/zero
+}
+
+# record POS [NLL_BITS [TARGET]]: target defaults to the split's token.
+record() {
+  eval "t=\${3:-\$tok_$1}"
+  le "$1" 8
+  le "$t" 4
+  le 0 4
+  le "${2:-$ONE}" 8
+}
+
+# records FROM TO [SKIP]: positions FROM..TO with nll 1.0, SKIP left out.
+records() {
+  p=$1
+  while [ "$p" -le "$2" ]; do
+    [ "$p" = "${3:-}" ] || record "$p"
+    p=$((p + 1))
+  done
+}
+
+header 1024 40 0 >"$TMP/clean.pgsd"
+records 1 40 >>"$TMP/clean.pgsd"
+
+audit() { "$PGOLF" audit "$@" --tokenizer $TOK --val "$val"; }
+
+expect_rc "audit: clean dump passes" 0 audit "$TMP/clean.pgsd"
+grep -q "pass    AUDIT_COVERAGE" "$TMP/out" && grep -q "skipped AUDIT_ORDER" "$TMP/out" \
+  && ok "audit: text report lists every condition" \
+  || fail "audit: text report lists every condition" "$(cat "$TMP/out")"
+
+# the recomputed value, then claims to 4 decimals
+"$PGOLF" audit "$TMP/clean.pgsd" --tokenizer $TOK --val "$val/fineweb_val_000000.bin" --json \
+  >"$TMP/clean.json"
+bpb=$(jq -r .summary.val_bpb "$TMP/clean.json")
+bytes=$(jq -r .summary.bytes "$TMP/clean.json")
+want=$("$PGOLF" bpb --json --tokenizer $TOK "$val" | jq -r .bytes)
+[ "$bytes" = "$want" ] && [ "$(jq -r .verdict "$TMP/clean.json")" = pass ] \
+  && ok "audit: bytes are pgolf bpb's for the same split" \
+  || fail "audit: bytes are pgolf bpb's for the same split" "audit $bytes, bpb $want"
+claim=$(printf '%.4f' "$bpb")
+wrong=$(awk -v b="$bpb" 'BEGIN { printf "%.4f", b + 0.0002 }')
+expect_rc "audit: right claim passes" 0 audit "$TMP/clean.pgsd" --claim "$claim"
+expect_rc "audit: wrong claim fails" 1 audit "$TMP/clean.pgsd" --claim "$wrong" --json
+[ "$(jq -r '[.findings[] | select(.severity == "error") | .code] | join(",")' "$TMP/out")" = AUDIT_BYTES ] \
+  && ok "audit: wrong claim is only AUDIT_BYTES" || fail "audit: wrong claim is only AUDIT_BYTES" "$(cat "$TMP/out")"
+
+# coverage faults: a duplicate, a gap
+{ header 1024 41 0; records 1 7; record 7; records 8 40; } >"$TMP/dup.pgsd"
+expect_rc "audit: duplicate fails" 1 audit "$TMP/dup.pgsd" --json
+jq -e '[.findings[] | select(.severity == "error")] | length == 1 and .[0].code == "AUDIT_COVERAGE" and (.[0].message | test("position 7: 1 scored twice"))' \
+  "$TMP/out" >/dev/null && ok "audit: duplicate is AUDIT_COVERAGE at position 7" \
+  || fail "audit: duplicate is AUDIT_COVERAGE at position 7" "$(cat "$TMP/out")"
+{ header 1024 39 0; records 1 40 13; } >"$TMP/gap.pgsd"
+expect_rc "audit: gap fails" 1 audit "$TMP/gap.pgsd"
+grep -q "fail    AUDIT_COVERAGE      position 13" "$TMP/out" && ok "audit: gap names position 13" \
+  || fail "audit: gap names position 13" "$(cat "$TMP/out")"
+expect_rc "audit: --seq-len 8 truncates the split (targets 1..40 all scored)" 0 \
+  audit "$TMP/clean.pgsd" --seq-len 8
+expect_rc "audit: --seq-len 16 keeps 1..32, so 33..40 are outside" 1 \
+  audit "$TMP/clean.pgsd" --seq-len 16
+
+# normalization: a probe at position 5 with all mass on the target (nll 0)
+probe() { # POS TARGET P_BITS
+  le "$1" 8
+  le "$2" 4
+  le 1024 4
+  head -c $((8 * $2)) /dev/zero
+  le "$3" 8
+  head -c $((8 * (1023 - $2))) /dev/zero
+}
+{ header 1024 40 1; records 1 4; record 5 0; records 6 40; probe 5 "$tok_5" $ONE; } >"$TMP/probe.pgsd"
+expect_rc "audit: a normalized probe passes" 0 audit "$TMP/probe.pgsd"
+grep -q "pass    AUDIT_NORMALIZATION" "$TMP/out" && ok "audit: normalization checked" \
+  || fail "audit: normalization checked" "$(cat "$TMP/out")"
+{ header 1024 40 1; records 1 4; record 5 0; records 6 40; probe 5 "$tok_5" 0x3fe0000000000000; } \
+  >"$TMP/half.pgsd"
+expect_rc "audit: a probe summing to 0.5 fails" 1 audit "$TMP/half.pgsd"
+grep -q "fail    AUDIT_NORMALIZATION position 5" "$TMP/out" && ok "audit: AUDIT_NORMALIZATION at 5" \
+  || fail "audit: AUDIT_NORMALIZATION at 5" "$(cat "$TMP/out")"
+
+# the event log: SCORE 1..40 (sum 40.0) then ADAPT, chained with sha256sum
+sha() { sha256sum | cut -c1-64; }
+e0=$(printf 'pgolf-eval-chain-v1' | sha)
+link() { # PREV KIND CHUNK FIRST LAST BITS
+  { hexbin "$1"; le "$2" 1; le "$3" 8; le "$4" 8; le "$5" 8; le "$6" 8; } | sha
+}
+manifest() { # FILE then events as "KIND FIRST LAST" (chunk 0)
+  f=$1
+  shift
+  c=$e0 sep="" ev=""
+  for e in "$@"; do
+    set -- $e
+    if [ "$1" = SCORE ]; then k=1 bits=0x4044000000000000; else k=2 bits=0; fi
+    c=$(link "$c" $k 0 "$2" "$3" $bits)
+    extra=""
+    [ $k = 1 ] && extra="\"nll_sum_bits\": \"0x4044000000000000\", "
+    ev="$ev$sep{\"kind\": \"$1\", \"chunk\": 0, \"first\": $2, \"last\": $3, $extra\"chain\": \"$c\"}"
+    sep=", "
+  done
+  printf '{"predicate": {"eval": {"mode": "ttt", "events": [%s], "chain": "%s"}}}\n' "$ev" "$c" >"$f"
+}
+manifest "$TMP/good.json" "SCORE 1 40" "ADAPT 1 40"
+expect_rc "audit: score-first event log passes" 0 audit "$TMP/clean.pgsd" --manifest "$TMP/good.json"
+grep -q "pass    AUDIT_ORDER" "$TMP/out" && ok "audit: order checked from the manifest" \
+  || fail "audit: order checked from the manifest" "$(cat "$TMP/out")"
+manifest "$TMP/early.json" "SCORE 1 20" "ADAPT 1 30" "SCORE 21 40"
+expect_rc "audit: adapt before score fails" 1 audit "$TMP/clean.pgsd" --manifest "$TMP/early.json" --json
+jq -e '[.findings[] | select(.severity == "error")] | length == 1 and .[0].code == "AUDIT_ORDER"' "$TMP/out" >/dev/null \
+  && ok "audit: adapt before score is only AUDIT_ORDER" \
+  || fail "audit: adapt before score is only AUDIT_ORDER" "$(cat "$TMP/out")"
+sed 's/"last": 40, "nll/"last": 39, "nll/' "$TMP/good.json" >"$TMP/edited.json"
+expect_rc "audit: edited event log fails" 1 audit "$TMP/clean.pgsd" --manifest "$TMP/edited.json"
+grep -q "chain link does not recompute" "$TMP/out" && ok "audit: broken chain reported" \
+  || fail "audit: broken chain reported" "$(cat "$TMP/out")"
+printf '{"predicate": {"eval": {"events": [{"kind": "LEARN"}], "chain": "%s"}}}' "$e0" >"$TMP/bad.json"
+expect_err "audit: malformed event log is exit 2" 2 "events\[0\].kind" \
+  audit "$TMP/clean.pgsd" --manifest "$TMP/bad.json"
+
+# malformed dumps: exit 2, file and byte offset named
+{ printf PGSX; tail -c +5 "$TMP/clean.pgsd"; } >"$TMP/magic.pgsd"
+expect_err "audit: bad magic" 2 "magic.pgsd:offset 0: bad magic" audit "$TMP/magic.pgsd"
+head -c $((64 + 24 * 39 + 10)) "$TMP/clean.pgsd" >"$TMP/trunc.pgsd"
+expect_err "audit: truncated record" 2 "trunc.pgsd:offset 1000: truncated record 39" audit "$TMP/trunc.pgsd"
+{ cat "$TMP/clean.pgsd"; printf 'xy'; } >"$TMP/extra.pgsd"
+expect_err "audit: count mismatch" 2 "extra.pgsd:offset 1024: count mismatch: 2 bytes" audit "$TMP/extra.pgsd"
+{ header 1024 2 0; record 1; record 2 0x7ff8000000000000; } >"$TMP/nan.pgsd"
+expect_err "audit: NaN nll" 2 "nan.pgsd:offset 104: record 1: nll nan" audit "$TMP/nan.pgsd"
+{ header 2000000 1 0; record 1; } >"$TMP/vocab.pgsd"
+expect_err "audit: absurd vocab size" 2 "vocab.pgsd:offset 8: absurd vocab size 2000000" audit "$TMP/vocab.pgsd"
+{ header 512 40 0; records 1 40; } >"$TMP/small.pgsd"
+expect_err "audit: a target outside the dump's vocabulary" 2 "small.pgsd:offset 72: record 0: target id $tok_1 >= vocab size 512" \
+  audit "$TMP/small.pgsd"
+header 512 0 0 >"$TMP/v512.pgsd"
+expect_err "audit: dump vocabulary smaller than the tokenizer's" 2 "fineweb_1024_bpe.model: vocab size 512" \
+  audit "$TMP/v512.pgsd"
+expect_err "audit: missing dump" 2 "nope.pgsd" audit "$TMP/nope.pgsd"
+
+# usage
+expect_rc "audit --help" 0 "$PGOLF" audit --help
+expect_err "audit: --tokenizer is required" 2 "required" "$PGOLF" audit "$TMP/clean.pgsd" --val "$val"
+expect_err "audit: a claim must be a plain decimal" 2 "plain decimal" audit "$TMP/clean.pgsd" --claim 1e0
+expect_err "audit: unknown option" 2 "unknown" audit "$TMP/clean.pgsd" --bogus
