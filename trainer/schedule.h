@@ -28,7 +28,11 @@
  * budget. The official script counts only training time against its cap
  * (validation excluded); the budget here is the same training time. The
  * warm-down then covers the last warmdown_iters of the planned steps, the
- * step-based twin of the official time-based warm-down. */
+ * step-based twin of the official time-based warm-down.
+ *
+ * The official WARMUP_STEPS (20 steps run before training to prime
+ * torch.compile) restore the model, the optimizers and the loader
+ * afterwards, so they change no result; pgolf has no such phase. */
 #ifndef PGOLF_SCHEDULE_H
 #define PGOLF_SCHEDULE_H
 
