@@ -20,7 +20,13 @@ shard of data/demo. Seed 1337. Every value is written to the JSON's "config".
 
 Setup as main(): torch.manual_seed(seed) (with random/numpy seeded too), then
 GPT(...).bfloat16(), every CastedLinear .float(), restore_low_dim_params_to_fp32:
-the official dtype round trip, leaving tok_emb.weight in bf16.
+the official dtype round trip, leaving tok_emb.weight in bf16. The round
+trip also casts every Rotary's inv_freq buffer to bf16 (.bfloat16() casts
+buffers; restore_low_dim_params_to_fp32 restores parameters only), so the
+official RoPE frequencies are bf16-rounded in every mode, and in the mixed
+run the positions (arange in inv_freq's dtype), the angles t * inv_freq and
+their cos and sin are bf16 tensors (eager semantics). The JSON records the
+inv_freq values ("rotary").
 Optimizers as main(): Adam(tok_emb, tied_embed_lr), Muon(block matrices,
 matrix_lr), Adam(block vectors/control tensors + skip_weights, scalar_lr);
 betas (beta1, beta2), eps adam_eps, fused=True; step order tok, muon, scalar.
@@ -60,7 +66,8 @@ What is recorded (golden/train_tiny.json, and golden/train_tiny_grads.bin):
     every F.rms_norm output is float32 (the residual stream x0 and x, q and k
     after their norm, and everything mixed with them, stay float32; only the
     linear layers and attention take bf16 inputs), while on CPU the whole
-    stream is bf16 and the bf16 norms use eps = finfo(bf16).eps = 2^-7.
+    stream is bf16 (rounded after each norm; the norm itself computes in
+    float32 with eps = finfo(float32).eps also for bf16 input).
     The relu^2 forward value is the same either way (a bf16 square is exact in
     float32 and is rounded once to bf16 at the next linear); its backward is not.
  4. mixed_cuda_policy: as 3, but with AutocastCPU kernels registered (for this
@@ -384,6 +391,12 @@ def main() -> None:
 
     model = build_model(mod, args)
     rec["init"] = init_record(model)
+    inv = model.blocks[0].attn.rotary.inv_freq
+    rec["rotary"] = {
+        "inv_freq_dtype_after_round_trip": str(inv.dtype).removeprefix("torch."),
+        "inv_freq_bits": [bits(float(v)) for v in inv.float()],
+        "note": "the .bfloat16() round trip rounds the Rotary inv_freq buffer; fp32 mode widens "
+                "these values; the mixed runs build positions, angles, cos and sin in bf16"}
     print(f"init sha256 {rec['init']['sha256']}", file=sys.stderr)
 
     muon32 = float32_muon(mod)
