@@ -64,10 +64,10 @@ static int check_tokenizer(const train_config *c, pg_error *err) {
 }
 
 static int set_paths(trainer *t, const char *dir, pg_error *err) {
-  static const char *names[4] = {TRAIN_CHECKPOINT_NAME, TRAIN_ARTIFACT_NAME, TRAIN_MANIFEST_NAME,
-                                 TRAIN_LOG_NAME};
+  static const char *names[5] = {TRAIN_CHECKPOINT_NAME, TRAIN_ARTIFACT_NAME, TRAIN_MANIFEST_NAME,
+                                 TRAIN_LOG_NAME, TRAIN_LOSSES_NAME};
   if (strlen(dir) > 1000) return pg_fail(err, dir, -1, "output directory path too long");
-  for (int i = 0; i < 4; i++) snprintf(t->path_buf[i], sizeof t->path_buf[i], "%s/%s", dir, names[i]);
+  for (int i = 0; i < 5; i++) snprintf(t->path_buf[i], sizeof t->path_buf[i], "%s/%s", dir, names[i]);
   return make_dir(dir, err);
 }
 

@@ -25,7 +25,10 @@
  * configuration, parameters, optimizer state, loader state, step, the loss
  * records and chain head so far, the init record, the budget plan and the
  * log text; a resumed run continues bit for bit, so its chain equals an
- * uninterrupted run's. Threads do not change any bit (every reduction is
+ * uninterrupted run's. With every checkpoint and at the end, DIR/losses.txt
+ * holds the records so far as a loss file (`STEP 0xLOSS 0xLR_MULT WALL_MS`,
+ * manifests/loss_file.h), which `pgolf manifest create --losses` reads.
+ * Threads do not change any bit (every reduction is
  * ordered independently of the thread count), so a run may resume with a
  * different --threads. */
 #ifndef PGOLF_TRAIN_H
@@ -43,6 +46,7 @@
 #define TRAIN_ARTIFACT_NAME "model.int8.ptz"
 #define TRAIN_MANIFEST_NAME "manifest.json"
 #define TRAIN_LOG_NAME "train.log"
+#define TRAIN_LOSSES_NAME "losses.txt" /* manifests/loss_file.h format, hex bits */
 #define TRAIN_PLAN_SAMPLES 4 /* timed steps for --budget (the first is dropped) */
 
 typedef struct train_options {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fileio.h"
 #include "manifests/json_read.h"
 #include "manifests/loss_chain.h"
 #include "trainer/train_internal.h"
@@ -81,12 +82,29 @@ static int fill(trainer *t, checkpoint *c, pg_error *err) {
   return rc;
 }
 
+/* The records as a loss file: exact bits, so it feeds
+ * `pgolf manifest create --losses` and any tool without loss of precision. */
+static int write_losses(trainer *t, pg_error *err) {
+  size_t cap = 64 + t->n_recs * 64, len = 0;
+  char *buf = malloc(cap);
+  if (!buf) return pg_fail(err, "", -1, "out of memory");
+  len += (size_t)snprintf(buf, cap, "# step loss_bits lr_mult_bits wall_ms\n");
+  for (size_t i = 0; i < t->n_recs; i++) {
+    const loss_record *r = &t->recs[i];
+    len += (size_t)snprintf(buf + len, cap - len, "%llu 0x%08x 0x%08x %.3f\n", (unsigned long long)r->step,
+                            r->loss_bits, r->lr_mult_bits, r->wall_ms);
+  }
+  int rc = file_write_atomic(t->path_buf[PATH_LOSSES], buf, len, 0644, err);
+  free(buf);
+  return rc;
+}
+
 int trainer_save(trainer *t, pg_error *err) {
   checkpoint c = {0};
   int rc = fill(t, &c, err);
   if (rc == 0) rc = ckpt_write(&c, t->path_buf[PATH_CKPT], err);
   ckpt_free(&c);
-  return rc;
+  return rc == 0 ? write_losses(t, err) : -1;
 }
 
 /* ---- restoring ---- */

@@ -48,10 +48,10 @@ typedef struct trainer {
 
   train_log log;
   progress prog;
-  char path_buf[4][1200]; /* checkpoint, artifact, manifest, log */
+  char path_buf[5][1200]; /* checkpoint, artifact, manifest, log, losses */
 } trainer;
 
-enum { PATH_CKPT = 0, PATH_ARTIFACT = 1, PATH_MANIFEST = 2, PATH_LOG = 3 };
+enum { PATH_CKPT = 0, PATH_ARTIFACT = 1, PATH_MANIFEST = 2, PATH_LOG = 3, PATH_LOSSES = 4 };
 
 /* train_ckpt.c */
 int trainer_save(trainer *t, pg_error *err);

@@ -105,6 +105,13 @@ elif [ "$matches" = false ] && [ "$digest" != "$binary_digest" ] && [ ${#digest}
   ok "code-digest-differs (sources edited since the build)"
 else fail code-digest "$matches $digest vs $binary_digest"; fi
 
+# DIR/losses.txt is a loss file: `manifest create --losses` gives the same chain.
+echo '{}' >"$TMP/empty.json"
+expect_rc losses-file-reads 0 "$PGOLF" manifest create --config "$TMP/empty.json" --tokenizer "$TOK" \
+  --data "$DATA" --seed 1337 --losses "$TMP/a/losses.txt" -o "$TMP/from-losses.json"
+[ "$(jq -r .predicate.losses.chain "$TMP/from-losses.json")" = "$(chain "$TMP/a")" ] && ok losses-file-same-chain ||
+  fail losses-file-same-chain "$(jq -r .predicate.losses.chain "$TMP/from-losses.json") vs $(chain "$TMP/a")"
+
 # The official log line formats.
 log=$TMP/a/train.log
 for pat in '^seed:1337$' '^step:1/6 train_loss:[0-9]+\.[0-9]{4} train_time:[0-9]+ms step_avg:[0-9]+\.[0-9]{2}ms$' \
