@@ -80,6 +80,21 @@ jq -e '.predicate.schedule.wall_clock_budget_s == 30 and .predicate.schedule.pla
 [ "$(chain "$TMP/a")" = "$(chain "$TMP/bud")" ] && ok budget-timing-steps-leave-no-trace ||
   fail budget-timing-steps-leave-no-trace "$(chain "$TMP/a") vs $(chain "$TMP/bud")"
 
+# Killed (SIGKILL, no chance to clean up) after its first periodic
+# checkpoint, then resumed: the chain of an uninterrupted run. If the run
+# outpaces the kill, resuming a finished run must still give the same chain.
+jq '.iterations = 120' "$TMP/small.json" >"$TMP/long.json"
+"$PGOLF" train --config "$TMP/long.json" --quiet --threads 2 --out "$TMP/long" >/dev/null 2>&1
+"$PGOLF" train --config "$TMP/long.json" --quiet --threads 2 --checkpoint-every 10 --out "$TMP/k" >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ ! -f "$TMP/k/checkpoint" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+expect_rc resume-after-kill 0 "$PGOLF" train --resume "$TMP/k" --quiet
+[ "$(chain "$TMP/long")" = "$(chain "$TMP/k")" ] && ok kill-resume-same-chain ||
+  fail kill-resume-same-chain "$(chain "$TMP/long") vs $(chain "$TMP/k")"
+
 # A different seed is a different run (the chain is not a constant).
 expect_rc train-seed 0 train --threads 2 --seed 7 --out "$TMP/s"
 [ "$(chain "$TMP/a")" != "$(chain "$TMP/s")" ] && ok seed-changes-chain || fail seed-changes-chain "same chain"
