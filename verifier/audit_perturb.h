@@ -18,9 +18,11 @@
  *     reported as inconclusive, which fails.
  * The first position that moved names the leak: for an evaluator that
  * adapts on a chunk before scoring it, a cut inside chunk c moves the
- * first position of chunk c. A cut at a chunk boundary cannot see that
- * (the chunk before the cut never saw perturbed tokens), which is why the
- * default cuts include both kinds.
+ * first position of chunk c. A cut at a chunk's first position moves no
+ * earlier record (the chunk before it never saw perturbed tokens); only a
+ * probe at the cut shows that the distribution there was trained on the
+ * token it predicts. So the default cuts include both kinds, and pgolf's
+ * own evaluator is asked for a probe at every cut.
  *
  * THE REPLACEMENT STREAM (documented so anyone can rebuild a copy):
  *   x_i = splitmix64(PERTURB_SEED + i)   for stream index i
