@@ -115,8 +115,12 @@ static int write_manifest(trainer *t, const finish_info *f, pg_error *err) {
     pg_fail(err, "", -1, "out of memory");
     goto out;
   }
-  /* Threads change no bit: recorded in predicate.environment, not config. */
+  /* Threads change no bit: recorded in predicate.environment, not config.
+   * Data and tokenizer are identified by digest in predicate.data, so two
+   * runs on the same files at different paths compare equal. */
   json_object_del(cfg, "threads");
+  json_object_del(cfg, "data");
+  json_object_del(cfg, "tokenizer");
   const char *data[1] = {t->cfg.data};
   manifest_inputs in;
   manifest_extras x;
@@ -188,8 +192,10 @@ static int export_and_roundtrip(trainer *t, finish_info *f, pg_error *err) {
 int trainer_finish(trainer *t, train_result *r, pg_error *err) {
   finish_info f;
   memset(&f, 0, sizeof f);
-  if (export_and_roundtrip(t, &f, err) != 0) return -1;
-  if (trainer_save(t, err) != 0 || write_manifest(t, &f, err) != 0) return -1;
+  /* The final checkpoint first: resuming a finished run then redoes only
+   * the export and its evaluation, without repeating their log lines. */
+  if (trainer_save(t, err) != 0 || export_and_roundtrip(t, &f, err) != 0) return -1;
+  if (write_manifest(t, &f, err) != 0) return -1;
   r->val_loss = f.val_loss;
   r->val_bpb = f.val_bpb;
   r->code_bytes = f.cs.bytes;
