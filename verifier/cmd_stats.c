@@ -1,6 +1,7 @@
 /* pgolf stats: is the new submission better than the record by the margin?
  * One-sided Welch test (or one-sample test against --target) on per-seed
- * final metrics given on the command line; see verifier/welch.h. */
+ * final metrics given as numbers, run manifests or submission folders
+ * (verifier/stats_inputs.h); see verifier/welch.h. */
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -10,32 +11,40 @@
 
 #include "common/error.h"
 #include "common/verbs.h"
-#include "verifier/value_list.h"
+#include "verifier/stats_inputs.h"
 #include "verifier/welch.h"
 
 #define DEFAULT_MARGIN_NATS 0.005
 #define DEFAULT_ALPHA 0.01
 
+#define MAX_SET_ARGS 256
+
 typedef struct stats_opts {
-  const char *new_list, *record_list, *metric, *test;
+  const char *new_args[MAX_SET_ARGS], *rec_args[MAX_SET_ARGS];
+  size_t n_new_args, n_rec_args;
+  const char *metric, *test;
   double margin_nats, tokens_per_byte, alpha, target;
   int have_tpb, have_target, json;
 } stats_opts;
 
 static void stats_usage(FILE *out) {
   fprintf(out,
-          "usage: pgolf stats --new V1,V2,... (--record W1,W2,... | --target X)\n"
+          "usage: pgolf stats --new SET (--record SET | --target X)\n"
           "                   [--metric bpb|nats] [--margin-nats M] [--tokens-per-byte R]\n"
           "                   [--alpha A] [--test welch|mann-whitney] [--json]\n"
           "\n"
           "One-sided test that the new runs beat the record by the margin, for a\n"
           "metric where lower is better: diff = mean(record) - mean(new) > margin.\n"
-          "  --new, --record    per-seed final values (val_bpb or val_loss), comma-separated\n"
+          "  --new, --record    per-seed final values (val_bpb or val_loss); SET is a\n"
+          "                     comma-separated list of numbers, a run manifest (one\n"
+          "                     seed), or a submission folder (one value per training\n"
+          "                     log with a final metric); repeat the option to join several\n"
           "  --target X         one-sample test against a fixed value instead of --record\n"
           "  --metric           bpb (default) or nats (per token)\n"
           "  --margin-nats M    margin in nats per token (default 0.005); for bpb it is\n"
           "                     converted as M * R / ln 2 with R from --tokens-per-byte,\n"
-          "                     which is then required unless M is 0\n"
+          "                     else the new set's own val_loss / (val_bpb ln 2) (the\n"
+          "                     record's when the new values are plain numbers)\n"
           "  --alpha A          significance level, 0 < A < 1 (default 0.01)\n"
           "  --test             welch (default); mann-whitney is only checked for\n"
           "                     whether its smallest p can reach alpha, and refused\n"
@@ -55,8 +64,16 @@ static int parse_number(const char *s, const char *option, double *out, pg_error
 
 static int parse_one(int ch, const char *arg, stats_opts *o, pg_error *err) {
   switch (ch) {
-    case 'n': o->new_list = arg; return 0;
-    case 'r': o->record_list = arg; return 0;
+    case 'n':
+    case 'r': {
+      const char **v = ch == 'n' ? o->new_args : o->rec_args;
+      size_t *n = ch == 'n' ? &o->n_new_args : &o->n_rec_args;
+      if (*n == MAX_SET_ARGS)
+        return pg_fail(err, ch == 'n' ? "--new" : "--record", -1, "given more than %d times",
+                       MAX_SET_ARGS);
+      v[(*n)++] = arg;
+      return 0;
+    }
     case 'm': o->metric = arg; return 0;
     case 'T': o->test = arg; return 0;
     case 'j': o->json = 1; return 0;
@@ -70,8 +87,8 @@ static int parse_one(int ch, const char *arg, stats_opts *o, pg_error *err) {
 
 /* Cross-option rules, after every option has been read. */
 static int check_opts(const stats_opts *o, pg_error *err) {
-  if (!o->new_list) return pg_fail(err, "--new", -1, "is required");
-  if (!o->record_list == !o->have_target)
+  if (!o->n_new_args) return pg_fail(err, "--new", -1, "is required");
+  if (!o->n_rec_args == !o->have_target)
     return pg_fail(err, "--record/--target", -1, "give exactly one of them");
   if (strcmp(o->metric, "bpb") && strcmp(o->metric, "nats"))
     return pg_fail(err, "--metric", -1, "must be bpb or nats, got '%s'", o->metric);
@@ -83,11 +100,6 @@ static int check_opts(const stats_opts *o, pg_error *err) {
     return pg_fail(err, "--margin-nats", -1, "must not be negative, got %g", o->margin_nats);
   if (o->have_tpb && !(o->tokens_per_byte > 0))
     return pg_fail(err, "--tokens-per-byte", -1, "must be positive, got %g", o->tokens_per_byte);
-  if (!strcmp(o->metric, "bpb") && o->margin_nats != 0 && !o->have_tpb)
-    return pg_fail(err, "--tokens-per-byte", -1,
-                   "is required with --metric bpb and a nonzero --margin-nats: values given "
-                   "on the command line carry no val_loss to derive it from (or pass "
-                   "--margin-nats 0, or --metric nats)");
   return 0;
 }
 
@@ -116,14 +128,14 @@ static int parse_opts(int argc, char **argv, stats_opts *o, pg_error *err) {
   }
   if (optind < argc)
     return pg_fail(err, argv[optind], -1,
-                   "unexpected argument (submission folders and manifests are not read yet)");
+                   "unexpected argument (give manifests and folders with --new or --record)");
   return check_opts(o, err);
 }
 
 /* Margin in the metric's unit: bpb = nats per token / ln 2 * tokens per byte. */
-static double metric_margin(const stats_opts *o) {
+static double metric_margin(const stats_opts *o, double tpb) {
   if (!strcmp(o->metric, "nats") || o->margin_nats == 0) return o->margin_nats;
-  return o->margin_nats * o->tokens_per_byte / M_LN2;
+  return o->margin_nats * tpb / M_LN2;
 }
 
 /* A rank test's one-sided p is at least 1 / C(n1+n2, n1) (the most extreme
@@ -145,32 +157,54 @@ static int check_rank_test(size_t n1, size_t n2, double alpha, pg_error *err) {
 }
 
 typedef struct stats_input {
-  double *new_v, *rec_v;
-  size_t n_new, n_rec;
+  stats_set new_set, rec_set;
   sample_summary s_new, s_rec;
+  double tpb; /* tokens per byte used for the margin; NAN if none */
+  const char *tpb_source;
 } stats_input;
 
+static int read_set(const char *const *args, size_t n, const char *option, int nats,
+                    stats_set *set, sample_summary *sum, pg_error *err) {
+  for (size_t i = 0; i < n; i++)
+    if (stats_set_add(set, args[i], option, nats, err)) return -1;
+  return summarize_sample(set->v, set->n, option, sum, err);
+}
+
+/* --tokens-per-byte, else the new set's own, else the record's. */
+static int resolve_tpb(const stats_opts *o, stats_input *in, pg_error *err) {
+  double own_new = stats_set_tpb(&in->new_set), own_rec = stats_set_tpb(&in->rec_set);
+  in->tpb = o->have_tpb ? o->tokens_per_byte : isfinite(own_new) ? own_new : own_rec;
+  in->tpb_source = o->have_tpb ? "option" : isfinite(own_new) ? "new" : "record";
+  if (isfinite(in->tpb) || strcmp(o->metric, "bpb") || o->margin_nats == 0) return 0;
+  return pg_fail(err, "--tokens-per-byte", -1,
+                 "is required with --metric bpb and a nonzero --margin-nats: values given "
+                 "on the command line carry no val_loss to derive it from (give manifests "
+                 "or submission folders, or pass --margin-nats 0, or --metric nats)");
+}
+
 static int read_inputs(const stats_opts *o, stats_input *in, pg_error *err) {
-  if (parse_value_list(o->new_list, "--new", &in->new_v, &in->n_new, err) ||
-      summarize_sample(in->new_v, in->n_new, "--new", &in->s_new, err))
+  int nats = !strcmp(o->metric, "nats");
+  if (read_set(o->new_args, o->n_new_args, "--new", nats, &in->new_set, &in->s_new, err))
     return -1;
-  if (!o->record_list) return 0;
-  if (parse_value_list(o->record_list, "--record", &in->rec_v, &in->n_rec, err) ||
-      summarize_sample(in->rec_v, in->n_rec, "--record", &in->s_rec, err))
+  if (o->n_rec_args &&
+      read_set(o->rec_args, o->n_rec_args, "--record", nats, &in->rec_set, &in->s_rec, err))
     return -1;
-  return 0;
+  return resolve_tpb(o, in, err);
 }
 
 static json_t *real_or_null(double v, int present) { return present ? json_real(v) : json_null(); }
 
 static void print_json(const stats_opts *o, const stats_input *in, const margin_test *r) {
-  int two = o->record_list != NULL;
+  int two = o->n_rec_args != 0;
   json_t *j = json_object();
   json_object_set_new(j, "test", json_string(two ? "welch" : "one_sample"));
   json_object_set_new(j, "metric", json_string(o->metric));
   json_object_set_new(j, "alpha", json_real(o->alpha));
   json_object_set_new(j, "margin_nats", json_real(o->margin_nats));
-  if (o->have_tpb) json_object_set_new(j, "tokens_per_byte", json_real(o->tokens_per_byte));
+  if (isfinite(in->tpb)) {
+    json_object_set_new(j, "tokens_per_byte", json_real(in->tpb));
+    json_object_set_new(j, "tokens_per_byte_from", json_string(in->tpb_source));
+  }
   if (!two) json_object_set_new(j, "target", json_real(o->target));
   json_object_set_new(j, "n_new", json_integer((json_int_t)in->s_new.n));
   json_object_set_new(j, "n_record", two ? json_integer((json_int_t)in->s_rec.n) : json_null());
@@ -196,7 +230,7 @@ static void print_json(const stats_opts *o, const stats_input *in, const margin_
 }
 
 static void print_text(const stats_opts *o, const stats_input *in, const margin_test *r) {
-  int two = o->record_list != NULL;
+  int two = o->n_rec_args != 0;
   const char *u = o->metric;
   printf("%s test, one-sided, metric %s (lower is better), alpha %g\n\n",
          two ? "Welch" : "One-sample t", u, o->alpha);
@@ -208,6 +242,11 @@ static void print_text(const stats_opts *o, const stats_input *in, const margin_
     printf("  %-8s %5s %14.8f %12s\n\n", "target", "-", o->target, "-");
   printf("  %-36s %.8f %s\n", two ? "diff (record - new)" : "diff (target - new)", r->diff, u);
   printf("  %-36s %.8f %s (%g nats/token)\n", "margin", r->margin, u, o->margin_nats);
+  if (isfinite(in->tpb) && !strcmp(u, "bpb"))
+    printf("  %-36s %.6f (%s)\n", "tokens per byte", in->tpb,
+           !strcmp(in->tpb_source, "option") ? "--tokens-per-byte"
+                                            : !strcmp(in->tpb_source, "new") ? "the new runs' own"
+                                                                             : "the record's own");
   printf("  %-36s %.4f\n", "t", r->t);
   printf("  %-36s %.4f\n", two ? "df (Welch-Satterthwaite)" : "df", r->df);
   printf("  %-36s %.4g\n", "p (diff > margin)", r->p_margin);
@@ -227,10 +266,10 @@ static void print_text(const stats_opts *o, const stats_input *in, const margin_
 static int run_stats(const stats_opts *o, stats_input *in, pg_error *err) {
   if (read_inputs(o, in, err)) return -1;
   if (!strcmp(o->test, "mann-whitney"))
-    return check_rank_test(in->s_new.n, o->record_list ? in->s_rec.n : 0, o->alpha, err);
+    return check_rank_test(in->s_new.n, o->n_rec_args ? in->s_rec.n : 0, o->alpha, err);
   margin_test r;
-  double margin = metric_margin(o);
-  int rc = o->record_list ? welch_margin_test(in->s_new, in->s_rec, margin, o->alpha, &r, err)
+  double margin = metric_margin(o, in->tpb);
+  int rc = o->n_rec_args ? welch_margin_test(in->s_new, in->s_rec, margin, o->alpha, &r, err)
                           : one_sample_margin_test(in->s_new, o->target, margin, o->alpha, &r, err);
   if (rc) return -1;
   if (o->json)
@@ -245,8 +284,8 @@ int cmd_stats(int argc, char **argv) {
   stats_input in = {0};
   pg_error err = {0};
   int rc = parse_opts(argc, argv, &o, &err) ? -1 : run_stats(&o, &in, &err);
-  free(in.new_v);
-  free(in.rec_v);
+  stats_set_free(&in.new_set);
+  stats_set_free(&in.rec_set);
   if (rc < 0) {
     pg_error_print(&err);
     return PG_EXIT_USAGE;
