@@ -204,7 +204,7 @@ static void outputs(void **state) {
   free(x);
   char *md = regress_markdown(r, 3);
   assert_non_null(strstr(md, "### pgolf regress: FAIL (2 of 3 runs regressed)"));
-  assert_non_null(strstr(md, "| a<&>.json | tiny | 1 | 2.00000000 | 2.25781"));
+  assert_non_null(strstr(md, "| a&lt;&&gt;.json | tiny | 1 | 2.00000000 | 2.25781"));
   assert_non_null(strstr(md, "| same | pass |"));
   assert_non_null(strstr(md, "| b\\|c.json | tiny | 2 | 3.00000000 |"));
   assert_non_null(strstr(md, "| DIFFERS | **FAIL** |"));
