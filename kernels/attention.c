@@ -1,5 +1,7 @@
 #include "kernels/attention.h"
 
+#include "kernels/det_math.h"
+
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -121,7 +123,7 @@ void attention_forward_simple(float *y, float *lse, const float *q, const float 
       }
       float l = 0.0f;
       for (int j = 0; j <= t; j++) {
-        s[j] = expf(s[j] - m);
+        s[j] = det_expf(s[j] - m);
         l += s[j];
       }
       for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
@@ -132,7 +134,7 @@ void attention_forward_simple(float *y, float *lse, const float *q, const float 
       }
       float *yt = y + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
       for (int d = 0; d < head_dim; d++) yt[d] = kernel_round(acc[d], flags);
-      lse[row] = m + logf(l);
+      lse[row] = m + det_logf(l);
     }
     free(s);
     free(acc);
@@ -175,7 +177,7 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
       for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
       for (int j = 0; j <= t; j++) {
         const float *kj = kb + (size_t)j * kw;
-        float p = expf(dot(q + qoff, kj, head_dim) * scale - lse[row]);
+        float p = det_expf(dot(q + qoff, kj, head_dim) * scale - lse[row]);
         float ds = p * (dot(dy + qoff, vb + (size_t)j * kw, head_dim) - D[row]);
         for (int d = 0; d < head_dim; d++) acc[d] += ds * kj[d];
       }
@@ -192,7 +194,7 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
         for (int t = j; t < T; t++) {
           size_t qoff = ((size_t)b * T + t) * qw + (size_t)h * head_dim;
           long qrow = ((long)b * heads + h) * T + t;
-          float p = expf(dot(q + qoff, k + koff, head_dim) * scale - lse[qrow]);
+          float p = det_expf(dot(q + qoff, k + koff, head_dim) * scale - lse[qrow]);
           float ds = p * (dot(dy + qoff, v + koff, head_dim) - D[qrow]);
           for (int d = 0; d < head_dim; d++) {
             ak[d] += ds * q[qoff + d];
@@ -248,11 +250,9 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
           for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
           dots_t(sc, qt, kt, T, t + 1, head_dim);
           dots_t(dp, gt, vt, T, t + 1, head_dim);
-          for (int j = 0; j <= t; j++) {
-            float p = expf(sc[j] * scale - lse[row]);
-            dp[j] = p * (dp[j] - D[row]); /* ds */
-            sc[j] = p;
-          }
+          for (int j = 0; j <= t; j++) sc[j] = sc[j] * scale;
+          det_expf_shift_array(sc, sc, lse[row], (size_t)t + 1); /* p */
+          for (int j = 0; j <= t; j++) dp[j] = sc[j] * (dp[j] - D[row]); /* ds */
           backward_row(acc, ak, av, dp, sc, kb, (size_t)kw, qt, gt, t + 1, head_dim);
           for (int d = 0; d < head_dim; d++) dq[qoff + d] = kernel_round(acc[d] * scale, flags);
         }
@@ -302,16 +302,14 @@ void attention_forward(float *y, float *lse, const float *q, const float *k, con
           if (s[j] > m) m = s[j];
         }
         float l = 0.0f;
-        for (int j = 0; j <= t; j++) {
-          s[j] = expf(s[j] - m);
-          l += s[j];
-        }
+        det_expf_shift_array(s, s, m, (size_t)t + 1);
+        for (int j = 0; j <= t; j++) l += s[j];
         for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
         for (int j = 0; j <= t; j++) s[j] = s[j] / l;
         rows_combine(acc, s, vb, (size_t)kw, t + 1, head_dim);
         float *yt = y + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
         for (int d = 0; d < head_dim; d++) yt[d] = kernel_round(acc[d], flags);
-        lse[((long)b * heads + h) * T + t] = m + logf(l);
+        lse[((long)b * heads + h) * T + t] = m + det_logf(l);
       }
     }
     free(s);

@@ -1,21 +1,22 @@
 #include "kernels/rope.h"
 
-#include <math.h>
+#include "kernels/det_math.h"
+
 #include <stddef.h>
 
 void rope_table(float *cos_t, float *sin_t, int T, int head_dim, float base) {
   int half = head_dim / 2;
   for (int j = 0; j < half; j++) {
     /* torch.arange(0, dim, 2, float32) / dim, then base ** that, then 1 / it:
-     * three float32 operations, each correctly rounded. powf is not
-     * guaranteed correctly rounded, so take pow in double and round. */
+     * three float32 operations, each correctly rounded. base ** e is taken
+     * as exp(e log base) in double (det_math: relative error ~1e-15, no
+     * libm) and rounded once. */
     float e = (float)(2 * j) / (float)head_dim;
-    float p = (float)pow((double)base, (double)e);
+    float p = (float)det_exp((double)e * det_log((double)base));
     float inv = 1.0f / p;
     for (int t = 0; t < T; t++) {
       float f = (float)t * inv;
-      cos_t[(size_t)t * half + j] = (float)cos((double)f);
-      sin_t[(size_t)t * half + j] = (float)sin((double)f);
+      det_sincosf(f, &sin_t[(size_t)t * half + j], &cos_t[(size_t)t * half + j]);
     }
   }
 }

@@ -14,7 +14,8 @@
 
 /* inv_freq[j] = 1 / base^((2j) / head_dim), freqs = t * inv_freq[j], all in
  * float32 as the official Rotary builds them; cos and sin of the float32
- * angle are taken in float64 and rounded (the correctly rounded values). */
+ * angle by det_sincosf (kernels/det_math.h: the correctly rounded values but
+ * for rare boundary cases, the same bits on every machine). */
 void rope_table(float *cos_t, float *sin_t, int T, int head_dim, float base);
 
 void rope_forward(float *y, const float *x, const float *cos_t, const float *sin_t, int rows, int T,

@@ -6,7 +6,9 @@
  * the capped row); nll[r] = lse[r] - logit[r, y[r]]. The mean is summed in
  * float64 in row order and rounded once.
  *
- * fp32 (PyTorch CPU): u = z / cap, th = tanhf(u), logit = cap * th.
+ * fp32 (PyTorch CPU): u = z / cap, th = tanh(u), logit = cap * th.
+ * tanh, exp and log are kernels/det_math.h's (correctly rounded but for
+ * rare boundary cases, the same bits on every machine).
  * KERNEL_BF16 (PyTorch CUDA under autocast, z bf16): division by a scalar
  * is a multiplication by its float32 reciprocal, and each op rounds:
  *   u = bf16(z * (1/cap)), th = bf16(tanh(u)), logit = bf16(cap * th);

@@ -1,0 +1,212 @@
+/* Deterministic exp, log, tanh, sin/cos (see det_math.h for the contract).
+ *
+ * Every function is one fixed sequence of IEEE double operations written
+ * on vectors of four doubles (GCC vector extensions); the scalar entry
+ * points run the same code on a broadcast vector, so scalar and array
+ * results are the same bits by construction. Branches are replaced by
+ * bitwise selects, which are exact.
+ *
+ * Methods (the constants are exact facts about the functions: Taylor
+ * coefficients as correctly rounded quotients of integers, ln 2 and pi/2
+ * split so that their product with a small integer is exact):
+ *   exp  x = k ln2 + r, |r| <= ln2/2; exp(r) by its degree-13 Taylor
+ *        polynomial (truncation < 5e-18 relative); times 2^k built from
+ *        exponent bits in two halves, so the whole double range scales
+ *        with one final rounding.
+ *   log  x = 2^e m with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s),
+ *        s = (m-1)/(m+1), |s| <= 0.172, odd series to s^19 (truncation
+ *        < 1e-18); plus e ln2 in two parts.
+ *   tanh |u| < 1/16: odd Taylor series to u^11 (truncation < 2e-17);
+ *        else (e^{2|u|} - 1) / (e^{2|u|} + 1) with |u| clamped to 20
+ *        (tanh(20) rounds to 1 in float and in double), sign restored.
+ *   sin, cos  x = k pi/2 + r (Cody-Waite, exact for |k| < 2^20), Taylor
+ *        series on |r| <= pi/4 to r^15 and r^16, quadrant by k mod 4. */
+#include "kernels/det_math.h"
+
+#include <stdint.h>
+#include <string.h>
+
+typedef double v4df __attribute__((vector_size(32)));
+typedef long v4di __attribute__((vector_size(32)));
+typedef float v4sf __attribute__((vector_size(16)));
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#define SPLAT(a) ((v4df){(a), (a), (a), (a)})
+#define SPLATI(a) ((v4di){(a), (a), (a), (a)})
+
+/* a where m is all ones, else b (m lanes are 0 or -1). The helpers below
+ * take and return vectors through pointers: 32-byte vectors by value
+ * would make GCC warn about the AVX calling convention (-Wpsabi). */
+#define select(m, a, b) ((v4df)(((v4di)(a) & (m)) | ((v4di)(b) & ~(m))))
+
+static const double INV_LN2 = 0x1.71547652b82fep0;
+static const double LN2_HI = 0x1.62e42fee00000p-1; /* 32 bits: k * LN2_HI exact, |k| < 2^21 */
+static const double LN2_LO = 0x1.a39ef35793c76p-33;
+static const double ROUND_SHIFT = 0x1.8p52; /* x + 1.5*2^52: rounds x to an integer */
+
+/* 1/n! for n = 13 down to 0. */
+static const double EXP_TAYLOR[14] = {
+    1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0,
+    1.0 / 120.0,      1.0 / 24.0,      1.0 / 6.0,      1.0 / 2.0,     1.0,          1.0};
+
+/* *v = e^*v for every double (NaN propagates). */
+ALWAYS_INLINE void exp_core(v4df *v) {
+  v4df x = *v;
+  x = select(x < SPLAT(-746.0), SPLAT(-746.0), x); /* e^-746 < half the least denormal */
+  x = select(x > SPLAT(710.0), SPLAT(710.0), x);   /* e^710 > the largest double */
+  v4df t = x * SPLAT(INV_LN2) + SPLAT(ROUND_SHIFT);
+  v4df kd = t - SPLAT(ROUND_SHIFT);
+  v4di k = (v4di)t - (v4di)SPLAT(ROUND_SHIFT); /* the integer in t's low bits */
+  v4df r = (x - kd * SPLAT(LN2_HI)) - kd * SPLAT(LN2_LO);
+  v4df p = SPLAT(EXP_TAYLOR[0]);
+  for (int i = 1; i < 14; i++) p = p * r + SPLAT(EXP_TAYLOR[i]);
+  v4di k1 = k >> 1, k2 = k - k1; /* each within the normal exponent range */
+  v4df s1 = (v4df)((k1 + SPLATI(1023)) << 52), s2 = (v4df)((k2 + SPLATI(1023)) << 52);
+  *v = p * s1 * s2;
+}
+
+/* 1/(2n+1) for n = 9 down to 1. */
+static const double ATANH_SERIES[9] = {1.0 / 19.0, 1.0 / 17.0, 1.0 / 15.0, 1.0 / 13.0, 1.0 / 11.0,
+                                       1.0 / 9.0,  1.0 / 7.0,  1.0 / 5.0,  1.0 / 3.0};
+
+/* *v = log *v for every double. */
+ALWAYS_INLINE void log_core(v4df *v) {
+  v4df x = *v;
+  /* Denormals: scale by 2^54 first so the exponent field is meaningful. */
+  v4di tiny = x < SPLAT(0x1p-1022);
+  v4df xs = select(tiny, x * SPLAT(0x1p54), x);
+  v4di bits = (v4di)xs;
+  v4di e = ((bits >> 52) & SPLATI(0x7ff)) - SPLATI(1023) - (tiny & SPLATI(54));
+  v4df m = (v4df)((bits & SPLATI(0x000fffffffffffffL)) | SPLATI(0x3ff0000000000000L));
+  v4di big = m > SPLAT(0x1.6a09e667f3bcdp0); /* sqrt(2) */
+  m = select(big, m * SPLAT(0.5), m);
+  e = e - big; /* big lanes are -1 */
+  v4df s = (m - SPLAT(1.0)) / (m + SPLAT(1.0)), s2 = s * s;
+  v4df q = SPLAT(ATANH_SERIES[0]);
+  for (int i = 1; i < 9; i++) q = q * s2 + SPLAT(ATANH_SERIES[i]);
+  v4df ed = __builtin_convertvector(e, v4df);
+  v4df logm = (s + s) + (s + s) * (s2 * q);
+  v4df r = ed * SPLAT(LN2_HI) + (ed * SPLAT(LN2_LO) + logm);
+  /* Special values, last: +0/-0 -> -inf, x < 0 -> NaN, +inf -> +inf; NaN
+   * stays NaN through the arithmetic. */
+  r = select(x == SPLAT(0.0), SPLAT(-__builtin_inf()), r);
+  r = select(x < SPLAT(0.0), SPLAT(__builtin_nan("")), r);
+  r = select(x == SPLAT(__builtin_inf()), x, r);
+  *v = select(x != x, x, r);
+}
+
+/* Taylor coefficients of tanh: u^11 down to u^3. */
+static const double TANH_TAYLOR[5] = {-1382.0 / 155925.0, 62.0 / 2835.0, -17.0 / 315.0, 2.0 / 15.0,
+                                      -1.0 / 3.0};
+
+ALWAYS_INLINE void tanh_core(v4df *v) {
+  v4df u = *v;
+  const v4di sign = SPLATI((long)0x8000000000000000ull);
+  v4df a = (v4df)((v4di)u & ~sign);
+  v4df u2 = u * u, q = SPLAT(TANH_TAYLOR[0]);
+  for (int i = 1; i < 5; i++) q = q * u2 + SPLAT(TANH_TAYLOR[i]);
+  v4df small = u + u * (u2 * q);
+  v4df ac = select(a > SPLAT(20.0), SPLAT(20.0), a);
+  v4df e2 = ac + ac;
+  exp_core(&e2);
+  v4df em1 = e2 - SPLAT(1.0);
+  v4df big = em1 / (em1 + SPLAT(2.0));
+  big = (v4df)((v4di)big | ((v4di)u & sign));
+  small = select(a < SPLAT(0x1p-30), u, small); /* exact to 2^-60; keeps -0 */
+  *v = select(a < SPLAT(0x1p-4), small, big);
+}
+
+/* ---- Scalar entry points: lane 0 of the vector code. ---- */
+
+#define SCALAR(core, x)      \
+  v4df v_ = SPLAT((double)(x)); \
+  core(&v_);                 \
+  return v_[0]
+
+float det_expf(float x) { SCALAR(exp_core, x); }
+float det_logf(float x) { SCALAR(log_core, x); }
+float det_tanhf(float x) { SCALAR(tanh_core, x); }
+double det_exp(double x) { SCALAR(exp_core, x); }
+double det_log(double x) { SCALAR(log_core, x); }
+
+/* ---- Arrays ---- */
+
+ALWAYS_INLINE v4sf load4(const float *x, size_t n) {
+  float b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  memcpy(b, x, (n < 4 ? n : 4) * sizeof *b);
+  v4sf v;
+  memcpy(&v, b, sizeof v);
+  return v;
+}
+
+ALWAYS_INLINE void store4(float *y, v4sf v, size_t n) {
+  memcpy(y, &v, (n < 4 ? n : 4) * sizeof *y);
+}
+
+/* The clones are static and called through plain wrappers: clang does not
+ * export the plain name of an extern target_clones function. */
+VECTOR_CLONES static void expf_shift_array(float *y, const float *x, float sub, size_t n) {
+  const v4sf s = {sub, sub, sub, sub};
+  for (size_t i = 0; i < n; i += 4) {
+    v4sf f = load4(x + i, n - i) - s;
+    v4df r = __builtin_convertvector(f, v4df);
+    exp_core(&r);
+    store4(y + i, __builtin_convertvector(r, v4sf), n - i);
+  }
+}
+
+VECTOR_CLONES static void tanhf_array(float *y, const float *x, size_t n) {
+  for (size_t i = 0; i < n; i += 4) {
+    v4df r = __builtin_convertvector(load4(x + i, n - i), v4df);
+    tanh_core(&r);
+    store4(y + i, __builtin_convertvector(r, v4sf), n - i);
+  }
+}
+
+void det_expf_shift_array(float *y, const float *x, float sub, size_t n) {
+  expf_shift_array(y, x, sub, n);
+}
+
+void det_tanhf_array(float *y, const float *x, size_t n) { tanhf_array(y, x, n); }
+
+/* ---- sin and cos (RoPE tables; scalar double) ---- */
+
+static const double TWO_OVER_PI = 0x1.45f306dc9c883p-1;
+static const double PIO2_HI = 0x1.921fb54400000p0; /* 33 bits: k * PIO2_HI exact, |k| < 2^20 */
+static const double PIO2_LO = 0x1.0b4611a626331p-34;
+
+/* 1/n! with alternating signs: sin from r^15 down to r^3, cos from r^16
+ * down to r^2. */
+static const double SIN_TAYLOR[7] = {-1.0 / 1307674368000.0, 1.0 / 6227020800.0,
+                                     -1.0 / 39916800.0,      1.0 / 362880.0,
+                                     -1.0 / 5040.0,          1.0 / 120.0,
+                                     -1.0 / 6.0};
+static const double COS_TAYLOR[8] = {1.0 / 20922789888000.0, -1.0 / 87178291200.0,
+                                     1.0 / 479001600.0,      -1.0 / 3628800.0,
+                                     1.0 / 40320.0,          -1.0 / 720.0,
+                                     1.0 / 24.0,             -1.0 / 2.0};
+
+void det_sincosf(float x, float *s, float *c) {
+  double d = x;
+  if (!(d >= -0x1p20 && d <= 0x1p20)) { /* also NaN and infinities */
+    *s = *c = __builtin_nanf("");
+    return;
+  }
+  double t = d * TWO_OVER_PI + ROUND_SHIFT, kd = t - ROUND_SHIFT;
+  int64_t tb, sb;
+  memcpy(&tb, &t, sizeof tb);
+  double shift = ROUND_SHIFT;
+  memcpy(&sb, &shift, sizeof sb);
+  int quadrant = (int)((tb - sb) & 3);
+  /* d - kd*PIO2_HI is exact (Sterbenz), leaving the tail's rounding. */
+  double r = (d - kd * PIO2_HI) - kd * PIO2_LO, r2 = r * r;
+  double ps = SIN_TAYLOR[0], pc = COS_TAYLOR[0];
+  for (int i = 1; i < 7; i++) ps = ps * r2 + SIN_TAYLOR[i];
+  for (int i = 1; i < 8; i++) pc = pc * r2 + COS_TAYLOR[i];
+  double sr = r + r * (r2 * ps), cr = 1.0 + r2 * pc;
+  if (quadrant == 0 && d == 0.0) sr = d; /* sin(-0) = -0 */
+  double sv[4] = {sr, cr, -sr, -cr}, cv[4] = {cr, -sr, -cr, sr};
+  *s = (float)sv[quadrant];
+  *c = (float)cv[quadrant];
+}
