@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "common/fileio.h"
@@ -77,6 +78,15 @@ int eval_model_load(const char *path, gpt_layout *l, float **flat, pg_error *err
   pg_error e2;
   if (gpt_layout_init(l, &cfg, &e2))
     return pg_fail(err, path, -1, "artifact configuration: %s", e2.msg);
+  /* Deflate expands at most ~1032:1 and every parameter takes at least
+   * one payload byte, so a header promising more parameters than the
+   * file could hold is refused before anything that size is allocated. */
+  struct stat st;
+  if (stat(path, &st) || (uint64_t)l->n_params / 1100 > (uint64_t)st.st_size) {
+    gpt_layout_free(l);
+    return pg_fail(err, path, -1, "artifact header promises %zu parameters, more than the file "
+                   "can hold", l->n_params);
+  }
   *flat = malloc(l->n_params * sizeof **flat);
   if (!*flat) {
     gpt_layout_free(l);

@@ -38,8 +38,15 @@
  * sums) unless the session has a hook: then the hook decides what to emit
  * (test controls only; pgolf eval never sets one).
  *
+ * PRECISION. GPT_FP32 runs everything in float32. GPT_MIXED scores and
+ * computes gradients with the official rounding points (trainer/gpt.h)
+ * while the parameters and the momentum stay float32 masters (the forward
+ * rounds its weight copies to bf16), as torch keeps fp32 parameters under
+ * autocast.
+ *
  * Determinism: the nll of every position is bit-identical for any thread
- * count and batch size (each window is an independent row block). */
+ * count and batch size (each window is an independent row block); so is
+ * the adaptation (every kernel reduces in a fixed order). */
 #ifndef PGOLF_EVAL_SESSION_H
 #define PGOLF_EVAL_SESSION_H
 
