@@ -41,7 +41,7 @@ summary=$(echo "$seeds" | jq -r '.[].val_bpb' | awk '{ v[NR] = $1; s += $1 }
         printf "{\"mean\": %.17g, \"sd\": %.17g, \"n\": %d}", m, sqrt(q / (NR - 1)), NR }')
 m1="$RUNDIR/seed1/manifest.json"
 jq -n --argjson seeds "$seeds" --argjson vb "$summary" \
-  --argjson cfg "$(jq -c '.predicate.config | {preset, vocab_size, num_layers, model_dim, train_seq_len, train_batch_tokens, iterations, precision}' "$m1")" \
+  --argjson cfg "$(jq -c '.predicate.config | with_entries(select(.key | IN("preset", "vocab_size", "num_layers", "model_dim", "train_seq_len", "train_batch_tokens", "iterations", "precision")))' "$m1")" \
   --arg version "$(jq -r '.predicate.code.pgolf_version' "$m1")" \
   --arg source "$(jq -r '.predicate.code.source_digest' "$m1")" \
   '{format: "pgolf/regress/v1",
