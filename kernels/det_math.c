@@ -10,7 +10,7 @@
  * coefficients as correctly rounded quotients of integers, ln 2 and pi/2
  * split so that their product with a small integer is exact):
  *   exp  x = k ln2 + r, |r| <= ln2/2; exp(r) by its degree-13 Taylor
- *        polynomial (truncation < 5e-18 relative); times 2^k built from
+ *        polynomial (truncation < 5e-18 relative) in Estrin's order; times 2^k built from
  *        exponent bits in two halves, so the whole double range scales
  *        with one final rounding.
  *   log  x = 2^e m with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s),
@@ -45,10 +45,13 @@ static const double LN2_HI = 0x1.62e42fee00000p-1; /* 32 bits: k * LN2_HI exact,
 static const double LN2_LO = 0x1.a39ef35793c76p-33;
 static const double ROUND_SHIFT = 0x1.8p52; /* x + 1.5*2^52: rounds x to an integer */
 
-/* 1/n! for n = 13 down to 0. */
+/* c[n] = 1/n!, n = 0..13. */
 static const double EXP_TAYLOR[14] = {
-    1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0,
-    1.0 / 120.0,      1.0 / 24.0,      1.0 / 6.0,      1.0 / 2.0,     1.0,          1.0};
+    1.0,         1.0,          1.0 / 2.0,      1.0 / 6.0,       1.0 / 24.0,
+    1.0 / 120.0, 1.0 / 720.0,  1.0 / 5040.0,   1.0 / 40320.0,   1.0 / 362880.0,
+    1.0 / 3628800.0, 1.0 / 39916800.0, 1.0 / 479001600.0, 1.0 / 6227020800.0};
+
+#define C(n) SPLAT(EXP_TAYLOR[n])
 
 /* *v = e^*v for every double (NaN propagates). */
 ALWAYS_INLINE void exp_core(v4df *v) {
@@ -59,11 +62,16 @@ ALWAYS_INLINE void exp_core(v4df *v) {
   v4df kd = t - SPLAT(ROUND_SHIFT);
   v4di k = (v4di)t - (v4di)SPLAT(ROUND_SHIFT); /* the integer in t's low bits */
   v4df r = (x - kd * SPLAT(LN2_HI)) - kd * SPLAT(LN2_LO);
-  v4df p = SPLAT(EXP_TAYLOR[0]);
-  for (int i = 1; i < 14; i++) p = p * r + SPLAT(EXP_TAYLOR[i]);
+  /* sum c[n] r^n by Estrin's scheme (pairs, then pairs of pairs): a short
+   * dependency chain, so neighbouring vectors overlap in the pipeline. */
+  v4df r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+  v4df q0 = C(0) + C(1) * r, q1 = C(2) + C(3) * r, q2 = C(4) + C(5) * r, q3 = C(6) + C(7) * r;
+  v4df q4 = C(8) + C(9) * r, q5 = C(10) + C(11) * r, q6 = C(12) + C(13) * r;
+  v4df s0 = q0 + q1 * r2, s1 = q2 + q3 * r2, s2 = q4 + q5 * r2;
+  v4df p = (s0 + s1 * r4) + (s2 + q6 * r4) * r8;
   v4di k1 = k >> 1, k2 = k - k1; /* each within the normal exponent range */
-  v4df s1 = (v4df)((k1 + SPLATI(1023)) << 52), s2 = (v4df)((k2 + SPLATI(1023)) << 52);
-  *v = p * s1 * s2;
+  v4df e1 = (v4df)((k1 + SPLATI(1023)) << 52), e2 = (v4df)((k2 + SPLATI(1023)) << 52);
+  *v = p * e1 * e2;
 }
 
 /* 1/(2n+1) for n = 9 down to 1. */
@@ -148,7 +156,20 @@ ALWAYS_INLINE void store4(float *y, v4sf v, size_t n) {
  * export the plain name of an extern target_clones function. */
 VECTOR_CLONES static void expf_shift_array(float *y, const float *x, float sub, size_t n) {
   const v4sf s = {sub, sub, sub, sub};
-  for (size_t i = 0; i < n; i += 4) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) { /* two independent vectors in flight */
+    v4sf f0, f1;
+    memcpy(&f0, x + i, sizeof f0);
+    memcpy(&f1, x + i + 4, sizeof f1);
+    v4df r0 = __builtin_convertvector(f0 - s, v4df), r1 = __builtin_convertvector(f1 - s, v4df);
+    exp_core(&r0);
+    exp_core(&r1);
+    f0 = __builtin_convertvector(r0, v4sf);
+    f1 = __builtin_convertvector(r1, v4sf);
+    memcpy(y + i, &f0, sizeof f0);
+    memcpy(y + i + 4, &f1, sizeof f1);
+  }
+  for (; i < n; i += 4) {
     v4sf f = load4(x + i, n - i) - s;
     v4df r = __builtin_convertvector(f, v4df);
     exp_core(&r);
@@ -157,7 +178,20 @@ VECTOR_CLONES static void expf_shift_array(float *y, const float *x, float sub, 
 }
 
 VECTOR_CLONES static void tanhf_array(float *y, const float *x, size_t n) {
-  for (size_t i = 0; i < n; i += 4) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v4sf f0, f1;
+    memcpy(&f0, x + i, sizeof f0);
+    memcpy(&f1, x + i + 4, sizeof f1);
+    v4df r0 = __builtin_convertvector(f0, v4df), r1 = __builtin_convertvector(f1, v4df);
+    tanh_core(&r0);
+    tanh_core(&r1);
+    f0 = __builtin_convertvector(r0, v4sf);
+    f1 = __builtin_convertvector(r1, v4sf);
+    memcpy(y + i, &f0, sizeof f0);
+    memcpy(y + i + 4, &f1, sizeof f1);
+  }
+  for (; i < n; i += 4) {
     v4df r = __builtin_convertvector(load4(x + i, n - i), v4df);
     tanh_core(&r);
     store4(y + i, __builtin_convertvector(r, v4sf), n - i);

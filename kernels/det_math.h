@@ -15,7 +15,7 @@
  * is within 0.5 + 1e-6 ulp of the exact value: the correctly rounded float
  * except in the rare case where the exact value lies within 1e-14 of a
  * rounding boundary. The double helpers det_exp and det_log are within a
- * few double ulps (the test's bound: relative error <= 4e-16).
+ * few double ulps (the test's bound: relative error <= 5e-16).
  *
  * Special values follow C99 Annex F: exp(-inf) = +0, exp(+inf) = +inf,
  * overflow gives +inf, underflow a correctly signed zero or denormal;

@@ -163,7 +163,7 @@ static void test_double_helpers(void **state) {
     }
   }
   printf("det_exp: max relative %.3g, det_log: %.3g\n", wexp, wlog);
-  assert_true(wexp <= 4e-16 && wlog <= 4e-16);
+  assert_true(wexp <= 5e-16 && wlog <= 5e-16); /* about 2 double ulps */
   assert_true(det_exp(0.0) == 1.0 && det_log(1.0) == 0.0);
   assert_true(det_exp(710.0) == INFINITY && det_exp(-746.0) == 0.0);
   assert_true(det_log(0x1p-1074) == log(0x1p-1074)); /* the least denormal */
