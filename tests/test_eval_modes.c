@@ -18,6 +18,7 @@
 #include <math.h>
 #include <omp.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "manifests/sha256.h"
 #include "tests/eval_controls.h"
@@ -347,6 +348,36 @@ static void test_config_errors(void **state) {
   assert_int_equal(eval_mode_parse("TTT", &c.mode), -1);
 }
 
+/* An artifact's header is read before its layout is known: a header that
+ * promises a model far larger than the file is refused before allocation,
+ * and a file that is not a zlib stream names itself. */
+static void test_model_header_bounds(void **state) {
+  (void)state;
+  uint8_t h[72] = "PGOLFQ8";
+  int32_t cfg[7] = {65536, 256, 16384, 256, 256, 4, 1024};
+  h[8] = 1, h[12] = 72;
+  for (int k = 0; k < 7; k++)
+    for (int j = 0; j < 4; j++) h[24 + 4 * k + j] = (uint8_t)((uint32_t)cfg[k] >> (8 * j));
+  float f[4] = {10000.0f, 30.0f, 1.5f, 0.005f};
+  memcpy(h + 52, f, sizeof f);
+  uint8_t z[256];
+  uLongf zl = sizeof z;
+  assert_int_equal(compress2(z, &zl, h, sizeof h, 9), Z_OK);
+  char *path = tmp_path("huge.ptz");
+  test_write_file(path, z, zl);
+  gpt_config c;
+  pg_error err;
+  assert_int_equal(eval_model_config(path, &c, &err), 0);
+  assert_int_equal(c.model_dim, 16384);
+  gpt_layout l;
+  float *w;
+  assert_int_equal(eval_model_load(path, &l, &w, &err), -1);
+  assert_non_null(strstr(err.msg, "more than the file can hold"));
+  test_write_file(path, "not zlib", 8);
+  assert_int_equal(eval_model_load(path, &l, &w, &err), -1);
+  assert_non_null(strstr(err.file, "huge.ptz"));
+}
+
 /* ---- the audit ---- */
 
 typedef struct audited {
@@ -641,6 +672,7 @@ int main(void) {
       cmocka_unit_test(test_ttt_events),
       cmocka_unit_test(test_ttt_adapts_after_scoring),
       cmocka_unit_test(test_config_errors),
+      cmocka_unit_test(test_model_header_bounds),
       cmocka_unit_test(test_audit_passes_legal_modes),
       cmocka_unit_test(test_control_adapt_before_score),
       cmocka_unit_test(test_control_best_of_two),
