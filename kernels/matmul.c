@@ -50,6 +50,7 @@ void matmul_backward_weight_simple(float *dw, const float *dy, const float *x, i
  * widens the vectors; its lanes do the same IEEE operations. */
 
 #include <stdlib.h>
+#include <string.h>
 
 enum { MR = 6, NR_MAX = 32 };
 
@@ -119,37 +120,70 @@ static micro_fn pick_micro(int *nr) {
   return __builtin_cpu_supports("avx2") ? micro_avx2 : micro_generic;
 }
 
+/* Copy rows [m0, m0 + MR) of A(m, k) into one k-major panel, zero past M.
+ * Pure copies: the loop order (chosen so the reads are contiguous) does
+ * not change a value. Locals, not g->..., so stores through float
+ * pointers do not force the fields to be reloaded (-fno-strict-aliasing). */
+static void pack_panel(float *dst, const float *src, size_t s_row, size_t s_k, int rows, int W,
+                       int K) {
+  if (rows < W) memset(dst, 0, (size_t)K * W * sizeof *dst);
+  if (s_k == 1) {
+    for (int r = 0; r < rows; r++) {
+      const float *row = src + (size_t)r * s_row;
+      for (int k = 0; k < K; k++) dst[(size_t)k * W + r] = row[k];
+    }
+  } else {
+    for (int k = 0; k < K; k++) {
+      const float *col = src + (size_t)k * s_k;
+      float *d = dst + (size_t)k * W;
+      for (int r = 0; r < rows; r++) d[r] = col[(size_t)r * s_row];
+    }
+  }
+}
+
+/* Store one finished tile (rows x cols of it) into C. */
+static void store_tile(float *C, size_t ldc, const float *tile, int NR, int rows, int cols,
+                       int flags) {
+  for (int r = 0; r < rows; r++) {
+    float *c = C + (size_t)r * ldc;
+    const float *t = tile + (size_t)r * NR;
+    if (flags == 0)
+      memcpy(c, t, (size_t)cols * sizeof *c);
+    else
+      for (int j = 0; j < cols; j++) kernel_store(&c[j], t[j], flags);
+  }
+}
+
 static void gemm_run(const gemm *g) {
   int NR;
   micro_fn micro = pick_micro(&NR);
-  const int mp = (g->M + MR - 1) / MR, np = (g->N + NR - 1) / NR, K = g->K;
+  const int M = g->M, N = g->N, K = g->K, flags = g->flags;
+  const int mp = (M + MR - 1) / MR, np = (N + NR - 1) / NR;
+  const float *A = g->A, *B = g->B;
+  const size_t sam = g->sam, sak = g->sak, sbn = g->sbn, sbk = g->sbk, ldc = g->ldc;
+  float *C = g->C;
   float *Ap = malloc((size_t)mp * MR * (K > 0 ? K : 1) * sizeof *Ap);
   float *Bp = malloc((size_t)np * NR * (K > 0 ? K : 1) * sizeof *Bp);
   if (!Ap || !Bp) abort();
 #pragma omp parallel
   {
 #pragma omp for schedule(static)
-    for (int p = 0; p < mp; p++)
-      for (int k = 0; k < K; k++)
-        for (int r = 0; r < MR; r++) {
-          int m = p * MR + r;
-          Ap[((size_t)p * K + k) * MR + r] = m < g->M ? g->A[(size_t)m * g->sam + (size_t)k * g->sak] : 0.0f;
-        }
+    for (int p = 0; p < mp; p++) {
+      int rows = M - p * MR < MR ? M - p * MR : MR;
+      pack_panel(Ap + (size_t)p * K * MR, A + (size_t)p * MR * sam, sam, sak, rows, MR, K);
+    }
 #pragma omp for schedule(static)
-    for (int q = 0; q < np; q++)
-      for (int k = 0; k < K; k++)
-        for (int c = 0; c < NR; c++) {
-          int n = q * NR + c;
-          Bp[((size_t)q * K + k) * NR + c] = n < g->N ? g->B[(size_t)n * g->sbn + (size_t)k * g->sbk] : 0.0f;
-        }
+    for (int q = 0; q < np; q++) {
+      int cols = N - q * NR < NR ? N - q * NR : NR;
+      pack_panel(Bp + (size_t)q * K * NR, B + (size_t)q * NR * sbn, sbn, sbk, cols, NR, K);
+    }
     float tile[MR * NR_MAX];
 #pragma omp for schedule(static)
     for (long t = 0; t < (long)mp * np; t++) {
       int p = (int)(t / np), q = (int)(t % np);
       micro(Ap + (size_t)p * K * MR, Bp + (size_t)q * K * NR, K, tile);
-      for (int r = 0; r < MR && p * MR + r < g->M; r++)
-        for (int c = 0; c < NR && q * NR + c < g->N; c++)
-          kernel_store(&g->C[(size_t)(p * MR + r) * g->ldc + q * NR + c], tile[r * NR + c], g->flags);
+      int rows = M - p * MR < MR ? M - p * MR : MR, cols = N - q * NR < NR ? N - q * NR : NR;
+      store_tile(C + (size_t)p * MR * ldc + (size_t)q * NR, ldc, tile, NR, rows, cols, flags);
     }
   }
   free(Ap);

@@ -87,7 +87,8 @@ static void test_blocked_equals_simple_bitwise(void **state) {
       kc_fill(&rng, w, (size_t)out * in, 1.0);
       kc_fill(&rng, g, (size_t)n * out, 1.0);
       int flag_sets[] = {0, KERNEL_BF16, KERNEL_ACCUMULATE, KERNEL_ACCUMULATE | KERNEL_BF16,
-                         KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32};
+                         KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32,
+                         KERNEL_ACCUMULATE | KERNEL_OUT_FP32};
       for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; f++) {
         int fl = flag_sets[f];
         size_t ny = (size_t)n * out, nx = (size_t)n * in, nw = (size_t)out * in;
