@@ -1,0 +1,69 @@
+# pgolf replay MANIFEST: a pgolf run replays with an identical chain, artifact
+# and metric; a manifest whose configuration was changed (one hyperparameter)
+# is reported at its first differing step; a manifest with a broken chain
+# is refused before any training; budgets are judged on the replay's clock.
+. "$(dirname "$0")/lib.sh"
+
+TOK=data/tokenizers/fineweb_1024_bpe.model
+DATA=$TMP/data
+mkdir -p "$DATA"
+cp data/demo/fineweb_train_000000.bin "$DATA/"
+le32() {
+  printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"
+}
+n_val=1025
+{
+  le32 20240520; le32 1; le32 $n_val
+  dd if=/dev/zero bs=1012 count=1 2>/dev/null
+  dd if=data/demo/fineweb_val_000000.bin bs=2 skip=512 count=$n_val 2>/dev/null
+} >"$DATA/fineweb_val_000000.bin"
+cat >"$TMP/small.json" <<EOF2
+{"preset": "tiny", "num_layers": 2, "model_dim": 32, "num_heads": 2, "num_kv_heads": 1,
+ "train_seq_len": 64, "train_batch_tokens": 512, "iterations": 6, "warmdown_iters": 3,
+ "val_batch_size": 1024, "train_log_every": 1, "data": "$DATA", "tokenizer": "$TOK"}
+EOF2
+
+expect_rc "replay-run: original trains" 0 "$PGOLF" train --config "$TMP/small.json" --quiet \
+  --threads 1 --out "$TMP/run"
+
+# The same run on 2 threads: identical in every bit.
+expect_rc "replay-run: identical replay passes" 0 "$PGOLF" replay "$TMP/run/manifest.json" \
+  --threads 2 --quiet
+if [ -f "$TMP/run/manifest.replay.json" ] &&
+   [ "$(jq -r .verdict "$TMP/run/manifest.replay.json")" = pass ] &&
+   [ "$(jq -r .summary.replay.chain "$TMP/run/manifest.replay.json")" = \
+     "$(jq -r .predicate.losses.chain "$TMP/run/manifest.json")" ]; then
+  ok "replay-run: replay manifest beside the original, same chain head"
+else
+  fail "replay-run: replay manifest beside the original, same chain head" \
+    "$(cat "$TMP/run/manifest.replay.json" 2>/dev/null | head -c 400)"
+fi
+
+# One hyperparameter changed: the first step still matches (its loss comes
+# before any update), the second does not.
+jq '.predicate.config.matrix_lr = 0.02' "$TMP/run/manifest.json" >"$TMP/lr.json"
+expect_rc "replay-run: changed hyperparameter reported at its first differing step" 1 \
+  "$PGOLF" replay "$TMP/lr.json" --quiet
+if grep -q "CHAIN_MISMATCH" "$TMP/out" && grep -q "first differing step 2:" "$TMP/out"; then
+  ok "replay-run: the report names step 2"
+else
+  fail "replay-run: the report names step 2" "$(head -c 600 "$TMP/out")"
+fi
+
+# A manifest whose own chain is broken is refused without training.
+jq '.predicate.losses.steps[2].loss_bits = "0x3f800000"' "$TMP/run/manifest.json" >"$TMP/bad.json"
+expect_rc "replay-run: broken chain is a finding" 1 "$PGOLF" replay "$TMP/bad.json" --quiet
+if grep -q MANIFEST_INVALID "$TMP/out" && [ ! -d "$TMP/bad.replay.d" ]; then
+  ok "replay-run: nothing was trained for a broken manifest"
+else
+  fail "replay-run: nothing was trained for a broken manifest" "$(head -c 400 "$TMP/out")"
+fi
+
+# A training budget smaller than the run on the replay's clock.
+expect_rc "replay-run: over budget on the replay's clock" 1 "$PGOLF" replay \
+  "$TMP/run/manifest.json" --quiet --out "$TMP/budget" --budget-train 0.000001
+grep -q TRAIN_OVER_BUDGET "$TMP/out" && ok "replay-run: TRAIN_OVER_BUDGET reported" ||
+  fail "replay-run: TRAIN_OVER_BUDGET reported" "$(head -c 400 "$TMP/out")"
+
+expect_err "replay-run: missing manifest exits 2" 2 "nope.json" "$PGOLF" replay "$TMP/nope.json"
+expect_err "replay-run: bad --threads exits 2" 2 "threads" "$PGOLF" replay "$TMP/run/manifest.json" --threads 0
