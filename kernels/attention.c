@@ -16,6 +16,7 @@ static float dot(const float *a, const float *b, int n) {
 /* Vectors of 8 floats (GCC vector extension; SSE2 pairs without -mavx).
  * Each lane does the scalar code's operations in the scalar order. */
 typedef float v8sf __attribute__((vector_size(32)));
+typedef float v16sf __attribute__((vector_size(64)));
 
 #define SPLAT(a) ((v8sf){(a), (a), (a), (a), (a), (a), (a), (a)})
 
@@ -23,44 +24,49 @@ typedef float v8sf __attribute__((vector_size(32)));
  * and chosen at load time; both do the same IEEE operations per lane. */
 #define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 
-/* s[j] = dot(q, column j of xt) for j < n, xt laid out [hd][ld]: the same
- * d-ascending sum as dot(), 32 keys at a time (four independent chains). */
-VECTOR_CLONES static void dots_t(float *s, const float *q, const float *xt, int ld, int n,
-                                 int hd) {
+/* s[r][j] = dot(q[r], column j of xt) for four query rows r and j < n, xt
+ * laid out [hd][ld]: each the same d-ascending sum as dot(). The key
+ * columns are loaded once for the four rows (for long sequences they come
+ * from L2); 32 keys at a time in 16-lane vectors (one AVX-512 register,
+ * two AVX2 ones), then 8, then 1. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void dots_t4(
+    float *const s[4], const float *const q[4], const float *xt, int ld, int n, int hd) {
   int j = 0;
   for (; j + 32 <= n; j += 32) {
-    v8sf a0 = SPLAT(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    v16sf a[4][2];
+    for (int r = 0; r < 4; r++) a[r][0] = a[r][1] = (v16sf){0};
     for (int d = 0; d < hd; d++) {
       const float *row = xt + (size_t)d * ld + j;
-      v8sf x0, x1, x2, x3, qd = SPLAT(q[d]);
+      v16sf x0, x1;
       memcpy(&x0, row, sizeof x0);
-      memcpy(&x1, row + 8, sizeof x1);
-      memcpy(&x2, row + 16, sizeof x2);
-      memcpy(&x3, row + 24, sizeof x3);
-      a0 += qd * x0;
-      a1 += qd * x1;
-      a2 += qd * x2;
-      a3 += qd * x3;
+      memcpy(&x1, row + 16, sizeof x1);
+      for (int r = 0; r < 4; r++) {
+        v16sf qd = q[r][d] - (v16sf){0}; /* broadcast, exact (-0 too) */
+        a[r][0] += qd * x0;
+        a[r][1] += qd * x1;
+      }
     }
-    memcpy(s + j, &a0, sizeof a0);
-    memcpy(s + j + 8, &a1, sizeof a1);
-    memcpy(s + j + 16, &a2, sizeof a2);
-    memcpy(s + j + 24, &a3, sizeof a3);
+    for (int r = 0; r < 4; r++) {
+      memcpy(s[r] + j, &a[r][0], sizeof a[r][0]);
+      memcpy(s[r] + j + 16, &a[r][1], sizeof a[r][1]);
+    }
   }
   for (; j + 8 <= n; j += 8) {
-    v8sf acc = SPLAT(0.0f);
+    v8sf a[4];
+    for (int r = 0; r < 4; r++) a[r] = SPLAT(0.0f);
     for (int d = 0; d < hd; d++) {
       v8sf x;
       memcpy(&x, xt + (size_t)d * ld + j, sizeof x);
-      acc += SPLAT(q[d]) * x;
+      for (int r = 0; r < 4; r++) a[r] += SPLAT(q[r][d]) * x;
     }
-    memcpy(s + j, &acc, sizeof acc);
+    for (int r = 0; r < 4; r++) memcpy(s[r] + j, &a[r], sizeof a[r]);
   }
-  for (; j < n; j++) {
-    float a = 0.0f;
-    for (int d = 0; d < hd; d++) a += q[d] * xt[(size_t)d * ld + j];
-    s[j] = a;
-  }
+  for (; j < n; j++)
+    for (int r = 0; r < 4; r++) {
+      float acc = 0.0f;
+      for (int d = 0; d < hd; d++) acc += q[r][d] * xt[(size_t)d * ld + j];
+      s[r][j] = acc;
+    }
 }
 
 /* y[d] += a * x[d]. */
@@ -232,8 +238,8 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
     float *av = malloc((size_t)T * head_dim * sizeof *av);
     float *acc = malloc((size_t)head_dim * sizeof *acc);
     float *kt = malloc((size_t)T * head_dim * sizeof *kt), *vt = malloc((size_t)T * head_dim * sizeof *vt);
-    float *sc = malloc((size_t)T * sizeof *sc), *dp = malloc((size_t)T * sizeof *dp);
-    if (!ak || !av || !acc || !kt || !vt || !sc || !dp) abort();
+    float *sc4 = malloc((size_t)8 * T * sizeof *sc4); /* scores, dy.v of 4 rows */
+    if (!ak || !av || !acc || !kt || !vt || !sc4) abort();
 #pragma omp for schedule(static)
     for (int item = 0; item < B * kv_heads; item++) {
       int b = item / kv_heads, kvh = item % kv_heads;
@@ -243,18 +249,35 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
       transpose_rows(kt, kb, (size_t)kw, T, head_dim);
       transpose_rows(vt, vb, (size_t)kw, T, head_dim);
       for (int h = kvh * group; h < (kvh + 1) * group; h++)
-        for (int t = 0; t < T; t++) {
-          long row = ((long)b * heads + h) * T + t;
-          size_t qoff = ((size_t)b * T + t) * qw + (size_t)h * head_dim;
-          const float *qt = q + qoff, *gt = dy + qoff;
-          for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
-          dots_t(sc, qt, kt, T, t + 1, head_dim);
-          dots_t(dp, gt, vt, T, t + 1, head_dim);
-          for (int j = 0; j <= t; j++) sc[j] = sc[j] * scale;
-          det_expf_shift_array(sc, sc, lse[row], (size_t)t + 1); /* p */
-          for (int j = 0; j <= t; j++) dp[j] = sc[j] * (dp[j] - D[row]); /* ds */
-          backward_row(acc, ak, av, dp, sc, kb, (size_t)kw, qt, gt, t + 1, head_dim);
-          for (int d = 0; d < head_dim; d++) dq[qoff + d] = kernel_round(acc[d] * scale, flags);
+        for (int t0 = 0; t0 < T; t0 += 4) {
+          /* The dot products of four rows first (they only read); then
+           * each row's updates in t order, as before. Rows past T repeat
+           * the last row; their results are unused. */
+          const float *q4[4], *g4[4];
+          float *sc[4], *dp[4];
+          for (int r = 0; r < 4; r++) {
+            int t = t0 + r < T ? t0 + r : T - 1;
+            size_t qoff = ((size_t)b * T + t) * qw + (size_t)h * head_dim;
+            q4[r] = q + qoff;
+            g4[r] = dy + qoff;
+            sc[r] = sc4 + (size_t)r * T;
+            dp[r] = sc4 + (size_t)(4 + r) * T;
+          }
+          int n = t0 + 4 < T ? t0 + 4 : T;
+          dots_t4(sc, q4, kt, T, n, head_dim);
+          dots_t4(dp, g4, vt, T, n, head_dim);
+          for (int r = 0; r < 4 && t0 + r < T; r++) {
+            int t = t0 + r;
+            long row = ((long)b * heads + h) * T + t;
+            size_t qoff = ((size_t)b * T + t) * qw + (size_t)h * head_dim;
+            for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
+            for (int j = 0; j <= t; j++) sc[r][j] = sc[r][j] * scale;
+            det_expf_shift_array(sc[r], sc[r], lse[row], (size_t)t + 1); /* p */
+            for (int j = 0; j <= t; j++) dp[r][j] = sc[r][j] * (dp[r][j] - D[row]); /* ds */
+            backward_row(acc, ak, av, dp[r], sc[r], kb, (size_t)kw, q4[r], g4[r], t + 1,
+                         head_dim);
+            for (int d = 0; d < head_dim; d++) dq[qoff + d] = kernel_round(acc[d] * scale, flags);
+          }
         }
       for (int j = 0; j < T; j++) {
         size_t koff = ((size_t)b * T + j) * kw + (size_t)kvh * head_dim;
@@ -269,8 +292,7 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
     free(acc);
     free(kt);
     free(vt);
-    free(sc);
-    free(dp);
+    free(sc4);
   }
   free(D);
 }
@@ -284,35 +306,46 @@ void attention_forward(float *y, float *lse, const float *q, const float *k, con
   const float scale = 1.0f / sqrtf((float)head_dim);
 #pragma omp parallel
   {
-    float *s = malloc((size_t)T * sizeof *s), *kt = malloc((size_t)T * head_dim * sizeof *kt);
+    float *s4 = malloc((size_t)4 * T * sizeof *s4), *kt = malloc((size_t)T * head_dim * sizeof *kt);
     float *acc = malloc((size_t)head_dim * sizeof *acc);
-    if (!s || !kt || !acc) abort();
+    if (!s4 || !kt || !acc) abort();
 #pragma omp for schedule(static)
     for (int item = 0; item < B * heads; item++) {
       int b = item / heads, h = item % heads, kvh = h / group;
       const float *kb = k + (size_t)b * T * kw + (size_t)kvh * head_dim;
       const float *vb = v + (size_t)b * T * kw + (size_t)kvh * head_dim;
       transpose_rows(kt, kb, (size_t)kw, T, head_dim);
-      for (int t = 0; t < T; t++) {
-        const float *qt = q + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
-        dots_t(s, qt, kt, T, t + 1, head_dim);
-        float m = -INFINITY;
-        for (int j = 0; j <= t; j++) {
-          s[j] = s[j] * scale;
-          if (s[j] > m) m = s[j];
+      for (int t0 = 0; t0 < T; t0 += 4) {
+        /* Scores of four rows at once; rows past T repeat the last one. */
+        const float *q4[4];
+        float *s4r[4];
+        for (int r = 0; r < 4; r++) {
+          int t = t0 + r < T ? t0 + r : T - 1;
+          q4[r] = q + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
+          s4r[r] = s4 + (size_t)r * T;
         }
-        float l = 0.0f;
-        det_expf_shift_array(s, s, m, (size_t)t + 1);
-        for (int j = 0; j <= t; j++) l += s[j];
-        for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
-        for (int j = 0; j <= t; j++) s[j] = s[j] / l;
-        rows_combine(acc, s, vb, (size_t)kw, t + 1, head_dim);
-        float *yt = y + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
-        for (int d = 0; d < head_dim; d++) yt[d] = kernel_round(acc[d], flags);
-        lse[((long)b * heads + h) * T + t] = m + det_logf(l);
+        dots_t4(s4r, q4, kt, T, t0 + 4 < T ? t0 + 4 : T, head_dim);
+        for (int r = 0; r < 4 && t0 + r < T; r++) {
+          const int t = t0 + r;
+          float *s = s4r[r];
+          float m = -INFINITY;
+          for (int j = 0; j <= t; j++) {
+            s[j] = s[j] * scale;
+            if (s[j] > m) m = s[j];
+          }
+          float l = 0.0f;
+          det_expf_shift_array(s, s, m, (size_t)t + 1);
+          for (int j = 0; j <= t; j++) l += s[j];
+          for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
+          for (int j = 0; j <= t; j++) s[j] = s[j] / l;
+          rows_combine(acc, s, vb, (size_t)kw, t + 1, head_dim);
+          float *yt = y + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
+          for (int d = 0; d < head_dim; d++) yt[d] = kernel_round(acc[d], flags);
+          lse[((long)b * heads + h) * T + t] = m + det_logf(l);
+        }
       }
     }
-    free(s);
+    free(s4);
     free(kt);
     free(acc);
   }
