@@ -1,22 +1,28 @@
 #include "kernels/rope.h"
 
+#include "kernels/bf16.h"
 #include "kernels/det_math.h"
 
 #include <stddef.h>
 
-void rope_table(float *cos_t, float *sin_t, int T, int head_dim, float base) {
-  int half = head_dim / 2;
+void rope_table(float *cos_t, float *sin_t, int T, int head_dim, float base, int flags) {
+  int half = head_dim / 2, bf16 = flags & KERNEL_BF16;
   for (int j = 0; j < half; j++) {
     /* torch.arange(0, dim, 2, float32) / dim, then base ** that, then 1 / it:
      * three float32 operations, each correctly rounded. base ** e is taken
      * as exp(e log base) in double (det_math: relative error ~1e-15, no
-     * libm) and rounded once. */
+     * libm) and rounded once. Then the buffer's bf16 round trip. */
     float e = (float)(2 * j) / (float)head_dim;
     float p = (float)det_exp((double)e * det_log((double)base));
-    float inv = 1.0f / p;
+    float inv = bf16_round(1.0f / p);
     for (int t = 0; t < T; t++) {
-      float f = (float)t * inv;
-      det_sincosf(f, &sin_t[(size_t)t * half + j], &cos_t[(size_t)t * half + j]);
+      float *c = &cos_t[(size_t)t * half + j], *s = &sin_t[(size_t)t * half + j];
+      float f = bf16 ? bf16_round(bf16_round((float)t) * inv) : (float)t * inv;
+      det_sincosf(f, s, c);
+      if (bf16) {
+        *c = bf16_round(*c);
+        *s = bf16_round(*s);
+      }
     }
   }
 }

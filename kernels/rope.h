@@ -12,11 +12,19 @@
 
 #include "kernels/flags.h"
 
-/* inv_freq[j] = 1 / base^((2j) / head_dim), freqs = t * inv_freq[j], all in
- * float32 as the official Rotary builds them; cos and sin of the float32
- * angle by det_sincosf (kernels/det_math.h: the correctly rounded values but
- * for rare boundary cases, the same bits on every machine). */
-void rope_table(float *cos_t, float *sin_t, int T, int head_dim, float base);
+/* The tables the official Rotary computes after the model's dtype round
+ * trip. GPT(...).bfloat16() casts every buffer, and
+ * restore_low_dim_params_to_fp32 restores parameters only, so the official
+ * inv_freq buffer is always bf16-rounded:
+ *   inv[j] = bf16(1 / base^((2j) / head_dim))          (float32 ops)
+ * flags 0 (a float32 module, GPT_FP32): angle t * inv[j] in float32, cos
+ *   and sin of it by det_sincosf (correctly rounded but for rare boundary
+ *   cases; the same bits on every machine);
+ * flags KERNEL_BF16 (GPT_MIXED: the buffer is bf16, so arange, the outer
+ *   product, cos and sin run in bf16): t = bf16(t) (exact only up to 256:
+ *   the official positions above 256 are quantised), angle
+ *   bf16(t * inv[j]), cos and sin rounded to bf16. */
+void rope_table(float *cos_t, float *sin_t, int T, int head_dim, float base, int flags);
 
 void rope_forward(float *y, const float *x, const float *cos_t, const float *sin_t, int rows, int T,
                   int heads, int head_dim, int flags);

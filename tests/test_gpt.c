@@ -70,7 +70,9 @@ static void ref_rope(double *x, int n, int heads, int hd, double base) {
   for (int r = 0; r < n; r++)
     for (int h = 0; h < heads; h++)
       for (int j = 0; j < half; j++) {
-        double ang = (r % T) / pow(base, 2.0 * j / hd);
+        /* The official inv_freq buffer is bf16 (the model's .bfloat16()). */
+        double inv = bf16_round((float)(1.0 / pow(base, 2.0 * j / hd)));
+        double ang = (r % T) * inv;
         double c = cos(ang), s = sin(ang);
         double *p = x + (size_t)r * heads * hd + h * hd;
         double x1 = p[j], x2 = p[half + j];

@@ -230,25 +230,45 @@ static void test_arrays_match_scalar(void **state) {
 }
 
 /* RoPE tables from det_math equal the ones libm gives (pow and cos/sin in
- * double, rounded) for the presets' shapes: no value moved. */
+ * double, rounded; inv_freq bf16-rounded as the official buffer is) for
+ * the presets' shapes: no value moved. The bf16 module's table quantises
+ * positions, angles and values to bf16. */
+static float bf16_ref(float x) { /* round to nearest even, finite inputs */
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  memcpy(&x, &u, 4);
+  return x;
+}
+
 static void test_rope_tables_unchanged(void **state) {
   (void)state;
   enum { T = 1024 };
-  static float c[T * 32], sn[T * 32];
+  static float c[T * 32], sn[T * 32], cm[T * 32], sm[T * 32];
   const int dims[] = {16, 64};
   for (int k = 0; k < 2; k++) {
     int hd = dims[k], half = hd / 2;
-    rope_table(c, sn, T, hd, 10000.0f);
+    rope_table(c, sn, T, hd, 10000.0f, 0);
+    rope_table(cm, sm, T, hd, 10000.0f, KERNEL_BF16);
     for (int j = 0; j < half; j++) {
       float e = (float)(2 * j) / (float)hd;
-      float inv = 1.0f / (float)pow(10000.0, (double)e);
+      float inv = bf16_ref(1.0f / (float)pow(10000.0, (double)e));
       for (int t = 0; t < T; t++) {
         float f = (float)t * inv;
         assert_true(c[t * half + j] == (float)cos((double)f));
         assert_true(sn[t * half + j] == (float)sin((double)f));
+        float fm = bf16_ref(bf16_ref((float)t) * inv);
+        assert_true(cm[t * half + j] == bf16_ref((float)cos((double)fm)));
+        assert_true(sm[t * half + j] == bf16_ref((float)sin((double)fm)));
       }
     }
   }
+  /* Position 257 is not a bf16 value: the mixed table uses 256's angle,
+   * the float32 one does not. */
+  rope_table(c, sn, T, 16, 10000.0f, 0);
+  rope_table(cm, sm, T, 16, 10000.0f, KERNEL_BF16);
+  assert_true(cm[257 * 8] == cm[256 * 8]);
+  assert_true(c[257 * 8] != c[256 * 8]);
 }
 
 int main(void) {

@@ -95,7 +95,8 @@ struct gpt_acts {
   int B, T;            /* capacity */
   float *mem;          /* one allocation for everything below */
   float *wcopy;        /* bf16-rounded copy of the parameters (mixed) */
-  float *cos_t, *sin_t;
+  float *cos_t, *sin_t;     /* RoPE tables of a float32 module (GPT_FP32) */
+  float *cos_m, *sin_m;     /* and of the bf16 module (GPT_MIXED): kernels/rope.h */
   float *emb, *rstd0, *x0, *rstdf, *xf, *z, *th, *lse_ce;
   layer_acts *layers;
   /* backward scratch */
@@ -132,6 +133,8 @@ static size_t acts_carve(gpt_acts *a, const gpt_layout *l, const dims *d, float 
   a->wcopy = take(p, l->n_params);
   a->cos_t = take(p, (size_t)a->T * d->hd / 2);
   a->sin_t = take(p, (size_t)a->T * d->hd / 2);
+  a->cos_m = take(p, (size_t)a->T * d->hd / 2);
+  a->sin_m = take(p, (size_t)a->T * d->hd / 2);
   a->emb = take(p, N * D);
   a->rstd0 = take(p, N);
   a->x0 = take(p, N * D);
@@ -196,7 +199,8 @@ gpt_acts *gpt_acts_new(const gpt_layout *l, int B, int T, pg_error *err) {
   a->mem = calloc(n, sizeof *a->mem);
   if (!a->mem) goto oom;
   acts_carve(a, l, &d, a->mem);
-  rope_table(a->cos_t, a->sin_t, T, l->head_dim, l->cfg.rope_base);
+  rope_table(a->cos_t, a->sin_t, T, l->head_dim, l->cfg.rope_base, 0);
+  rope_table(a->cos_m, a->sin_m, T, l->head_dim, l->cfg.rope_base, KERNEL_BF16);
   return a;
 oom:
   gpt_acts_free(a);
@@ -243,8 +247,9 @@ static void block_forward(const dims *d, const gpt_block_params *bp, const gpt_b
   /* q, k per-head norm (float32), RoPE, gain; dq/dk are free scratch now. */
   rmsnorm_forward(a->dq, la->rstd_q, la->q_raw, N * d->H, d->hd, 0);
   rmsnorm_forward(a->dk, la->rstd_k, la->k_raw, N * d->KV, d->hd, 0);
-  rope_forward(la->q_rope, a->dq, a->cos_t, a->sin_t, N, T, d->H, d->hd, 0);
-  rope_forward(la->k_fin, a->dk, a->cos_t, a->sin_t, N, T, d->KV, d->hd, 0);
+  const float *rc = mixed ? a->cos_m : a->cos_t, *rs = mixed ? a->sin_m : a->sin_t;
+  rope_forward(la->q_rope, a->dq, rc, rs, N, T, d->H, d->hd, 0);
+  rope_forward(la->k_fin, a->dk, rc, rs, N, T, d->KV, d->hd, 0);
   q_gain_forward(la->q_fin, la->q_rope, bp->q_gain, N, d->H, d->hd, 0);
   round_if(la->q_fin, (size_t)N * D, mixed); /* F4 */
   round_if(la->k_fin, (size_t)N * d->kvd, mixed);
@@ -310,8 +315,9 @@ static void block_backward(const dims *d, const gpt_block_params *bp, const gpt_
   attention_backward(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin, la->v,
                      N / T, T, d->H, d->KV, d->hd, fb);
   q_gain_backward(a->dq, g->q_gain, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd, 0);
-  rope_backward(a->dq, a->dq, a->cos_t, a->sin_t, N, T, d->H, d->hd, 0);
-  rope_backward(a->dk, a->dk, a->cos_t, a->sin_t, N, T, d->KV, d->hd, 0);
+  const float *rc = mixed ? a->cos_m : a->cos_t, *rs = mixed ? a->sin_m : a->sin_t;
+  rope_backward(a->dq, a->dq, rc, rs, N, T, d->H, d->hd, 0);
+  rope_backward(a->dk, a->dk, rc, rs, N, T, d->KV, d->hd, 0);
   rmsnorm_backward(a->dq, a->dq, la->q_raw, la->rstd_q, N * d->H, d->hd, fb); /* B4 */
   rmsnorm_backward(a->dk, a->dk, la->k_raw, la->rstd_k, N * d->KV, d->hd, fb);
   matmul_backward_input(a->dn, a->dq, bw->c_q, N, D, D, fb);

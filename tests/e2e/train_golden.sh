@@ -6,12 +6,12 @@
 # the optimizers. Step 1 has no optimizer step before its loss, so it is
 # compared bit for bit in fp32. After it, float32 results differ from
 # PyTorch's in the last bits (summation order of the matmuls, the fp32
-# Newton-Schulz; trainer/optimizer.h) and the difference grows with the
-# steps: measured 2.6e-9 at step 1, <= 2.3e-5 to step 14, 4.1e-4 at step
-# 19. So fp32: the first 10 steps within 1e-4 (the issue's tolerance),
-# all 20 within 1e-3; the issue asks 1e-4 for all 20, which steps 18-19
-# miss. Mixed within 2e-2 (the issue's), against the golden's CUDA-policy
-# mixed run (the rounding points GPT_MIXED reproduces); measured 2.9e-3.
+# Newton-Schulz; trainer/optimizer.h); with the RoPE tables taken from the
+# bf16 inv_freq buffer as the official model has it (kernels/rope.h) the
+# 20 fp32 steps stay within 1e-4 (the issue's tolerance; measured 1.6e-5).
+# Mixed against the golden's CUDA-policy mixed run (the rounding points
+# GPT_MIXED reproduces): within 5e-3 (the issue allows 2e-2; measured
+# 3.4e-3; single-ulp bf16 differences from step 1, amplified by Muon).
 . "$(dirname "$0")/lib.sh"
 
 OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
@@ -46,14 +46,13 @@ compare() {
 }
 
 expect_rc golden-fp32-run 0 "$PGOLF" train --config "$TMP/golden.json" --stop-after 20 --threads 2 --quiet --out "$TMP/f"
-compare golden-fp32-10-steps-1e-4 fp32 "$TMP/f/losses.txt" 1e-4 10
-compare golden-fp32-20-steps-1e-3 fp32 "$TMP/f/losses.txt" 1e-3
+compare golden-fp32-20-steps-1e-4 fp32 "$TMP/f/losses.txt" 1e-4
 first=$(grep -v '^#' "$TMP/f/losses.txt" | head -1 | awk '{ print $2 }')
 want=$(jq -r '.fp32.steps[0].train_loss_bits' "$G")
 [ "$first" = "$want" ] && ok golden-fp32-step1-bitwise || fail golden-fp32-step1-bitwise "$first vs $want"
 
 expect_rc golden-mixed-run 0 "$PGOLF" train --config "$TMP/golden.json" --precision mixed --stop-after 20 --threads 2 --quiet --out "$TMP/m"
-compare golden-mixed-20-steps mixed_cuda_policy "$TMP/m/losses.txt" 2e-2
+compare golden-mixed-20-steps-5e-3 mixed_cuda_policy "$TMP/m/losses.txt" 5e-3
 
 # The comparison can fail: mixed-precision losses are not within 1e-4 of
 # the fp32 golden.
