@@ -7,25 +7,27 @@
 #include <string.h>
 
 #include "kernels/bf16.h"
+#include "kernels/det_math.h"
 
 /* The distribution the forward scored with, from one row of the tied
  * head's output z: logit = cap * tanh(z / cap) with the forward's
- * rounding (kernels/softcap_cross_entropy.h), then softmax in float64. */
+ * rounding and its tanh (kernels/softcap_cross_entropy.h), then softmax
+ * in float64 with det_exp, so probes have the same bits on any machine. */
 static void row_distribution(const float *z, int V, float cap, gpt_precision prec, double *out) {
   const float inv_cap = 1.0f / cap;
   double m = -INFINITY;
   for (int i = 0; i < V; i++) {
     float logit;
     if (prec == GPT_MIXED)
-      logit = bf16_round(cap * bf16_round(tanhf(bf16_round(z[i] * inv_cap))));
+      logit = bf16_round(cap * bf16_round(det_tanhf(bf16_round(z[i] * inv_cap))));
     else
-      logit = cap * tanhf(z[i] / cap);
+      logit = cap * det_tanhf(z[i] / cap);
     out[i] = logit;
     if (out[i] > m) m = out[i];
   }
   double sum = 0.0;
   for (int i = 0; i < V; i++) {
-    out[i] = exp(out[i] - m);
+    out[i] = det_exp(out[i] - m);
     sum += out[i];
   }
   for (int i = 0; i < V; i++) out[i] /= sum;

@@ -10,14 +10,21 @@
 
 #include <math.h>
 
+#include "kernels/det_math.h"
+
 uint64_t eval_ttt_chunks(uint64_t n_tokens, uint64_t chunk) {
   uint64_t targets = n_tokens - 1;
   return (targets + chunk - 1) / chunk;
 }
 
+/* The cosine comes from kernels/det_math (float), not libm, so the
+ * schedule, and with it every adapted weight, has the same bits on any
+ * machine; the records' lr is a float32 scalar in the update anyway. */
 double eval_ttt_lr(double lr, uint64_t c, uint64_t n_chunks) {
-  double span = n_chunks > 1 ? (double)(n_chunks - 1) : 1.0;
-  return lr * 0.5 * (1.0 + cos(M_PI * (double)c / span));
+  float span = n_chunks > 1 ? (float)(n_chunks - 1) : 1.0f;
+  float s, co;
+  det_sincosf((float)M_PI * ((float)c / span), &s, &co);
+  return lr * 0.5 * (1.0 + (double)co);
 }
 
 int eval_ttt(eval_session *s, pg_error *err) {
