@@ -180,7 +180,9 @@ static void gemm_run(const gemm *g) {
     float tile[MR * NR_MAX];
 #pragma omp for schedule(static)
     for (long t = 0; t < (long)mp * np; t++) {
-      int p = (int)(t / np), q = (int)(t % np);
+      /* B panels outer: one B panel (NR x K) stays in cache while the
+       * smaller A panels (MR x K) stream past it. */
+      int q = (int)(t / mp), p = (int)(t % mp);
       micro(Ap + (size_t)p * K * MR, Bp + (size_t)q * K * NR, K, tile);
       int rows = M - p * MR < MR ? M - p * MR : MR, cols = N - q * NR < NR ? N - q * NR : NR;
       store_tile(C + (size_t)p * MR * ldc + (size_t)q * NR, ldc, tile, NR, rows, cols, flags);
