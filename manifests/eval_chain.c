@@ -1,6 +1,6 @@
-/* The evaluation event log (predicate.eval, shape in audit.h): its hash
- * chain and its strict reading. */
-#include "verifier/audit.h"
+/* The evaluation event log (predicate.eval, shape in eval_chain.h): its
+ * hash chain and its strict reading. */
+#include "manifests/eval_chain.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Score dumps: validating reader and streaming atomic writer (format in
  * score_dump.h). */
-#include "verifier/score_dump.h"
+#include "manifests/score_dump.h"
 
 #include <errno.h>
 #include <fcntl.h>

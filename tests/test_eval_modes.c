@@ -29,7 +29,7 @@
 #include "trainer/tokenizer.h"
 #include "verifier/audit.h"
 #include "verifier/audit_perturb.h"
-#include "verifier/score_dump.h"
+#include "manifests/score_dump.h"
 
 #define DEMO_VAL "data/demo/fineweb_val_000000.bin"
 #define SP1024 "data/tokenizers/fineweb_1024_bpe.model"

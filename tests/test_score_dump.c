@@ -6,7 +6,7 @@
 #include <math.h>
 #include <sys/stat.h>
 
-#include "verifier/score_dump.h"
+#include "manifests/score_dump.h"
 
 static void put32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "verifier/audit.h"
+#include "manifests/eval_chain.h"
 
 /* An empty log for mode (ev->head = e_0). Free with eval_events_free. */
 void eval_events_begin(eval_events *ev, const char *mode);

@@ -4,7 +4,7 @@
  * opens (n truncated for the window length as the official evaluation
  * does). Position p in [1, n) is the target t[p], predicted from t[0..p).
  * Every evaluator scores each position exactly once, in increasing order,
- * and writes one score-dump record per position (verifier/score_dump.h).
+ * and writes one score-dump record per position (manifests/score_dump.h).
  *
  * THE TWO PRIMITIVES. An evaluator is a sequence of these two calls:
  *   eval_score_range(s, c, a, b)  scores positions a..b (inclusive) with
@@ -59,7 +59,7 @@
 #include "trainer/gpt.h"
 #include "trainer/model.h"
 #include "trainer/tokenizer.h"
-#include "verifier/score_dump.h"
+#include "manifests/score_dump.h"
 
 typedef enum eval_mode { EVAL_MODE_PLAIN = 0, EVAL_MODE_SLIDING = 1, EVAL_MODE_TTT = 2 } eval_mode;
 

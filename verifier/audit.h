@@ -1,5 +1,5 @@
 /* `pgolf audit`: black-box checks of a score-first evaluation from its
- * score dump (verifier/score_dump.h), the validation split, the tokenizer
+ * score dump (manifests/score_dump.h), the validation split, the tokenizer
  * and, for pgolf's own evaluators, the event log in the run's manifest.
  *
  * One finding per condition of the challenge's field guide (issue #1017):
@@ -16,37 +16,9 @@
  * C1 (causality) and C3 for evaluators without an event log are tested
  * experimentally by `pgolf audit --perturb` (audit_perturb.c).
  *
- * ---- The event log, for evaluators that write one (pgolf eval) ----
- *
- * The manifest (plain JSON, or a DSSE envelope around it) holds
- *
- *   "predicate": { ...,
- *     "eval": {
- *       "mode": "plain" | "sliding" | "ttt" | any string,
- *       "score_dump": {"sha256": "<64 hex>"},          (optional)
- *       "events": [
- *         {"kind": "SCORE", "chunk": 0, "first": 1, "last": 32768,
- *          "nll_sum_bits": "0x3ff0000000000000", "chain": "<64 hex>"},
- *         {"kind": "ADAPT", "chunk": 0, "first": 1, "last": 32768,
- *          "chain": "<64 hex>"},
- *         ...],
- *       "chain": "<64 hex>"                            (the head)
- *     } }
- *
- * in the order the events happened. first..last are inclusive target
- * positions, numbered as in the dump's records (target t[p] is position
- * p). A SCORE event's nll_sum_bits are the IEEE-754 bits ("0x" + 16
- * lowercase hex digits) of the float64 sum, from 0.0 in increasing
- * position order, of exactly the f64 nll values the dump holds for
- * first..last. An ADAPT event says the model was updated using the
- * tokens of positions first..last (their targets); it has no nll_sum_bits.
- * Each event's "chain" is the link after it:
- *   e_0 = SHA256("pgolf-eval-chain-v1")            (19 bytes, no NUL)
- *   e_i = SHA256(e_{i-1} || u8 kind || u64le chunk || u64le first
- *                || u64le last || u64le nll_sum_bits)
- * with kind 1 for SCORE, 2 for ADAPT and nll_sum_bits 0 for ADAPT; the
- * "chain" at the end is the last link (e_0 for no events). Evaluators
- * compute it with eval_chain_init / eval_chain_extend below. */
+ * The event log of pgolf's own evaluators (predicate.eval) and its hash
+ * chain are defined in manifests/eval_chain.h, shared with the trainer's
+ * evaluators. */
 #ifndef PGOLF_AUDIT_H
 #define PGOLF_AUDIT_H
 
@@ -57,47 +29,8 @@
 #include "common/error.h"
 #include "manifests/sha256.h"
 #include "trainer/tokenizer.h"
-#include "verifier/score_dump.h"
-
-/* ---- event log ---- */
-
-#define EVAL_CHAIN_TAG "pgolf-eval-chain-v1"
-#define EVAL_MAX_EVENTS ((size_t)10000000)
-
-typedef enum eval_event_kind { EVAL_SCORE = 1, EVAL_ADAPT = 2 } eval_event_kind;
-
-typedef struct eval_event {
-  eval_event_kind kind;
-  uint64_t chunk, first, last; /* first <= last, inclusive positions */
-  uint64_t nll_sum_bits;       /* 0 for ADAPT */
-  uint8_t chain[SHA256_LEN];   /* the link recorded after this event */
-} eval_event;
-
-typedef struct eval_events {
-  eval_event *v;
-  size_t n;
-  uint8_t head[SHA256_LEN];
-  int has_dump_sha256;
-  uint8_t dump_sha256[SHA256_LEN];
-  char mode[32];
-} eval_events;
-
-void eval_chain_init(uint8_t c[SHA256_LEN]);
-/* c = SHA256(c || u8 kind || u64le chunk || u64le first || u64le last ||
- * u64le nll_sum_bits), in place. */
-void eval_chain_extend(uint8_t c[SHA256_LEN], eval_event_kind kind, uint64_t chunk,
-                       uint64_t first, uint64_t last, uint64_t nll_sum_bits);
-/* The event JSON object above ({"kind",...,"chain"}), chain given. */
-json_t *eval_event_json(const eval_event *e);
-
-/* Read predicate.eval from a parsed object ("eval" object itself); errors
- * name `name` and the JSON path. Links are parsed, not verified (the
- * order check verifies them, so a broken chain is a finding, not an
- * input error). */
-int eval_events_from_json(const json_t *eval, const char *name, eval_events *ev, pg_error *err);
-/* A manifest file or DSSE envelope: its predicate.eval. */
-int eval_events_load(const char *path, eval_events *ev, pg_error *err);
-void eval_events_free(eval_events *ev);
+#include "manifests/eval_chain.h"
+#include "manifests/score_dump.h"
 
 /* ---- the audit ---- */
 

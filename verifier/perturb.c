@@ -14,7 +14,7 @@
 
 #include "trainer/shard.h"
 #include "verifier/audit.h"
-#include "verifier/score_dump.h"
+#include "manifests/score_dump.h"
 
 uint64_t perturb_splitmix64(uint64_t z) {
   z += 0x9e3779b97f4a7c15ull;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "verifier/audit.h"
-#include "verifier/score_dump.h"
+#include "manifests/score_dump.h"
 
 #define SPLIT 64
 
