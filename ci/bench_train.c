@@ -1,0 +1,95 @@
+/* Forward + backward throughput of pgolf's GPT for ci/bench-train.sh
+ * (built there with cc against build/release/libpgolf.a; not part of the
+ * library).
+ *
+ *   bench_train PRESET B T THREADS REPS [fp32|mixed]
+ *
+ * Initialises the preset's parameters (seed 1), draws fixed pseudo-random
+ * tokens, runs one untimed warm-up step and then REPS timed steps of
+ * gpt_forward + gpt_backward, and prints one line:
+ *   tokens=N best_s=S median_s=S best_tok_s=X median_tok_s=Y loss=L */
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "trainer/gpt.h"
+#include "trainer/model.h"
+#include "trainer/model_init.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 6) {
+    fprintf(stderr, "usage: bench_train PRESET B T THREADS REPS [fp32|mixed]\n");
+    return 2;
+  }
+  gpt_config cfg;
+  if (gpt_config_preset(argv[1], &cfg)) {
+    fprintf(stderr, "bench_train: unknown preset %s\n", argv[1]);
+    return 2;
+  }
+  int B = atoi(argv[2]), T = atoi(argv[3]), threads = atoi(argv[4]), reps = atoi(argv[5]);
+  gpt_precision prec = argc > 6 && !strcmp(argv[6], "mixed") ? GPT_MIXED : GPT_FP32;
+  if (B < 1 || T < 1 || threads < 1 || reps < 1 || reps > 1000) {
+    fprintf(stderr, "bench_train: bad numbers\n");
+    return 2;
+  }
+  omp_set_num_threads(threads);
+  pg_error err = {0};
+  gpt_layout l;
+  if (gpt_layout_init(&l, &cfg, &err)) {
+    pg_error_print(&err);
+    return 2;
+  }
+  float *flat = calloc(l.n_params, sizeof *flat), *gflat = calloc(l.n_params, sizeof *gflat);
+  uint16_t *x = malloc((size_t)B * T * sizeof *x), *y = malloc((size_t)B * T * sizeof *y);
+  gpt_acts *a = gpt_acts_new(&l, B, T, &err);
+  if (!flat || !gflat || !x || !y || !a || gpt_init_params(&l, flat, 1, &err)) {
+    pg_error_print(&err);
+    return 2;
+  }
+  uint32_t s = 12345u;
+  for (int i = 0; i < B * T; i++) {
+    s = s * 1664525u + 1013904223u;
+    x[i] = (uint16_t)((s >> 8) % (uint32_t)cfg.vocab_size);
+    s = s * 1664525u + 1013904223u;
+    y[i] = (uint16_t)((s >> 8) % (uint32_t)cfg.vocab_size);
+  }
+  gpt_params p, g;
+  gpt_params_bind(&p, &l, flat);
+  gpt_params_bind(&g, &l, gflat);
+  double *t = malloc((size_t)(reps + 1) * sizeof *t);
+  float loss = 0.0f;
+  for (int r = 0; r <= reps; r++) { /* r = 0 warms up */
+    double t0 = now();
+    loss = gpt_forward(&l, &p, a, x, y, B, T, prec, NULL);
+    gpt_backward(&l, &p, &g, a, x, y, B, T, prec, 1.0f);
+    t[r] = now() - t0;
+  }
+  qsort(t + 1, (size_t)reps, sizeof *t, cmp_double);
+  double best = t[1], median = t[1 + reps / 2], tokens = (double)B * T;
+  printf("tokens=%d best_s=%.6f median_s=%.6f best_tok_s=%.1f median_tok_s=%.1f loss=%.6f\n",
+         B * T, best, median, tokens / best, tokens / median, loss);
+  free(t);
+  gpt_params_free(&p);
+  gpt_params_free(&g);
+  gpt_acts_free(a);
+  free(flat);
+  free(gflat);
+  free(x);
+  free(y);
+  gpt_layout_free(&l);
+  return 0;
+}
