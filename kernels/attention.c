@@ -20,9 +20,9 @@ typedef float v16sf __attribute__((vector_size(64)));
 
 #define SPLAT(a) ((v8sf){(a), (a), (a), (a), (a), (a), (a), (a)})
 
-/* The vector loops below are compiled twice (AVX2 and baseline x86-64)
+/* The vector loops below are compiled three times (AVX-512, AVX2, baseline x86-64)
  * and chosen at load time; both do the same IEEE operations per lane. */
-#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
 /* s[r][j] = dot(q[r], column j of xt) for four query rows r and j < n, xt
  * laid out [hd][ld]: each the same d-ascending sum as dot(). The key
@@ -72,6 +72,14 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void dots_t4
 /* y[d] += a * x[d]. */
 static inline void axpy(float *y, float a, const float *x, int n) {
   int d = 0;
+  v16sf aw = a - (v16sf){0}; /* broadcast, exact (-0 too) */
+  for (; d + 16 <= n; d += 16) { /* one AVX-512 register, two AVX2 ones */
+    v16sf xv, yv;
+    memcpy(&xv, x + d, sizeof xv);
+    memcpy(&yv, y + d, sizeof yv);
+    yv += aw * xv;
+    memcpy(y + d, &yv, sizeof yv);
+  }
   v8sf av = SPLAT(a);
   for (; d + 8 <= n; d += 8) {
     v8sf xv, yv;

@@ -88,7 +88,7 @@ static void test_forward_backward(void **state) {
 
 static void test_threads_and_bf16(void **state) {
   (void)state;
-  enum { BB = 3, TT = 109, HH = 4, KK = 1, D = 12 }; /* 32-, 8-key blocks, tails, a partial 4-row group; hd % 8 != 0 */
+  enum { BB = 3, TT = 109, HH = 4, KK = 1, D = 28 }; /* 32-, 8-key blocks, tails, a partial 4-row group; hd = 16 + 8 + 4 */
   size_t nq = (size_t)BB * TT * HH * D, nk = (size_t)BB * TT * KK * D;
   float *q = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nk * 4), *g = malloc(nq * 4);
   kc_rng rng = {12};
