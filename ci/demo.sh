@@ -28,6 +28,11 @@ echo "== 1. the demo shards (data/demo/, see data/demo/PROVENANCE.md)"
 run $P shard info --vocab 1024 data/demo/fineweb_val_000000.bin data/demo/fineweb_train_*.bin
 
 echo
+echo "== 1b. the tokenizer and the byte accounting of the validation split"
+run $P tokenizer info $TOK
+run $P bpb --tokenizer $TOK --split val --seq-len 128 data/demo
+
+echo
 echo "== 2. train the tiny preset (log lines in the official train_gpt.py formats)"
 start=$(date +%s)
 run $P train --preset tiny --data data/demo --tokenizer $TOK --threads "$THREADS" \
@@ -51,6 +56,22 @@ if $P manifest verify --key "$OUT/other.pub" "$OUT/manifest.dsse.json"; then
 fi
 echo "(exit 1, as it must be)"
 
+echo
+echo "== 5. score-first evaluation of the artifact: sliding windows and test-time training,"
+echo "      each writing a score dump and a hash-chained event log that pgolf audit checks"
+run $P eval --artifact "$OUT/model.int8.ptz" --data data/demo --tokenizer $TOK --threads "$THREADS" \
+  --mode sliding --stride 64 --probes 16 --score-dump "$OUT/sliding.pgsd" \
+  --events "$OUT/sliding.events.json" | tee "$OUT/sliding.txt"
+run $P eval --artifact "$OUT/model.int8.ptz" --data data/demo --tokenizer $TOK --threads "$THREADS" \
+  --mode ttt --stride 64 --epochs 1 --probes 16 --score-dump "$OUT/ttt.pgsd" \
+  --events "$OUT/ttt.events.json" | tee "$OUT/ttt.txt"
+sliding=$(sed -n 's/^eval .* val_bpb:\([0-9.]*\) .*/\1/p' "$OUT/sliding.txt")
+ttt=$(sed -n 's/^eval .* val_bpb:\([0-9.]*\) .*/\1/p' "$OUT/ttt.txt")
+run $P audit "$OUT/sliding.pgsd" --tokenizer $TOK --val data/demo --seq-len 128 \
+  --manifest "$OUT/sliding.events.json" --claim "$sliding"
+run $P audit "$OUT/ttt.pgsd" --tokenizer $TOK --val data/demo --seq-len 128 \
+  --manifest "$OUT/ttt.events.json" --claim "$ttt"
+
 # The summary, read back from the log the run wrote.
 final=$(grep '^final_int8_zlib_roundtrip_exact ' "$OUT/train.log")
 model=$(sed -n 's/^Serialized model int8+zlib: \([0-9]*\) bytes.*/\1/p' "$OUT/train.log")
@@ -61,6 +82,7 @@ echo
 echo "== summary"
 echo "trained:   tiny preset, $(sed -n 's/^  iterations: //p' "$OUT/train.log") steps, $THREADS threads, $((end - start)) s (training, evaluation and export)"
 echo "final:     ${final#final_int8_zlib_roundtrip_exact } (int8+zlib round trip, whole demo validation split)"
+echo "eval:      sliding (stride 64) val_bpb $sliding; score-first TTT (1 epoch per chunk) val_bpb $ttt; both audited"
 echo "artifact:  $OUT/model.int8.ptz $model bytes + code $code bytes = $total bytes (limit 16000000)"
 echo "manifest:  $OUT/manifest.json (verified), signed: $OUT/manifest.dsse.json"
 echo "log:       $OUT/train.log ($steps train_loss lines)"

@@ -1,5 +1,6 @@
 #!/bin/sh
-# CI regression of our own trainer: train the tiny preset for the seeds of
+# CI regression of our own trainer: train the tiny preset (40 steps,
+# ci/regress-config.json, so three seeds fit in CI's minutes) for the seeds of
 # golden/ci_regress.json on the embedded demo data, then judge the three
 # manifests with `pgolf regress` (loss chain heads bit for bit, and val_bpb
 # against mean + k sd). Writes OUT/junit.xml and OUT/summary.md for the CI
@@ -21,7 +22,7 @@ mkdir -p "$OUT"
 
 pids=""
 for s in $seeds; do
-  $P train --preset tiny --data data/demo --tokenizer data/tokenizers/fineweb_1024_bpe.model \
+  $P train --config ci/regress-config.json --data data/demo --tokenizer data/tokenizers/fineweb_1024_bpe.model \
     --threads "$THREADS" --seed "$s" --out "$OUT/seed$s" --quiet >"$OUT/seed$s.log" 2>&1 &
   pids="$pids $!"
 done

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Makes golden/ci_regress.json, the reference of `pgolf regress` in CI
-# (ci/regress.sh): the tiny preset trained on the embedded demo data for
+# (ci/regress.sh): the tiny preset, 40 steps (ci/regress-config.json), trained on the embedded demo data for
 # seeds 1, 2 and 3 by pgolf itself. This golden is a regression baseline
 # of our own trainer, not an independent implementation: it pins what the
 # trainer produced when it was made, so regenerate it (and say why in the
@@ -27,7 +27,7 @@ export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 mkdir -p "$RUNDIR"
 for s in 1 2 3; do
   [ -f "$RUNDIR/seed$s/manifest.json" ] && continue
-  $P train --preset tiny --data data/demo --tokenizer data/tokenizers/fineweb_1024_bpe.model \
+  $P train --config ci/regress-config.json --data data/demo --tokenizer data/tokenizers/fineweb_1024_bpe.model \
     --threads "$THREADS" --seed "$s" --out "$RUNDIR/seed$s" --quiet
 done
 
