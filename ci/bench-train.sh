@@ -12,7 +12,7 @@
 # without torch the PyTorch column is skipped with a message.
 #
 # Knobs: THREADS (default: the number of CPUs), REPS (default 5; baseline
-# uses REPS_BASELINE, default 3), ROUNDS (default 3), BUILD (default
+# uses REPS_BASELINE, default 3), ROUNDS (default 2), BUILD (default
 # build/release).
 set -eu
 cd "$(dirname "$0")/.."
@@ -20,7 +20,7 @@ BUILD=${BUILD:-build/release}
 THREADS=${THREADS:-$(nproc)}
 REPS=${REPS:-5}
 REPS_BASELINE=${REPS_BASELINE:-3}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-2}
 OFFICIAL=${OFFICIAL_TRAIN_GPT:-/tmp/official/train_gpt.py}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pgolf-bench-train.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
