@@ -124,6 +124,10 @@ static int parse_config(const char *name, json_t *o, const char *file, double p,
   if (!json_is_integer(n) || (size_t)json_integer_value(n) != c->n)
     return pg_fail(err, file, -1, "%s.n: missing or not the number of seeds (%zu)", where, c->n);
   c->k = regress_default_k(c->n, p);
+  if (!isfinite(c->k) || c->k < 0) /* p so small that the quantile overflows */
+    return pg_fail(err, file, -1,
+                   "%s: false_failure_probability %g gives no finite band (k = %g) for %zu seeds",
+                   where, p, c->k, c->n);
   if (json_object_get(o, "k")) {
     snprintf(where, sizeof where, "configs.%s", name);
     if (get_number(o, "k", file, where, &c->k, err)) return -1;
@@ -140,8 +144,9 @@ static int parse_root(json_t *root, const char *file, regress_golden *g, pg_erro
   g->p_false = REGRESS_DEFAULT_P;
   if (json_object_get(root, "false_failure_probability") &&
       (get_number(root, "false_failure_probability", file, "", &g->p_false, err) ||
-       !(g->p_false > 0 && g->p_false < 1)))
-    return pg_fail(err, file, -1, "false_failure_probability: must be in (0, 1)");
+       !(g->p_false > 0 && g->p_false < 0.5)))
+    /* At p >= 0.5 the t quantile is <= 0: a band at or below the mean. */
+    return pg_fail(err, file, -1, "false_failure_probability: must be in (0, 0.5)");
   json_t *configs = json_object_get(root, "configs");
   if (!json_is_object(configs) || json_object_size(configs) == 0)
     return pg_fail(err, file, -1, "configs: missing, empty or not an object");
