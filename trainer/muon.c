@@ -20,10 +20,12 @@ void muon_update(float *p, const float *g, float *buf, int rows, int cols, doubl
     u[i] = fmaf(b, mom, g[i]);
   }
   newton_schulz5(u, u, rows, cols, backend_steps, flags, ns_work);
-  /* Python: max(1, rows / cols) ** 0.5, a double; 1 ** 0.5 is exactly 1. */
+  /* Python: max(1, rows / cols) ** 0.5, a double; 1 ** 0.5 is exactly 1.
+   * sqrt, not pow: IEEE requires sqrt correctly rounded, so it gives the
+   * same bits on every machine, where libm's pow variants may not. */
   double ratio = (double)rows / (double)cols;
   if (ratio > 1.0) {
-    const float s = (float)pow(ratio, 0.5);
+    const float s = (float)sqrt(ratio);
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) u[i] = kernel_round(u[i] * s, flags);
   }
