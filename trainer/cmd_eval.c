@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
 #include "manifests/sha256.h"
@@ -81,21 +82,6 @@ static int parse_double(const char *s, double *out) {
   return 0;
 }
 
-/* --name VALUE or --name=VALUE. 1 taken, 0 not this option, -1 no value. */
-static int take(int argc, char **argv, int *i, const char *name, const char **val) {
-  size_t n = strlen(name);
-  const char *a = argv[*i];
-  if (strncmp(a, name, n) != 0) return 0;
-  if (a[n] == '=') {
-    *val = a + n + 1;
-    return 1;
-  }
-  if (a[n]) return 0;
-  if (*i + 1 >= argc) return -1;
-  *val = argv[++*i];
-  return 1;
-}
-
 static int parse_args(int argc, char **argv, eval_args *a) {
   struct {
     const char *name;
@@ -118,7 +104,7 @@ static int parse_args(int argc, char **argv, eval_args *a) {
     int found = 0;
     for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !found; k++) {
       const char *v = NULL;
-      int r = take(argc, argv, &i, opts[k].name, &v);
+      int r = cli_take_value(argc, argv, &i, opts[k].name, &v);
       if (r < 0) return usage_error("missing value for ", opts[k].name);
       if (r == 0) continue;
       if (*opts[k].slot) return usage_error("option given twice: ", opts[k].name);

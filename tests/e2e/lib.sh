@@ -37,3 +37,20 @@ expect_err() {
 expect_same() {
   if cmp -s "$2" "$3"; then ok "$1"; else fail "$1" "$2 and $3 differ: $(diff "$2" "$3" | head -5)"; fi
 }
+
+# le32 N: four little-endian bytes.
+le32() {
+  printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"
+}
+
+# small_demo_data DIR N_VAL: a data directory for short runs: the demo's
+# train shard, and a validation shard of the demo's first N_VAL tokens.
+small_demo_data() {
+  mkdir -p "$1"
+  cp data/demo/fineweb_train_000000.bin "$1/"
+  {
+    le32 20240520; le32 1; le32 "$2"
+    dd if=/dev/zero bs=1012 count=1 2>/dev/null
+    dd if=data/demo/fineweb_val_000000.bin bs=2 skip=512 count="$2" 2>/dev/null
+  } >"$1/fineweb_val_000000.bin"
+}

@@ -6,17 +6,7 @@
 
 TOK=data/tokenizers/fineweb_1024_bpe.model
 DATA=$TMP/data
-mkdir -p "$DATA"
-cp data/demo/fineweb_train_000000.bin "$DATA/"
-le32() {
-  printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"
-}
-n_val=1025
-{
-  le32 20240520; le32 1; le32 $n_val
-  dd if=/dev/zero bs=1012 count=1 2>/dev/null
-  dd if=data/demo/fineweb_val_000000.bin bs=2 skip=512 count=$n_val 2>/dev/null
-} >"$DATA/fineweb_val_000000.bin"
+small_demo_data "$DATA" 1025
 cat >"$TMP/small.json" <<EOF2
 {"preset": "tiny", "num_layers": 2, "model_dim": 32, "num_heads": 2, "num_kv_heads": 1,
  "train_seq_len": 64, "train_batch_tokens": 512, "iterations": 6, "warmdown_iters": 3,
