@@ -83,10 +83,7 @@ static int parse_double(const char *s, double *out) {
 }
 
 static int parse_args(int argc, char **argv, eval_args *a) {
-  struct {
-    const char *name;
-    const char **slot;
-  } opts[] = {{"--artifact", &a->artifact}, {"--data", &a->data},
+  const cli_value_opt opts[] = {{"--artifact", &a->artifact}, {"--data", &a->data},
               {"--tokenizer", &a->tokenizer}, {"--mode", &a->mode},
               {"--seq-len", &a->seq_len},   {"--stride", &a->stride},
               {"--chunk", &a->chunk},       {"--epochs", &a->epochs},
@@ -101,17 +98,11 @@ static int parse_args(int argc, char **argv, eval_args *a) {
       a->json = 1;
       continue;
     }
-    int found = 0;
-    for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !found; k++) {
-      const char *v = NULL;
-      int r = cli_take_value(argc, argv, &i, opts[k].name, &v);
-      if (r < 0) return usage_error("missing value for ", opts[k].name);
-      if (r == 0) continue;
-      if (*opts[k].slot) return usage_error("option given twice: ", opts[k].name);
-      *opts[k].slot = v;
-      found = 1;
-    }
-    if (!found) return usage_error("unknown argument ", argv[i]);
+    const char *which = NULL;
+    int r = cli_take_from_table(argc, argv, &i, opts, sizeof opts / sizeof opts[0], &which);
+    if (r == CLI_NO_VALUE) return usage_error("missing value for ", which);
+    if (r == CLI_TWICE) return usage_error("option given twice: ", which);
+    if (r == CLI_UNKNOWN) return usage_error("unknown argument ", argv[i]);
   }
   if (!a->artifact) return usage_error("--artifact is required", NULL);
   if (!a->data) return usage_error("--data is required", NULL);

@@ -66,10 +66,7 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
 }
 
 static int parse_args(int argc, char **argv, train_args *a) {
-  struct {
-    const char *name;
-    const char **slot;
-  } opts[] = {{"--preset", &a->preset},       {"--config", &a->config},
+  const cli_value_opt opts[] = {{"--preset", &a->preset},       {"--config", &a->config},
               {"--seed", &a->seed},           {"--steps", &a->steps},
               {"--budget", &a->budget},       {"--threads", &a->threads},
               {"--data", &a->data},           {"--tokenizer", &a->tokenizer},
@@ -79,17 +76,11 @@ static int parse_args(int argc, char **argv, train_args *a) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quiet")) { a->quiet = 1; continue; }
     if (!strcmp(argv[i], "--json")) { a->json = a->quiet = 1; continue; }
-    int found = 0;
-    for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !found; k++) {
-      const char *v = NULL;
-      int r = cli_take_value(argc, argv, &i, opts[k].name, &v);
-      if (r < 0) return usage_error("missing value for ", opts[k].name);
-      if (r == 0) continue;
-      if (*opts[k].slot) return usage_error("option given twice: ", opts[k].name);
-      *opts[k].slot = v;
-      found = 1;
-    }
-    if (!found) return usage_error("unknown argument ", argv[i]);
+    const char *which = NULL;
+    int r = cli_take_from_table(argc, argv, &i, opts, sizeof opts / sizeof opts[0], &which);
+    if (r == CLI_NO_VALUE) return usage_error("missing value for ", which);
+    if (r == CLI_TWICE) return usage_error("option given twice: ", which);
+    if (r == CLI_UNKNOWN) return usage_error("unknown argument ", argv[i]);
   }
   return 0;
 }
