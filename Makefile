@@ -12,7 +12,7 @@ EXTRA_CFLAGS ?=
 LDLIBS  = -fopenmp -lcrypto -ljansson -lz -lpthread -lm
 
 # Sources: every .c in the parts is library code; common/pgolf.c is main.
-PARTS   = common trainer verifier manifests kernels
+PARTS   = common formats kernels manifests trainer verifier
 LIB_SRC = $(filter-out common/pgolf.c,$(foreach p,$(PARTS),$(wildcard $(p)/*.c)))
 HDRS    = $(foreach p,$(PARTS),$(wildcard $(p)/*.h))
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -34,7 +34,11 @@ endif
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(EXTRA_CFLAGS)
 
 .PHONY: all build test run-tests demo sanitize fuzz fuzz-smoke bench clean deps
-all: pgolf
+# Plain `make` first checks (as root: installs) the build's Debian packages,
+# as `make test` and `make demo` do.
+all:
+	@sh ci/deps.sh build
+	@$(MAKE) --no-print-directory pgolf
 
 # The release binary lives at the repository root.
 pgolf: $(BUILD)/pgolf
@@ -47,9 +51,12 @@ $(BUILD)/libpgolf.a: $(LIB_OBJ) $(CU_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/obj/%.o: %.c $(HDRS)
+# Header dependencies as the compiler saw them (-MMD), with an empty rule
+# per header (-MP) so a removed header does not break the build.
+DEPFLAGS = -MMD -MP
+$(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/%.cu.o: %.cu $(HDRS)
 	@mkdir -p $(dir $@)
@@ -64,11 +71,13 @@ $(BUILD)/build_gen/source_digest.h: $(SOURCES_FOR_DIGEST)
 	@d=$$(sha256sum $(SOURCES_FOR_DIGEST) | sha256sum | cut -c1-64); \
 	  printf '#define PGOLF_SOURCE_DIGEST "%s"\n' "$$d" > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/tests/%: tests/%.c tests/test_util.h $(BUILD)/libpgolf.a
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libpgolf.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libpgolf.a -lcmocka $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -MF $@.d -o $@ $< $(BUILD)/libpgolf.a -lcmocka $(LDLIBS)
 
 build: pgolf $(TEST_BIN)
+
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_BIN:=.d)
 
 # `make test` and `make demo` first check (as root: install) their Debian packages.
 test:

@@ -7,8 +7,8 @@
 
 #include "common/error.h"
 #include "common/verbs.h"
-#include "manifests/hash_pool.h"
-#include "manifests/sha256.h"
+#include "common/hash_pool.h"
+#include "common/sha256.h"
 
 static void usage(FILE *out) {
   fprintf(out,

@@ -13,7 +13,7 @@
 #include "common/fileio.h"
 #include "common/verbs.h"
 #include "manifests/dsse.h"
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 #include "manifests/keys.h"
 #include "manifests/manifest.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 #include "manifests/keys.h"
 
 int dsse_pae(const char *type, const uint8_t *body, size_t len, uint8_t **out, size_t *out_len) {

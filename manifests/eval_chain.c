@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "manifests/dsse.h"
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 #include "manifests/manifest.h"
 
 void eval_chain_init(uint8_t c[SHA256_LEN]) {

@@ -40,7 +40,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 
 /* ---- event log ---- */
 

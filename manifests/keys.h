@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 
 #define KEY_MAX_FILE_BYTES (64u << 10)
 

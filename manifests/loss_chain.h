@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 
 #define LOSS_CHAIN_TAG "pgolf-loss-chain-v1"
 

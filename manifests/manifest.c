@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 
 #define MAX_TEXT 4096 /* longest name, path or version string we accept */
 

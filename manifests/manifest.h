@@ -35,7 +35,7 @@
 #include "common/error.h"
 #include "manifests/dsse.h"
 #include "manifests/loss_file.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 
 #define MANIFEST_MAX_BYTES ((size_t)256 << 20)
 /* An envelope holds the manifest in base64 (4/3 of its size) plus a little. */
@@ -82,7 +82,6 @@ typedef struct manifest_extras {
 } manifest_extras;
 
 /* The challenge's size limit on code bytes + compressed model bytes. */
-#define MANIFEST_ARTIFACT_LIMIT_BYTES 16000000
 
 /* Build the manifest JSON text (pretty, final newline) in *out. */
 int manifest_create(const manifest_inputs *in, char **out, size_t *out_len, pg_error *err);

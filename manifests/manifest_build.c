@@ -8,15 +8,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/challenge.h"
 #include "common/fileio.h"
 #include "common/version.h"
-#include "manifests/hash_pool.h"
-#include "manifests/json_read.h"
+#include "common/hash_pool.h"
+#include "common/json_read.h"
 #include "manifests/loss_chain.h"
 #include "manifests/loss_file.h"
 #include "manifests/manifest.h"
-#include "trainer/shard.h"
-#include "trainer/tokenizer.h"
+#include "formats/shard.h"
+#include "formats/tokenizer.h"
 
 #define CONFIG_MAX_BYTES ((size_t)16 << 20)
 
@@ -223,7 +224,7 @@ static json_t *artifact_json(const manifest_inputs *in, const manifest_extras *x
     json_object_set_new(a, "code_bytes", json_integer((json_int_t)x->code_bytes));
     json_object_set_new(a, "model_bytes", json_integer((json_int_t)h->size));
     json_object_set_new(a, "total_bytes", json_integer((json_int_t)(h->size + (uint64_t)x->code_bytes)));
-    json_object_set_new(a, "limit_bytes", json_integer(MANIFEST_ARTIFACT_LIMIT_BYTES));
+    json_object_set_new(a, "limit_bytes", json_integer(CHALLENGE_SIZE_LIMIT_BYTES));
     json_object_set_new(a, "code_rule", x->code_rule ? json_string(x->code_rule) : json_null());
   }
   return merged(a, x->artifact_extra);

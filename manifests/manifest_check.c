@@ -7,11 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "manifests/hash_pool.h"
+#include "common/hash_pool.h"
 #include "manifests/loss_chain.h"
 #include "manifests/manifest.h"
-#include "trainer/shard.h"
-#include "trainer/tokenizer.h"
+#include "formats/shard.h"
+#include "formats/tokenizer.h"
 
 static void add_item(verify_report *r, int failed, const char *file, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

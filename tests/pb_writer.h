@@ -4,7 +4,7 @@
 #define PGOLF_TEST_PB_WRITER_H
 
 #include "tests/test_util.h"
-#include "trainer/protobuf.h"
+#include "formats/protobuf.h"
 
 typedef struct wbuf {
   uint8_t *d;

@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-#include "trainer/byte_accounting.h"
+#include "formats/byte_accounting.h"
 #include "verifier/audit.h"
 
 #define SP1024 "data/tokenizers/fineweb_1024_bpe.model"

@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "trainer/byte_accounting.h"
+#include "formats/byte_accounting.h"
 
 /* A 6-id vocabulary:
  *   0 <s>   control  (boundary, 0 bytes)

@@ -6,7 +6,7 @@
 #include <math.h>
 
 #include "common/fileio.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 #include "trainer/checkpoint.h"
 
 static void build(checkpoint *c) {

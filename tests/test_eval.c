@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "trainer/eval.h"
-#include "trainer/tokenizer.h"
+#include "formats/tokenizer.h"
 
 #define DEMO_VAL "data/demo/fineweb_val_000000.bin"
 #define SP1024 "data/tokenizers/fineweb_1024_bpe.model"

@@ -20,13 +20,13 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 #include "tests/eval_controls.h"
 #include "trainer/eval.h"
 #include "trainer/eval_session.h"
 #include "trainer/model_init.h"
-#include "trainer/shard.h"
-#include "trainer/tokenizer.h"
+#include "formats/shard.h"
+#include "formats/tokenizer.h"
 #include "verifier/audit.h"
 #include "verifier/audit_perturb.h"
 #include "manifests/score_dump.h"

@@ -24,7 +24,7 @@
 #include <math.h>
 
 #include "common/fileio.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 #include "trainer/gpt.h"
 #include "trainer/loader.h"
 #include "trainer/model.h"

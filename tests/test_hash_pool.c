@@ -3,7 +3,7 @@
  * per-file errors that do not stop the other files. */
 #include "tests/test_util.h"
 
-#include "manifests/hash_pool.h"
+#include "common/hash_pool.h"
 
 static const char *EMPTY_HEX = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 static const char *ABC_HEX = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 #include "trainer/loader.h"
 
 #define GOLDEN "golden/loader.json"

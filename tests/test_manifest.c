@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "common/fileio.h"
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 #include "manifests/loss_chain.h"
 #include "manifests/manifest.h"
 

@@ -3,7 +3,7 @@
 #include "tests/test_util.h"
 
 #include "tests/pb_writer.h"
-#include "trainer/protobuf.h"
+#include "formats/protobuf.h"
 
 static void put_fixed(wbuf *b, uint32_t field, uint64_t v, int nbytes) {
   put_tag(b, field, nbytes == 4 ? PB_FIXED32 : PB_FIXED64);

@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "kernels/bf16.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 #include "trainer/quantize.h"
 
 #define GOLDEN "golden/quant.json"

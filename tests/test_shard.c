@@ -4,7 +4,7 @@
 
 #include <sys/stat.h>
 
-#include "trainer/shard.h"
+#include "formats/shard.h"
 
 static void put_i32le(uint8_t *p, int32_t v) {
   uint32_t u = (uint32_t)v;

@@ -6,8 +6,8 @@
 #include <jansson.h>
 
 #include "tests/pb_writer.h"
-#include "trainer/protobuf.h"
-#include "trainer/tokenizer.h"
+#include "formats/protobuf.h"
+#include "formats/tokenizer.h"
 
 /* ------------------------------------------------- ModelProto builder */
 

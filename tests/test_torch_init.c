@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "kernels/bf16.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 #include "trainer/model.h"
 #include "trainer/model_init.h"
 #include "trainer/torch_init.h"

@@ -3,7 +3,7 @@
  * printed configuration reads back to the same one. */
 #include "tests/test_util.h"
 
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 #include "trainer/train_config.h"
 
 static int parse(train_config *c, const char *text, pg_error *e) {

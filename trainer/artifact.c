@@ -7,8 +7,9 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "common/challenge.h"
 #include "common/fileio.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 
 #define RECORD_FIXED_BYTES 14 /* name length, kind, dtype, ndim, reserved, rows, cols */
 
@@ -469,7 +470,7 @@ void artifact_account(uint64_t code_bytes, uint64_t model_bytes, artifact_accoun
   a->code_bytes = code_bytes;
   a->model_bytes = model_bytes;
   a->total_bytes = code_bytes + model_bytes;
-  a->limit = ARTIFACT_SIZE_LIMIT;
+  a->limit = (uint64_t)CHALLENGE_SIZE_LIMIT_BYTES;
   a->fits = a->total_bytes <= a->limit;
 }
 

@@ -69,6 +69,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/challenge.h"
 #include "common/error.h"
 #include "trainer/model.h"
 #include "trainer/quantize.h"
@@ -78,7 +79,6 @@
 #define ARTIFACT_HEADER_BYTES 72
 #define ARTIFACT_NAME_MAX 47
 #define ARTIFACT_MAX_FILE_BYTES (256u << 20)
-#define ARTIFACT_SIZE_LIMIT 16000000ull
 
 /* The uncompressed payload of a quantized model (malloc'd). */
 int artifact_encode(const quant_model *m, uint8_t **out, size_t *len, pg_error *err);
@@ -101,7 +101,7 @@ typedef struct artifact_accounting {
   uint64_t code_bytes;  /* as given by the caller (the counted source) */
   uint64_t model_bytes; /* the compressed artifact file */
   uint64_t total_bytes;
-  uint64_t limit;       /* ARTIFACT_SIZE_LIMIT */
+  uint64_t limit;       /* (uint64_t)CHALLENGE_SIZE_LIMIT_BYTES */
   int fits;             /* total_bytes <= limit */
 } artifact_accounting;
 

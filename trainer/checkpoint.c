@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 
 size_t ckpt_type_size(ckpt_type t) {
   switch (t) {

@@ -13,8 +13,8 @@
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
-#include "manifests/sha256.h"
-#include "trainer/byte_accounting.h"
+#include "common/sha256.h"
+#include "formats/byte_accounting.h"
 #include "trainer/eval_session.h"
 
 static const char usage_text[] =

@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/challenge.h"
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 #include "trainer/train.h"
 
 static const char usage_text[] =
@@ -190,9 +191,9 @@ static void print_summary(const train_options *o, const train_result *r) {
   }
   printf("train: %lld steps in %.1f s; final (int8+zlib round trip) val_loss %.6f val_bpb %.6f\n",
          (long long)r->steps, r->train_ms / 1e3, r->val_loss, r->val_bpb);
-  printf("train: artifact %s/%s %llu bytes + code %llu bytes = %llu bytes (limit 16000000)\n", o->out_dir,
+  printf("train: artifact %s/%s %llu bytes + code %llu bytes = %llu bytes (limit %lld)\n", o->out_dir,
          TRAIN_ARTIFACT_NAME, (unsigned long long)r->model_bytes, (unsigned long long)r->code_bytes,
-         (unsigned long long)(r->model_bytes + r->code_bytes));
+         (unsigned long long)(r->model_bytes + r->code_bytes), CHALLENGE_SIZE_LIMIT_BYTES);
   printf("train: loss chain %s\ntrain: manifest %s/%s\n", head, o->out_dir, TRAIN_MANIFEST_NAME);
 }
 

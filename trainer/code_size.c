@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "common/version.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 
 #define MAX_SOURCES 4096
 

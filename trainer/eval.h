@@ -7,7 +7,7 @@
  * inputs t[sT .. sT+T) and targets t[sT+1 .. sT+T+1), each window scored
  * independently (no context carried between windows), up to B sequences
  * per forward pass. Every target's negative log-likelihood (nats) is summed
- * in float64 in token order; bytes follow trainer/byte_accounting.h (the
+ * in float64 in token order; bytes follow formats/byte_accounting.h (the
  * previous token of the first target is t[0]); then
  *     val_loss = nats / targets,   val_bpb = nats / ln 2 / bytes.
  * The official code sums per-batch means times counts instead; the result
@@ -21,35 +21,8 @@
 #include "common/error.h"
 #include "trainer/gpt.h"
 #include "trainer/model.h"
-#include "trainer/shard.h"
-#include "trainer/tokenizer.h"
-
-/* The validation stream, mmapped, truncated for a sequence length. */
-typedef struct val_data {
-  char **paths;
-  shard *shards;
-  size_t n_shards;
-  uint64_t *starts;     /* stream index of each shard's first token */
-  uint64_t n_all;       /* N: tokens in all shards */
-  uint64_t n_tokens;    /* n: tokens kept, ((N-1)/T)*T + 1 */
-  uint32_t seq_len;     /* T */
-  uint32_t vocab_size;  /* ids are checked against it as they are read */
-} val_data;
-
-/* Every fineweb_val_*.bin in dir (prefix "fineweb_val_"), sorted. Fails if
- * the split holds fewer than T + 1 tokens. */
-int val_data_open(val_data *v, const char *dir, const char *prefix, uint32_t seq_len,
-                  uint32_t vocab_size, pg_error *err);
-int val_data_open_paths(val_data *v, char *const *paths, size_t n, uint32_t seq_len,
-                        uint32_t vocab_size, pg_error *err);
-void val_data_close(val_data *v);
-
-/* Tokens [start, start + n) of the stream (crossing shards as needed);
- * an id >= vocab_size is an error naming its shard and byte offset. */
-int val_data_copy(const val_data *v, uint64_t start, uint64_t n, uint16_t *out, pg_error *err);
-
-/* The bytes of every scored target, without running a model. */
-int val_data_bytes(const val_data *v, const byte_luts *luts, uint64_t *bytes, pg_error *err);
+#include "formats/tokenizer.h"
+#include "formats/val_data.h"
 
 typedef struct eval_opts {
   int batch_seqs;          /* B: sequences per forward pass, >= 1 */

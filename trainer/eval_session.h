@@ -58,7 +58,7 @@
 #include "trainer/eval_events.h"
 #include "trainer/gpt.h"
 #include "trainer/model.h"
-#include "trainer/tokenizer.h"
+#include "formats/tokenizer.h"
 #include "manifests/score_dump.h"
 
 typedef enum eval_mode { EVAL_MODE_PLAIN = 0, EVAL_MODE_SLIDING = 1, EVAL_MODE_TTT = 2 } eval_mode;

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "trainer/shard.h"
+#include "formats/shard.h"
 
 /* Everything needed to resume the stream exactly (saved in checkpoints). */
 typedef struct loader_state {

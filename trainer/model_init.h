@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 #include "trainer/model.h"
 
 /* Fill flat (l->n_params floats) with the official starting parameters. */

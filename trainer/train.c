@@ -9,11 +9,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 #include "manifests/loss_chain.h"
 #include "trainer/model_init.h"
 #include "trainer/schedule.h"
-#include "trainer/tokenizer.h"
+#include "formats/tokenizer.h"
 #include "trainer/train_internal.h"
 
 double trainer_now_ms(void) {

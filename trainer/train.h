@@ -38,7 +38,7 @@
 #include <stdio.h>
 
 #include "common/error.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 #include "trainer/checkpoint.h"
 #include "trainer/train_config.h"
 

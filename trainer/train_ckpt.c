@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 #include "manifests/loss_chain.h"
 #include "trainer/train_internal.h"
 

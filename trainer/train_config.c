@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 
 typedef enum key_type { K_INT, K_I64, K_U64, K_DBL, K_FLT, K_STR, K_PREC } key_type;
 

@@ -7,12 +7,12 @@
 #include <string.h>
 
 #include "common/fileio.h"
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 #include "manifests/manifest.h"
 #include "trainer/artifact.h"
 #include "trainer/code_size.h"
 #include "trainer/eval.h"
-#include "trainer/tokenizer.h"
+#include "formats/tokenizer.h"
 #include "trainer/train_internal.h"
 
 /* ---- evaluation and artifact (trainer/eval.h, trainer/artifact.h) ---- */

@@ -27,8 +27,8 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "manifests/sha256.h"
-#include "trainer/tokenizer.h"
+#include "common/sha256.h"
+#include "formats/tokenizer.h"
 #include "manifests/eval_chain.h"
 #include "manifests/score_dump.h"
 

@@ -3,7 +3,7 @@
  *
  *   nats  = sum of the records' nll, float64, in record order
  *   bytes = the official byte count of the split's targets 1..n-1
- *           (trainer/byte_accounting.h: base bytes, plus the folded
+ *           (formats/byte_accounting.h: base bytes, plus the folded
  *           leading space unless the previous token is a boundary)
  *   val_bpb = nats / ln 2 / bytes
  *
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trainer/byte_accounting.h"
+#include "formats/byte_accounting.h"
 
 int audit_parse_claim(const char *s, double *value, int *decimals) {
   const char *p = s;

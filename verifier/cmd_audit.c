@@ -16,9 +16,9 @@
 
 #include "common/error.h"
 #include "common/verbs.h"
-#include "trainer/eval.h"
-#include "trainer/shard.h"
-#include "trainer/tokenizer.h"
+#include "formats/val_data.h"
+#include "formats/shard.h"
+#include "formats/tokenizer.h"
 #include "verifier/audit.h"
 #include "verifier/findings.h"
 

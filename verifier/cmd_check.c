@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/challenge.h"
 #include "common/error.h"
 #include "common/verbs.h"
 #include "verifier/rules.h"
@@ -20,7 +21,7 @@ static void check_usage(FILE *out) {
           "\n"
           "Checks submission folders (records/<track>/<date>_<name>/) against the challenge's\n"
           "rules: required files, submission.json fields, claims against the logs, the\n"
-          "16,000,000-byte limit, the 600 s training and evaluation budgets (record track),\n"
+          CHALLENGE_SIZE_LIMIT_TEXT "-byte limit, the " CHALLENGE_TIME_LIMIT_TEXT " training and evaluation budgets (record track),\n"
           "seeds, configuration of the seed logs, and a shipped tokenizer's byte accounting.\n"
           "Every finding has a stable code, documented in SUBMISSION.md.\n"
           "\n"

@@ -10,14 +10,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/challenge.h"
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/verbs.h"
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 #include "verifier/replay_run.h"
 #include "verifier/replay_external.h"
 
-#define DEFAULT_BUDGET_S 600.0
 #define DEFAULT_GRACE_S 60.0
 #define DEFAULT_TOLERANCE_BPB 0.002
 
@@ -34,7 +34,7 @@ static void replay_usage(FILE *out) {
           "and HOME set. Its output and log are timed on pgolf's own monotonic clock, the\n"
           "whole process group is killed at train + eval budget + grace seconds, and the\n"
           "log, the produced artifact and the folder's claim for seed S are checked.\n"
-          "  --budget-train/--budget-eval  seconds (default 600 each)\n"
+          "  --budget-train/--budget-eval  seconds (default " CHALLENGE_TIME_LIMIT_TEXT " each)\n"
           "  --grace SEC       added to the hard limit (default 60)\n"
           "  --tolerance BPB   allowed |replayed - claimed| val_bpb (default 0.002)\n"
           "  --out DIR         where the replay manifest replay-seedS.json and the\n"
@@ -127,7 +127,8 @@ static int parse_cli(int argc, char **argv, replay_cli *c, pg_error *err) {
       {"ro-bind", required_argument, 0, 'b'}, {"json", no_argument, 0, 'j'},
       {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
   memset(c, 0, sizeof *c);
-  c->o.budget_train_s = c->o.budget_eval_s = DEFAULT_BUDGET_S;
+  c->o.budget_train_s = CHALLENGE_TRAIN_LIMIT_S;
+  c->o.budget_eval_s = CHALLENGE_EVAL_LIMIT_S;
   c->o.grace_s = DEFAULT_GRACE_S;
   c->o.tolerance_bpb = DEFAULT_TOLERANCE_BPB;
   c->o.out_dir = "replay-out";

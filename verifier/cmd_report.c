@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/challenge.h"
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/verbs.h"
@@ -30,8 +31,8 @@ static void report_usage(FILE *out) {
           "INPUT is a run manifest (pgolf train; a DSSE envelope is read too), a replay\n"
           "manifest (pgolf replay) or a check result (pgolf check --json), recognised by\n"
           "content. The HTML holds per-step loss curves of every run and replay (log-\n"
-          "scaled steps), the final metrics, bars of train and eval time against 600 s\n"
-          "and of artifact bytes against 16,000,000, the findings and the significance\n"
+          "scaled steps), the final metrics, bars of train and eval time against " CHALLENGE_TIME_LIMIT_TEXT "\n"
+          "and of artifact bytes against " CHALLENGE_SIZE_LIMIT_TEXT ", the findings and the significance\n"
           "table; it is self-contained (inline CSS and SVG, no script).\n"
           "  --record          the record's per-seed val_bpb; the runs' val_bpb are\n"
           "                    tested against it as by `pgolf stats` (Welch, one-sided)\n"

@@ -9,13 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/challenge.h"
 #include "common/error.h"
 #include "common/verbs.h"
 #include "verifier/stats_inputs.h"
 #include "verifier/welch.h"
 
-#define DEFAULT_MARGIN_NATS 0.005
-#define DEFAULT_ALPHA 0.01
 
 #define MAX_SET_ARGS 256
 
@@ -111,8 +110,8 @@ static int parse_opts(int argc, char **argv, stats_opts *o, pg_error *err) {
       {"target", required_argument, 0, 'x'},      {"test", required_argument, 0, 'T'},
       {"json", no_argument, 0, 'j'},              {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
-  *o = (stats_opts){.metric = "bpb", .test = "welch", .margin_nats = DEFAULT_MARGIN_NATS,
-                    .alpha = DEFAULT_ALPHA};
+  *o = (stats_opts){.metric = "bpb", .test = "welch", .margin_nats = CHALLENGE_MARGIN_NATS,
+                    .alpha = CHALLENGE_ALPHA};
   optind = 1;
   opterr = 0;
   int ch;

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trainer/shard.h"
+#include "formats/shard.h"
 #include "verifier/audit.h"
 #include "manifests/score_dump.h"
 

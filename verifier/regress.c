@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 #include "verifier/student_t.h"
 
 /* Mean and sd of the stored seeds must reproduce the stored summary to

@@ -39,7 +39,7 @@
 
 #include "common/error.h"
 #include "manifests/manifest.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 
 #define REGRESS_FORMAT "pgolf/regress/v1"
 #define REGRESS_MAX_BYTES ((size_t)4 << 20)

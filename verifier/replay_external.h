@@ -21,13 +21,12 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 #include "verifier/findings.h"
 #include "verifier/log_parse.h"
 #include "verifier/replay_clock.h"
 #include "verifier/sandbox.h"
 
-#define REPLAY_SIZE_LIMIT 16000000LL /* decimal bytes: code + compressed model */
 #define REPLAY_KILL_WAIT_MS 2000     /* SIGTERM to SIGKILL */
 #define REPLAY_MAX_FILES 4096        /* in the submission folder or produced */
 #define REPLAY_CLAIM_MAX_BYTES (1u << 20)

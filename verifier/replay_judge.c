@@ -9,7 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "manifests/json_read.h"
+#include "common/challenge.h"
+#include "common/json_read.h"
 #include "verifier/replay_external.h"
 
 /* The stream the log was parsed from: the log file if the program wrote
@@ -302,13 +303,13 @@ static void judge_artifact(const replay_ext_opts *o, const replay_run *r, replay
                        "the log reports %lld bytes, the file %s has %llu", (long long)logged->bytes,
                        v->artifact->rel, (unsigned long long)v->artifact->bytes);
   int64_t total = (int64_t)v->artifact->bytes + (v->code_bytes > 0 ? v->code_bytes : 0);
-  if (total > REPLAY_SIZE_LIMIT)
+  if (total > CHALLENGE_SIZE_LIMIT_BYTES)
     findings_add(f, "SIZE_OVER_LIMIT", SEV_ERROR, v->artifact->rel, 0,
                        "artifact %llu bytes (measured from the file) + code %lld bytes (%s) = "
                        "%lld > %lld",
                        (unsigned long long)v->artifact->bytes, (long long)v->code_bytes,
                        v->code_file ? v->code_file : "no entry script", (long long)total,
-                       REPLAY_SIZE_LIMIT);
+                       CHALLENGE_SIZE_LIMIT_BYTES);
 }
 
 int replay_judge(const replay_ext_opts *o, replay_run *r, replay_timings *t, replay_verdict_in *v,

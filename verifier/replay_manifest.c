@@ -25,8 +25,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "common/challenge.h"
 #include "common/version.h"
-#include "manifests/hash_pool.h"
+#include "common/hash_pool.h"
 #include "verifier/replay_external.h"
 
 /* Whole milliseconds: the budgets are seconds, and integers print exactly. */
@@ -220,7 +221,7 @@ json_t *replay_manifest_json(const replay_ext_opts *o, const char *bwrap, const 
   json_object_set_new(acc, "artifact_bytes", json_integer(art));
   json_object_set_new(acc, "total_bytes",
                       art >= 0 ? json_integer(art + (v->code_bytes > 0 ? v->code_bytes : 0)) : json_null());
-  json_object_set_new(acc, "limit", json_integer(REPLAY_SIZE_LIMIT));
+  json_object_set_new(acc, "limit", json_integer(CHALLENGE_SIZE_LIMIT_BYTES));
   json_object_set_new(m, "accounting", acc);
 
   json_t *res = json_null();

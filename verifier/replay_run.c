@@ -1,3 +1,4 @@
+#include "common/challenge.h"
 #include "verifier/replay_run.h"
 
 #include <getopt.h>
@@ -10,9 +11,9 @@
 #include <time.h>
 
 #include "common/fileio.h"
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 #include "manifests/manifest.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 #include "trainer/train.h"
 
 /* Data and tokenizer: the options, else where predicate.data recorded
@@ -242,7 +243,7 @@ static void replay_run_usage(FILE *out) {
           "Re-runs a pgolf training run with the configuration, seed and step count its\n"
           "manifest records, compares the loss chain step by step (naming the first step\n"
           "that differs), the artifact bytes and the final metric bit for bit, and checks\n"
-          "the budgets (default 600 s each) on this process's clock. The re-run writes to\n"
+          "the budgets (default " CHALLENGE_TIME_LIMIT_TEXT " each) on this process's clock. The re-run writes to\n"
           "DIR (default MANIFEST minus .json, plus .replay.d); the replay manifest goes\n"
           "beside the original as NAME.replay.json. Exit 0 identical, 1 findings, 2 input\n"
           "error. (External submissions: pgolf replay --record DIR --seed S -- CMD ...)\n");
@@ -266,7 +267,8 @@ static int parse_run_opts(int argc, char **argv, replay_run_opts *o, int *json) 
       {"budget-train", required_argument, 0, 't'}, {"budget-eval", required_argument, 0, 'e'},
       {"json", no_argument, 0, 'j'},               {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
-  *o = (replay_run_opts){.budget_train_s = 600, .budget_eval_s = 600};
+  *o = (replay_run_opts){.budget_train_s = CHALLENGE_TRAIN_LIMIT_S,
+                            .budget_eval_s = CHALLENGE_EVAL_LIMIT_S};
   optind = 1;
   opterr = 1;
   int ch;

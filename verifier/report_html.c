@@ -1,6 +1,7 @@
 /* The HTML rendering of a report (layout and colour contract:
  * report_html.h). Everything is inline: CSS in a <style>, charts as SVG;
  * no script, no external font, image or stylesheet. */
+#include "common/challenge.h"
 #include "verifier/report_html.h"
 
 #include <math.h>
@@ -201,8 +202,8 @@ static void bar(text_buf *b, int x, int y, double value, double limit, const cha
 
 static void section_bars(text_buf *b, const report *r) {
   tb_printf(b, "<h2>Budgets</h2>\n<p>Train and eval time against %.0f s each, artifact bytes "
-               "(code + compressed model) against 16,000,000; the dashed line is the limit.</p>\n",
-            REPORT_TIME_LIMIT_S);
+               "(code + compressed model) against " CHALLENGE_SIZE_LIMIT_TEXT "; the dashed line is the limit.</p>\n",
+            CHALLENGE_TRAIN_LIMIT_S);
   int label_w = 170, h = 30 + BAR_ROW_H * (int)r->n_runs;
   tb_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n",
             label_w + 3 * BAR_COL_W, h);
@@ -215,9 +216,9 @@ static void section_bars(text_buf *b, const report *r) {
     tb_printf(b, "<text x=\"0\" y=\"%d\">", y + 11);
     tb_xml(b, x->label);
     tb_printf(b, "</text>");
-    bar(b, label_w, y, x->train_s, REPORT_TIME_LIMIT_S, "s");
-    bar(b, label_w + BAR_COL_W, y, x->eval_s, REPORT_TIME_LIMIT_S, "s");
-    bar(b, label_w + 2 * BAR_COL_W, y, x->artifact_bytes, REPORT_BYTES_LIMIT, "B");
+    bar(b, label_w, y, x->train_s, CHALLENGE_TRAIN_LIMIT_S, "s");
+    bar(b, label_w + BAR_COL_W, y, x->eval_s, CHALLENGE_TRAIN_LIMIT_S, "s");
+    bar(b, label_w + 2 * BAR_COL_W, y, x->artifact_bytes, (double)CHALLENGE_SIZE_LIMIT_BYTES, "B");
     tb_printf(b, "\n");
   }
   tb_printf(b, "</svg>\n");

@@ -24,8 +24,6 @@
 #include "common/error.h"
 #include "verifier/welch.h"
 
-#define REPORT_TIME_LIMIT_S 600.0
-#define REPORT_BYTES_LIMIT 16000000.0
 #define REPORT_MAX_INPUT_BYTES ((size_t)256 << 20)
 #define REPORT_PALETTE_N 10
 extern const char *const REPORT_PALETTE[REPORT_PALETTE_N];

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 #include "manifests/manifest.h"
 #include "verifier/report_html.h"
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/challenge.h"
 #include "verifier/rules.h"
 
 void rule_eval_budget(const submission *s, finding_list *f) {
@@ -14,9 +15,9 @@ void rule_eval_budget(const submission *s, finding_list *f) {
     const sub_log *lg = &s->logs[i];
     const pg_log *l = &lg->log;
     if (l->total_eval_s.line) {
-      if (l->total_eval_s.v * 1000.0 > SUB_EVAL_LIMIT_MS)
+      if (l->total_eval_s.v * 1000.0 > CHALLENGE_EVAL_LIMIT_MS)
         findings_add(f, "EVAL_OVER_BUDGET", SEV_ERROR, lg->rel, l->total_eval_s.line,
-                     "evaluation took %.1f s, over the 600 s limit", l->total_eval_s.v);
+                     "evaluation took %.1f s, over the " CHALLENGE_TIME_LIMIT_TEXT " limit", l->total_eval_s.v);
       continue;
     }
     const log_metric *m = log_final_metric(l);
@@ -25,8 +26,8 @@ void rule_eval_budget(const submission *s, finding_list *f) {
       if (l->metrics[k].kind == METRIC_FINAL && !isnan(l->metrics[k].eval_ms) &&
           strcmp(l->metrics[k].base, m->base) == 0)
         m = &l->metrics[k];
-    if (m && !isnan(m->eval_ms) && m->eval_ms > SUB_EVAL_LIMIT_MS)
+    if (m && !isnan(m->eval_ms) && m->eval_ms > CHALLENGE_EVAL_LIMIT_MS)
       findings_add(f, "EVAL_OVER_BUDGET", SEV_ERROR, lg->rel, m->line,
-                   "%s took %.0f ms to evaluate, over the 600,000 ms limit", m->prefix, m->eval_ms);
+                   "%s took %.0f ms to evaluate, over the " CHALLENGE_TIME_LIMIT_MS_TEXT " limit", m->prefix, m->eval_ms);
   }
 }

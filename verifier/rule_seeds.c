@@ -3,6 +3,7 @@
  * they achieved the required 0.005-nat improvement ... Most often,
  * submitting an average over 3 training runs is sufficient." Two logs of
  * one seed are one run, not two. */
+#include "common/challenge.h"
 #include "verifier/rules.h"
 
 void rule_seeds(const submission *s, finding_list *f) {
@@ -29,9 +30,9 @@ void rule_seeds(const submission *s, finding_list *f) {
                        "seed %lld is listed twice in \"seeds\"", (long long)j->seeds[a]);
           break;
         }
-  if (s->track == TRACK_RECORD && distinct < SUB_MIN_SEEDS)
+  if (s->track == TRACK_RECORD && distinct < CHALLENGE_SEEDS)
     findings_add(f, "TOO_FEW_SEEDS", SEV_ERROR, NULL, 0,
                  "%zu distinct seed%s with a final metric; a record needs enough runs for p < 0.01 "
                  "(usually %d seeds; waived only for pure systems speedups)",
-                 distinct, distinct == 1 ? "" : "s", SUB_MIN_SEEDS);
+                 distinct, distinct == 1 ? "" : "s", CHALLENGE_SEEDS);
 }

@@ -9,6 +9,7 @@
  * script prints. The compressed model bytes are the last labelled
  * `Serialized model LABEL:` line (an unlabelled one is the raw model). The
  * log's labelled `Total submission size LABEL:` is checked as printed. */
+#include "common/challenge.h"
 #include "verifier/rules.h"
 
 static const log_bytes *last_labelled(const log_bytes *v, size_t n) {
@@ -28,9 +29,9 @@ static const log_code_size *last_code(const pg_log *l, log_code_kind k) {
 static void over(finding_list *f, const sub_log *lg, uint32_t line, const char *convention,
                  int64_t code, const log_bytes *model, severity sev) {
   int64_t total = code + model->bytes;
-  if (total <= SUB_SIZE_LIMIT) return;
+  if (total <= CHALLENGE_SIZE_LIMIT_BYTES) return;
   findings_add(f, "SIZE_OVER_LIMIT", sev, lg->rel, line,
-               "%s: %lld code bytes + %lld model bytes (%s, line %u) = %lld > 16,000,000",
+               "%s: %lld code bytes + %lld model bytes (%s, line %u) = %lld > " CHALLENGE_SIZE_LIMIT_TEXT,
                convention, (long long)code, (long long)model->bytes, model->label, model->line,
                (long long)total);
 }
@@ -60,13 +61,13 @@ void rule_size(const submission *s, finding_list *f) {
              SEV_ERROR);
     }
     const log_bytes *total = last_labelled(l->totals, l->n_totals);
-    if (total && total->bytes > SUB_SIZE_LIMIT)
+    if (total && total->bytes > CHALLENGE_SIZE_LIMIT_BYTES)
       findings_add(f, "SIZE_OVER_LIMIT", SEV_ERROR, lg->rel, total->line,
-                   "logged total submission size %s: %lld bytes > 16,000,000", total->label,
+                   "logged total submission size %s: %lld bytes > " CHALLENGE_SIZE_LIMIT_TEXT, total->label,
                    (long long)total->bytes);
   }
   const sub_json *j = submission_claims(s);
-  if (j && j->has_bytes_total && j->bytes_total > SUB_SIZE_LIMIT)
+  if (j && j->has_bytes_total && j->bytes_total > CHALLENGE_SIZE_LIMIT_BYTES)
     findings_add(f, "SIZE_OVER_LIMIT", SEV_ERROR, j->rel, 0,
-                 "claimed bytes_total %lld > 16,000,000", (long long)j->bytes_total);
+                 "claimed bytes_total %lld > " CHALLENGE_SIZE_LIMIT_TEXT, (long long)j->bytes_total);
 }

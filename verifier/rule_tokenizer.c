@@ -5,10 +5,10 @@
  * unjustly improve your score."
  *
  * A shipped .model is read with pgolf's own SentencePiece reader and
- * checked for the byte-accounting hazards of trainer/tokenizer_hazards.c,
+ * checked for the byte-accounting hazards of formats/tokenizer_hazards.c,
  * the same list `pgolf tokenizer info` prints. They are warnings (a reviewer must look); a model
  * that does not parse is an error. */
-#include "trainer/tokenizer.h"
+#include "formats/tokenizer.h"
 #include "verifier/rules.h"
 
 static void check_model(const submission *s, const sub_file *t, finding_list *f) {

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "common/challenge.h"
 #include "verifier/rules.h"
 
 /* Step time between the last two training step lines with a clock. */
@@ -38,13 +39,13 @@ static void check_clock(const sub_log *lg, finding_list *f) {
   double recent = recent_step_ms(l), tol = 0;
   if (!isnan(step_ms)) tol = step_ms;
   if (!isnan(recent) && recent > tol) tol = recent;
-  if (ms - res / 2 > SUB_TRAIN_LIMIT_MS + tol)
+  if (ms - res / 2 > CHALLENGE_TRAIN_LIMIT_MS + tol)
     findings_add(f, "TRAIN_OVER_BUDGET", SEV_ERROR, lg->rel, line,
-                 "training clock %.0f ms is past 600,000 ms plus one step (%.2f ms)", ms, tol);
-  if (l->gptq_hessian_s.line && l->gptq_hessian_s.v * 1000.0 + ms > SUB_TRAIN_LIMIT_MS)
+                 "training clock %.0f ms is past " CHALLENGE_TIME_LIMIT_MS_TEXT " plus one step (%.2f ms)", ms, tol);
+  if (l->gptq_hessian_s.line && l->gptq_hessian_s.v * 1000.0 + ms > CHALLENGE_TRAIN_LIMIT_MS)
     findings_add(f, "TRAIN_OVER_BUDGET", SEV_WARNING, lg->rel, l->gptq_hessian_s.line,
                  "GPTQ Hessian collection reads training data until %.1f s (%.0f ms of training "
-                 "+ %.1f s), past 600 s",
+                 "+ %.1f s), past " CHALLENGE_TIME_LIMIT_TEXT,
                  (ms + l->gptq_hessian_s.v * 1000.0) / 1000.0, ms, l->gptq_hessian_s.v);
 }
 
@@ -56,8 +57,8 @@ void rule_train_budget(const submission *s, finding_list *f) {
     const log_kv *w = log_hparam(&lg->log, "max_wallclock_seconds");
     char *end;
     double v = w ? strtod(w->value, &end) : 0;
-    if (w && end != w->value && v > SUB_TRAIN_LIMIT_MS / 1000.0)
+    if (w && end != w->value && v > CHALLENGE_TRAIN_LIMIT_MS / 1000.0)
       findings_add(f, "TRAIN_OVER_BUDGET", SEV_ERROR, lg->rel, w->line,
-                   "max_wallclock_seconds is %s, above the 600 s of the record track", w->value);
+                   "max_wallclock_seconds is %s, above the " CHALLENGE_TIME_LIMIT_TEXT " of the record track", w->value);
   }
 }

@@ -21,10 +21,6 @@
 
 #define SUB_MAX_JSON_BYTES (1u << 20)
 #define SUB_MAX_ENTRIES 4096
-#define SUB_SIZE_LIMIT 16000000LL /* decimal 16 MB: code bytes + compressed model bytes */
-#define SUB_TRAIN_LIMIT_MS 600000.0
-#define SUB_EVAL_LIMIT_MS 600000.0
-#define SUB_MIN_SEEDS 3
 
 typedef enum sub_track { TRACK_RECORD, TRACK_NONRECORD } sub_track;
 

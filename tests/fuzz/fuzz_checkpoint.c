@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 #include "trainer/checkpoint.h"
 
 static void check(const uint8_t *buf, size_t len) {

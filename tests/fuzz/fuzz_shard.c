@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trainer/shard.h"
+#include "formats/shard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* The first byte picks the vocabulary size, so both the plain and the

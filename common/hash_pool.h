@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 
 #define HASH_POOL_MAX_JOBS 1024
 

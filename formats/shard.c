@@ -1,4 +1,4 @@
-#include "trainer/shard.h"
+#include "formats/shard.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,10 +1,10 @@
-#include "trainer/tokenizer.h"
+#include "formats/tokenizer.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/fileio.h"
-#include "trainer/protobuf.h"
+#include "formats/protobuf.h"
 
 /* U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's stand-in for a space. */
 static const char SPACE_MARK[] = "\xe2\x96\x81";

@@ -1,4 +1,4 @@
-#include "manifests/json_read.h"
+#include "common/json_read.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,9 +9,9 @@
 
 #include "common/error.h"
 #include "common/verbs.h"
-#include "manifests/hash_pool.h"
-#include "manifests/sha256.h"
-#include "trainer/shard.h"
+#include "common/hash_pool.h"
+#include "common/sha256.h"
+#include "formats/shard.h"
 
 static void usage(FILE *out) {
   fprintf(out,

@@ -1,4 +1,4 @@
-#include "trainer/byte_accounting.h"
+#include "formats/byte_accounting.h"
 
 #include <math.h>
 

@@ -1,5 +1,5 @@
 /* SentencePiece .model files, read with pgolf's own bounded protobuf
- * reader (trainer/protobuf.h), and the per-token byte tables that the
+ * reader (formats/protobuf.h), and the per-token byte tables that the
  * challenge's evaluation derives from them. */
 #ifndef PGOLF_TOKENIZER_H
 #define PGOLF_TOKENIZER_H

@@ -1,4 +1,4 @@
-#include "manifests/hash_pool.h"
+#include "common/hash_pool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

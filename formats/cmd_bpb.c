@@ -1,5 +1,5 @@
 /* pgolf bpb: tokens, bytes and tokens per byte of a split, with the
- * challenge's byte accounting (trainer/byte_accounting.h). */
+ * challenge's byte accounting (formats/byte_accounting.h). */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -9,9 +9,9 @@
 
 #include "common/error.h"
 #include "common/verbs.h"
-#include "trainer/byte_accounting.h"
-#include "trainer/shard.h"
-#include "trainer/tokenizer.h"
+#include "formats/byte_accounting.h"
+#include "formats/shard.h"
+#include "formats/tokenizer.h"
 
 typedef struct bpb_opts {
   const char *tokenizer;

@@ -1,4 +1,4 @@
-#include "trainer/protobuf.h"
+#include "formats/protobuf.h"
 
 #include <string.h>
 

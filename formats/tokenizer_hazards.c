@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "trainer/tokenizer.h"
+#include "formats/tokenizer.h"
 
 __attribute__((format(printf, 2, 3))) static void hazard(sp_hazards *h, const char *fmt, ...) {
   if (h->n >= SP_MAX_HAZARDS) return;

@@ -1,4 +1,4 @@
-#include "manifests/sha256.h"
+#include "common/sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,7 +11,7 @@
 
 #include "common/error.h"
 #include "common/verbs.h"
-#include "trainer/tokenizer.h"
+#include "formats/tokenizer.h"
 
 static const char USAGE[] =
     "usage: pgolf tokenizer luts MODEL [--json] [--vocab N]\n"

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "trainer/tokenizer.h"
+#include "formats/tokenizer.h"
 
 /* Bytes of one target given the token before it. Ids must be < vocab. */
 uint32_t target_bytes(const byte_luts *l, uint16_t prev, uint16_t target);
