@@ -1,4 +1,5 @@
 #include "common/fileio.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,14 +19,13 @@ static int read_fd_bounded(int fd, const char *path, size_t max_bytes, uint8_t *
   for (;;) {
     if (n == cap) {
       if (cap > max_bytes) break;
-      size_t ncap = cap * 2;
-      uint8_t *nb = realloc(buf, ncap + 1);
-      if (!nb) {
+      /* One byte past the capacity stays free for the NUL. */
+      size_t room = cap + 1;
+      if (PG_GROW(buf, room, 2 * cap + 1, 0)) {
         free(buf);
         return pg_fail(err, path, -1, "out of memory");
       }
-      buf = nb;
-      cap = ncap;
+      cap = room - 1;
     }
     ssize_t r = read(fd, buf + n, cap - n);
     if (r < 0) {

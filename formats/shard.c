@@ -7,15 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The header is decoded byte by byte as little-endian so the result does
- * not depend on the host's byte order or on the buffer's alignment (a
- * fuzzer or a caller may hand us any pointer). */
-static int32_t read_i32le(const uint8_t *p) {
-  uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-  int32_t v;
-  memcpy(&v, &u, sizeof v); /* two's complement reinterpretation, no UB */
-  return v;
-}
+#include "common/grow.h"
+#include "common/le.h"
 
 static int check_header(const uint8_t *buf, size_t len, const char *name, shard *s,
                         pg_error *err) {
@@ -23,7 +16,7 @@ static int check_header(const uint8_t *buf, size_t len, const char *name, shard 
     return pg_fail(err, name, (long long)len,
                    "file of %zu bytes is shorter than the %d-byte shard header", len,
                    SHARD_HEADER_BYTES);
-  int32_t magic = read_i32le(buf), version = read_i32le(buf + 4), count = read_i32le(buf + 8);
+  int32_t magic = le_i32(buf), version = le_i32(buf + 4), count = le_i32(buf + 8);
   if (magic != SHARD_MAGIC)
     return pg_fail(err, name, 0, "bad magic %ld (expected %d): not a token shard", (long)magic,
                    SHARD_MAGIC);
@@ -123,13 +116,7 @@ static int is_regular(const char *path) {
 }
 
 static int push_path(char ***v, size_t *n, size_t *cap, char *p) {
-  if (*n == *cap) {
-    size_t nc = *cap ? *cap * 2 : 16;
-    char **nv = realloc(*v, nc * sizeof *nv);
-    if (!nv) return -1;
-    *v = nv;
-    *cap = nc;
-  }
+  if (PG_GROW(*v, *cap, *n + 1, 16)) return -1;
   (*v)[(*n)++] = p;
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "formats/protobuf.h"
 
 /* U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's stand-in for a space. */
@@ -74,7 +75,7 @@ int sp_byte_piece_value(const char *text, size_t len) {
 typedef struct parse_ctx {
   pb_reader top;
   sp_model *m;
-  uint32_t cap; /* allocated entries of m->pieces */
+  size_t cap; /* allocated entries of m->pieces */
 } parse_ctx;
 
 static int piece_text(const pb_reader *r, const pb_field *f, uint32_t idx, sp_piece *p) {
@@ -139,13 +140,8 @@ static int add_piece(parse_ctx *c, const pb_field *f) {
   if (m->n_pieces >= SP_MAX_PIECES)
     return pg_fail(c->top.err, c->top.name, (long long)f->tag_off, "more than %u pieces",
                    SP_MAX_PIECES);
-  if (m->n_pieces == c->cap) {
-    uint32_t ncap = c->cap ? c->cap * 2 : 256;
-    sp_piece *np = realloc(m->pieces, ncap * sizeof *np);
-    if (!np) return pg_fail(c->top.err, c->top.name, (long long)f->tag_off, "out of memory");
-    m->pieces = np;
-    c->cap = ncap;
-  }
+  if (PG_GROW(m->pieces, c->cap, (size_t)m->n_pieces + 1, 256))
+    return pg_fail(c->top.err, c->top.name, (long long)f->tag_off, "out of memory");
   sp_piece *p = &m->pieces[m->n_pieces++];
   memset(p, 0, sizeof *p);
   p->type = SP_NORMAL;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 
 #define MAX_FIELDS 4
 
@@ -132,13 +133,7 @@ static int parse_fields(char **f, int nf, const char *name, long long ln, loss_r
 }
 
 static int push(loss_list *l, size_t *cap, const loss_record *r) {
-  if (l->n == *cap) {
-    size_t nc = *cap ? *cap * 2 : 64;
-    loss_record *nr = realloc(l->recs, nc * sizeof *nr);
-    if (!nr) return -1;
-    l->recs = nr;
-    *cap = nc;
-  }
+  if (PG_GROW(l->recs, *cap, l->n + 1, 64)) return -1;
   l->recs[l->n++] = *r;
   return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "common/challenge.h"
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "common/version.h"
 #include "common/hash_pool.h"
 #include "common/json_read.h"
@@ -36,13 +37,8 @@ static void file_set_free(file_set *fs) {
 }
 
 static int add_shard(file_set *fs, const char *path, pg_error *err) {
-  if (fs->n_shards == fs->cap) {
-    size_t nc = fs->cap ? fs->cap * 2 : 16;
-    char **nv = realloc(fs->shards, nc * sizeof *nv);
-    if (!nv) return pg_fail(err, path, -1, "out of memory");
-    fs->shards = nv;
-    fs->cap = nc;
-  }
+  if (PG_GROW(fs->shards, fs->cap, fs->n_shards + 1, 16))
+    return pg_fail(err, path, -1, "out of memory");
   if (fs->n_shards == MANIFEST_MAX_SHARDS)
     return pg_fail(err, path, -1, "more than %d shards", MANIFEST_MAX_SHARDS);
   if (!(fs->shards[fs->n_shards] = strdup(path))) return pg_fail(err, path, -1, "out of memory");

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/grow.h"
 #include "common/hash_pool.h"
 #include "manifests/loss_chain.h"
 #include "manifests/manifest.h"
@@ -17,13 +18,7 @@ static void add_item(verify_report *r, int failed, const char *file, const char 
     __attribute__((format(printf, 4, 5)));
 
 static void add_item(verify_report *r, int failed, const char *file, const char *fmt, ...) {
-  if (r->n == r->cap) {
-    size_t nc = r->cap ? r->cap * 2 : 16;
-    verify_item *ni = realloc(r->items, nc * sizeof *ni);
-    if (!ni) abort(); /* a report of a few items; no useful way on */
-    r->items = ni;
-    r->cap = nc;
-  }
+  if (PG_GROW(r->items, r->cap, r->n + 1, 16)) abort(); /* a report of a few items; no useful way on */
   verify_item *it = &r->items[r->n++];
   memset(it, 0, sizeof *it);
   it->failed = failed;

@@ -11,34 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- little-endian fields ---- */
-
-static uint32_t rd32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
-
-static double rdf64(const uint8_t *p) {
-  uint64_t b = rd64(p);
-  double v;
-  memcpy(&v, &b, sizeof v);
-  return v;
-}
-
-static void wr32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void wr64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void wrf64(uint8_t *p, double v) {
-  uint64_t b;
-  memcpy(&b, &v, sizeof b);
-  wr64(p, b);
-}
+#include "common/le.h"
 
 /* ---- reading ---- */
 
@@ -57,19 +30,19 @@ static int parse_header(const uint8_t *buf, size_t len, const char *name, score_
                    "with %u", len, SCORE_DUMP_HEADER_BYTES);
   if (memcmp(buf, SCORE_DUMP_MAGIC, 4) != 0)
     return pg_fail(err, name, 0, "bad magic: not a score dump (expected \"PGSD\")");
-  d->version = rd32(buf + 4);
+  d->version = le_u32(buf + 4);
   if (d->version != SCORE_DUMP_VERSION)
     return pg_fail(err, name, 4, "unsupported version %u (this pgolf reads %u)", d->version,
                    SCORE_DUMP_VERSION);
-  d->vocab_size = rd32(buf + 8);
+  d->vocab_size = le_u32(buf + 8);
   if (d->vocab_size == 0 || d->vocab_size > SCORE_DUMP_MAX_VOCAB)
     return pg_fail(err, name, 8, "absurd vocab size %u (must be 1 .. %u)", d->vocab_size,
                    SCORE_DUMP_MAX_VOCAB);
-  d->flags = rd32(buf + 12);
+  d->flags = le_u32(buf + 12);
   if (d->flags & ~SCORE_DUMP_KNOWN_FLAGS)
     return pg_fail(err, name, 12, "unknown flags 0x%08x", d->flags);
-  d->n_records = rd64(buf + 16);
-  d->n_probes = rd64(buf + 24);
+  d->n_records = le_u64(buf + 16);
+  d->n_probes = le_u64(buf + 24);
   for (unsigned i = 32; i < SCORE_DUMP_HEADER_BYTES; i++)
     if (buf[i]) return pg_fail(err, name, i, "reserved header byte is %u, must be 0", buf[i]);
   d->probe_bytes = SCORE_DUMP_PROBE_HEAD_BYTES + 8ull * d->vocab_size;
@@ -106,8 +79,8 @@ static int check_size(const score_dump *d, size_t len, const char *name, pg_erro
 static int check_record(const score_dump *d, uint64_t i, const char *name, pg_error *err) {
   uint64_t off = score_dump_record_offset(i);
   const uint8_t *p = d->data + off;
-  uint32_t target = rd32(p + 8), zero = rd32(p + 12);
-  double nll = rdf64(p + 16);
+  uint32_t target = le_u32(p + 8), zero = le_u32(p + 12);
+  double nll = le_f64(p + 16);
   if (target >= d->vocab_size)
     return pg_fail(err, name, (long long)(off + 8), "record %llu: target id %u >= vocab size %u",
                    (unsigned long long)i, target, d->vocab_size);
@@ -123,7 +96,7 @@ static int check_record(const score_dump *d, uint64_t i, const char *name, pg_er
 static int check_probe_head(const score_dump *d, uint64_t j, const char *name, pg_error *err) {
   uint64_t off = score_dump_probe_offset(d, j);
   const uint8_t *p = d->data + off;
-  uint32_t target = rd32(p + 8), vocab = rd32(p + 12);
+  uint32_t target = le_u32(p + 8), vocab = le_u32(p + 12);
   if (target >= d->vocab_size)
     return pg_fail(err, name, (long long)(off + 8), "probe %llu: target id %u >= vocab size %u",
                    (unsigned long long)j, target, d->vocab_size);
@@ -165,17 +138,17 @@ void score_dump_close(score_dump *d) {
 
 score_record score_dump_record(const score_dump *d, uint64_t i) {
   const uint8_t *p = d->data + score_dump_record_offset(i);
-  score_record r = {rd64(p), rd32(p + 8), rdf64(p + 16)};
+  score_record r = {le_u64(p), le_u32(p + 8), le_f64(p + 16)};
   return r;
 }
 
 score_probe score_dump_probe(const score_dump *d, uint64_t j) {
   const uint8_t *p = d->data + score_dump_probe_offset(d, j);
-  score_probe r = {rd64(p), rd32(p + 8), rd32(p + 12), p + SCORE_DUMP_PROBE_HEAD_BYTES};
+  score_probe r = {le_u64(p), le_u32(p + 8), le_u32(p + 12), p + SCORE_DUMP_PROBE_HEAD_BYTES};
   return r;
 }
 
-double score_probe_prob(const score_probe *p, uint32_t id) { return rdf64(p->probs + 8ull * id); }
+double score_probe_prob(const score_probe *p, uint32_t id) { return le_f64(p->probs + 8ull * id); }
 
 /* ---- writing ---- */
 
@@ -202,11 +175,11 @@ void score_dump_writer_abort(score_dump_writer *w) {
 static int write_header(FILE *f, uint32_t vocab, uint64_t records, uint64_t probes) {
   uint8_t h[SCORE_DUMP_HEADER_BYTES] = {0};
   memcpy(h, SCORE_DUMP_MAGIC, 4);
-  wr32(h + 4, SCORE_DUMP_VERSION);
-  wr32(h + 8, vocab);
-  wr32(h + 12, 0);
-  wr64(h + 16, records);
-  wr64(h + 24, probes);
+  le_put_u32(h + 4, SCORE_DUMP_VERSION);
+  le_put_u32(h + 8, vocab);
+  le_put_u32(h + 12, 0);
+  le_put_u64(h + 16, records);
+  le_put_u64(h + 24, probes);
   return fwrite(h, 1, sizeof h, f) == sizeof h ? 0 : -1;
 }
 
@@ -257,10 +230,10 @@ int score_dump_writer_add(score_dump_writer *w, uint64_t position, uint32_t targ
     return pg_fail(err, w->path, -1, "record at position %llu: nll %g is not a finite "
                    "non-negative number of nats", (unsigned long long)position, nll);
   uint8_t r[SCORE_DUMP_RECORD_BYTES];
-  wr64(r, position);
-  wr32(r + 8, target);
-  wr32(r + 12, 0);
-  wrf64(r + 16, nll);
+  le_put_u64(r, position);
+  le_put_u32(r + 8, target);
+  le_put_u32(r + 12, 0);
+  le_put_f64(r + 16, nll);
   if (fwrite(r, 1, sizeof r, w->f) != sizeof r)
     return pg_fail_errno(err, w->path, "cannot write record %llu",
                          (unsigned long long)w->n_records);
@@ -274,10 +247,10 @@ int score_dump_writer_add_probe(score_dump_writer *w, uint64_t position, uint32_
     return pg_fail(err, w->path, -1, "probe at position %llu: target id %u >= vocab size %u",
                    (unsigned long long)position, target, w->vocab_size);
   uint8_t *b = w->probe_buf;
-  wr64(b, position);
-  wr32(b + 8, target);
-  wr32(b + 12, w->vocab_size);
-  for (uint32_t i = 0; i < w->vocab_size; i++) wrf64(b + 16 + 8ull * i, probs[i]);
+  le_put_u64(b, position);
+  le_put_u32(b + 8, target);
+  le_put_u32(b + 12, w->vocab_size);
+  for (uint32_t i = 0; i < w->vocab_size; i++) le_put_f64(b + 16 + 8ull * i, probs[i]);
   size_t n = SCORE_DUMP_PROBE_HEAD_BYTES + 8ull * w->vocab_size;
   if (fwrite(b, 1, n, w->probes) != n)
     return pg_fail_errno(err, w->path, "cannot keep probe %llu", (unsigned long long)w->n_probes);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "common/le.h"
 #include "common/challenge.h"
 #include "common/fileio.h"
 #include "common/sha256.h"
@@ -25,20 +26,16 @@ static void put_bytes(wbuf *w, const void *src, size_t n) {
   w->len += n;
 }
 static void put_u8(wbuf *w, uint8_t v) { w->p[w->len++] = v; }
-static void put_u16(wbuf *w, uint16_t v) {
-  put_u8(w, (uint8_t)v);
-  put_u8(w, (uint8_t)(v >> 8));
+static void put_le_n(wbuf *w, uint64_t v, int n) {
+  le_put(w->p + w->len, v, n);
+  w->len += (size_t)n;
 }
-static void put_u32(wbuf *w, uint32_t v) {
-  for (int i = 0; i < 4; i++) put_u8(w, (uint8_t)(v >> (8 * i)));
-}
-static void put_u64(wbuf *w, uint64_t v) {
-  for (int i = 0; i < 8; i++) put_u8(w, (uint8_t)(v >> (8 * i)));
-}
+static void put_u16(wbuf *w, uint16_t v) { put_le_n(w, v, 2); }
+static void put_u32(wbuf *w, uint32_t v) { put_le_n(w, v, 4); }
+static void put_u64(wbuf *w, uint64_t v) { put_le_n(w, v, 8); }
 static void put_f32(wbuf *w, float x) {
-  uint32_t u;
-  memcpy(&u, &x, 4);
-  put_u32(w, u);
+  le_put_f32(w->p + w->len, x);
+  w->len += 4;
 }
 
 static uint64_t record_data_bytes(quant_kind k, uint64_t rows, uint64_t numel) {
@@ -153,21 +150,6 @@ static const char *zmsg(const z_stream *s, int rc) {
   return s->msg ? s->msg : rc == Z_BUF_ERROR ? "unexpected end" : "error";
 }
 
-static uint64_t rd_u64(const uint8_t *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-  return v;
-}
-static uint32_t rd_u32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint16_t rd_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static float rd_f32(const uint8_t *p) {
-  uint32_t u = rd_u32(p);
-  float x;
-  memcpy(&x, &u, 4);
-  return x;
-}
 
 /* Inflate until out is full or the stream ends. Returns the inflate code
  * (Z_OK: out full, Z_STREAM_END: done) or -1 with err set. */
@@ -262,14 +244,14 @@ static int check_header(const uint8_t *h, const gpt_layout *l, const char *name,
                         uint64_t *payload, pg_error *err) {
   if (memcmp(h, ARTIFACT_MAGIC, 8))
     return pg_fail(err, name, -1, "at decompressed byte 0: not a pgolf int8 artifact (bad magic)");
-  uint32_t version = rd_u32(h + 8), hsize = rd_u32(h + 12);
+  uint32_t version = le_u32(h + 8), hsize = le_u32(h + 12);
   if (version != ARTIFACT_VERSION)
     return pg_fail(err, name, -1, "at decompressed byte 8: format version %u, this pgolf reads %d",
                    version, ARTIFACT_VERSION);
   if (hsize != ARTIFACT_HEADER_BYTES)
     return pg_fail(err, name, -1, "at decompressed byte 12: header size %u, expected %d", hsize,
                    ARTIFACT_HEADER_BYTES);
-  uint64_t promised = rd_u64(h + 16), bound = artifact_payload_bound(l);
+  uint64_t promised = le_u64(h + 16), bound = artifact_payload_bound(l);
   if (promised < ARTIFACT_HEADER_BYTES || promised > bound)
     return pg_fail(err, name, -1,
                    "at decompressed byte 16: payload size %llu is outside [%d, %llu] for this "
@@ -282,14 +264,14 @@ static int check_header(const uint8_t *h, const gpt_layout *l, const char *name,
   static const char *int_names[7] = {"vocab_size", "num_layers", "model_dim", "num_heads",
                                      "num_kv_heads", "mlp_mult", "seq_len"};
   for (int i = 0; i < 7; i++)
-    if (cfg_field_i((int)rd_u32(h + 24 + 4 * i), ints[i], int_names[i], name, 24 + 4 * i, err))
+    if (cfg_field_i((int)le_u32(h + 24 + 4 * i), ints[i], int_names[i], name, 24 + 4 * i, err))
       return -1;
   const float fl[4] = {c->rope_base, c->logit_softcap, c->qk_gain_init, c->tied_embed_init_std};
   static const char *fl_names[4] = {"rope_base", "logit_softcap", "qk_gain_init",
                                     "tied_embed_init_std"};
   for (int i = 0; i < 4; i++)
-    if (cfg_field_f(rd_f32(h + 52 + 4 * i), fl[i], fl_names[i], name, 52 + 4 * i, err)) return -1;
-  uint32_t n = rd_u32(h + 68);
+    if (cfg_field_f(le_f32(h + 52 + 4 * i), fl[i], fl_names[i], name, 52 + 4 * i, err)) return -1;
+  uint32_t n = le_u32(h + 68);
   if (n != (uint32_t)l->n_tensors)
     return pg_fail(err, name, -1, "at decompressed byte 68: %u tensors, the model has %d", n,
                    l->n_tensors);
@@ -326,7 +308,7 @@ static int read_values(rcur *c, quant_tensor *t) {
     t->q = malloc(n + 1);
     if (!t->scale_f16 || !t->q) return pg_fail(c->err, c->name, -1, "out of memory");
     for (uint32_t r = 0; r < t->rows; r++) {
-      t->scale_f16[r] = rd_u16(p + 2 * r);
+      t->scale_f16[r] = le_u16(p + 2 * r);
       float s = quant_f16_to_float(t->scale_f16[r]);
       if (!isfinite(s)) {
         snprintf(detail, sizeof detail, " (row %u)", r);
@@ -337,14 +319,14 @@ static int read_values(rcur *c, quant_tensor *t) {
   } else if (t->kind == QUANT_INT8_TENSOR) {
     t->q = malloc(n + 1);
     if (!t->q) return pg_fail(c->err, c->name, -1, "out of memory");
-    t->scale_f32 = rd_f32(p);
+    t->scale_f32 = le_f32(p);
     if (!isfinite(t->scale_f32)) return bad(c, c->off, t->name, "scale is not finite", "");
     memcpy(t->q, p + 4, n);
   } else if (t->kind == QUANT_F32) {
     t->f32 = malloc(4 * n + 1);
     if (!t->f32) return pg_fail(c->err, c->name, -1, "out of memory");
     for (size_t i = 0; i < n; i++) {
-      t->f32[i] = rd_f32(p + 4 * i);
+      t->f32[i] = le_f32(p + 4 * i);
       if (!isfinite(t->f32[i])) {
         snprintf(detail, sizeof detail, " (value %zu)", i);
         return bad(c, c->off + 4 * i, t->name, "value is not finite", detail);
@@ -354,7 +336,7 @@ static int read_values(rcur *c, quant_tensor *t) {
     t->f16 = malloc(2 * n + 1);
     if (!t->f16) return pg_fail(c->err, c->name, -1, "out of memory");
     for (size_t i = 0; i < n; i++) {
-      t->f16[i] = rd_u16(p + 2 * i);
+      t->f16[i] = le_u16(p + 2 * i);
       if ((t->f16[i] & 0x7c00) == 0x7c00) {
         snprintf(detail, sizeof detail, " (value %zu)", i);
         return bad(c, c->off + 2 * i, t->name, "value is not finite", detail);
@@ -368,7 +350,7 @@ static int read_values(rcur *c, quant_tensor *t) {
 static int read_record(rcur *c, const gpt_tensor *g, quant_tensor *t) {
   uint64_t start = c->off;
   if (need(c, 2, "a tensor name length")) return -1;
-  uint16_t L = rd_u16(c->p + c->off);
+  uint16_t L = le_u16(c->p + c->off);
   if (L < 1 || L > ARTIFACT_NAME_MAX)
     return pg_fail(c->err, c->name, -1,
                    "at decompressed byte %llu: tensor name length %u outside 1..%d (expected %s)",
@@ -391,7 +373,7 @@ static int read_record(rcur *c, const gpt_tensor *g, quant_tensor *t) {
   c->off += L;
   const uint8_t *f = c->p + c->off;
   uint8_t kind = f[0], dtype = f[1], ndim = f[2], reserved = f[3];
-  uint32_t rows = rd_u32(f + 4), cols = rd_u32(f + 8);
+  uint32_t rows = le_u32(f + 4), cols = le_u32(f + 8);
   char detail[96];
   if (kind > QUANT_F16) {
     snprintf(detail, sizeof detail, " %u", kind);

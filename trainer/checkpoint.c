@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+#include "common/le.h"
 #include "common/fileio.h"
 #include "common/sha256.h"
 
@@ -39,13 +41,7 @@ const ckpt_entry *ckpt_find(const checkpoint *c, const char *name) {
 static int push(checkpoint *c, const char *name, size_t name_len, ckpt_type t, uint64_t count,
                 void *data, pg_error *err) {
   if (c->n == CKPT_MAX_ENTRIES) return pg_fail(err, "", -1, "checkpoint: more than %d entries", CKPT_MAX_ENTRIES);
-  if (c->n == c->cap) {
-    size_t nc = c->cap ? 2 * c->cap : 16;
-    ckpt_entry *ne = realloc(c->entries, nc * sizeof *ne);
-    if (!ne) return pg_fail(err, "", -1, "out of memory");
-    c->entries = ne;
-    c->cap = nc;
-  }
+  if (PG_GROW(c->entries, c->cap, c->n + 1, 16)) return pg_fail(err, "", -1, "out of memory");
   ckpt_entry *e = &c->entries[c->n++];
   memset(e, 0, sizeof *e);
   memcpy(e->name, name, name_len);
@@ -97,16 +93,6 @@ void ckpt_free(checkpoint *c) {
 
 /* ---- bytes ---- */
 
-static void put_le(uint8_t *p, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int n) {
-  uint64_t v = 0;
-  for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i];
-  return v;
-}
-
 /* Elements as little-endian bytes whatever the host order. */
 static void put_elems(uint8_t *p, const ckpt_entry *e) {
   size_t es = ckpt_type_size(e->type);
@@ -116,7 +102,7 @@ static void put_elems(uint8_t *p, const ckpt_entry *e) {
     if (es == 1) v = d[i];
     else if (es == 4) { uint32_t u; memcpy(&u, d + 4 * i, 4); v = u; }
     else memcpy(&v, d + 8 * i, 8);
-    put_le(p + es * i, v, (int)es);
+    le_put(p + es * i, v, (int)es);
   }
 }
 
@@ -124,7 +110,7 @@ static void get_elems(void *out, const uint8_t *p, ckpt_type t, uint64_t count) 
   size_t es = ckpt_type_size(t);
   uint8_t *d = out;
   for (uint64_t i = 0; i < count; i++) {
-    uint64_t v = get_le(p + es * i, (int)es);
+    uint64_t v = le_get(p + es * i, (int)es);
     if (es == 1) d[i] = (uint8_t)v;
     else if (es == 4) { uint32_t u = (uint32_t)v; memcpy(d + 4 * i, &u, 4); }
     else memcpy(d + 8 * i, &v, 8);
@@ -138,18 +124,18 @@ int ckpt_serialize(const checkpoint *c, uint8_t **out, size_t *len, pg_error *er
   uint8_t *b = malloc(total), *p = b;
   if (!b) return pg_fail(err, "", -1, "out of memory for a %zu-byte checkpoint", total);
   memcpy(p, CKPT_MAGIC, 8);
-  put_le(p + 8, CKPT_VERSION, 4);
-  put_le(p + 12, c->n, 4);
+  le_put(p + 8, CKPT_VERSION, 4);
+  le_put(p + 12, c->n, 4);
   p += 16;
   for (size_t i = 0; i < c->n; i++) {
     const ckpt_entry *e = &c->entries[i];
     size_t nl = strlen(e->name);
-    put_le(p, nl, 2);
+    le_put(p, nl, 2);
     memcpy(p + 2, e->name, nl);
     p += 2 + nl;
     p[0] = (uint8_t)e->type;
     p[1] = 0;
-    put_le(p + 2, e->count, 8);
+    le_put(p + 2, e->count, 8);
     p += 10;
     put_elems(p, e);
     p += (size_t)e->count * ckpt_type_size(e->type);
@@ -165,7 +151,7 @@ static int parse_entry(const uint8_t *buf, size_t end, size_t *off, const char *
                        pg_error *err) {
   size_t o = *off;
   if (end - o < 2) return pg_fail(err, name, (long long)o, "checkpoint: truncated entry header");
-  size_t nl = (size_t)get_le(buf + o, 2);
+  size_t nl = (size_t)le_get(buf + o, 2);
   if (!name_ok((const char *)buf + o + 2, nl > end - o - 2 ? 0 : nl))
     return pg_fail(err, name, (long long)o, "checkpoint: invalid entry name");
   char ename[CKPT_MAX_NAME + 1];
@@ -176,7 +162,7 @@ static int parse_entry(const uint8_t *buf, size_t end, size_t *off, const char *
   ckpt_type t = (ckpt_type)buf[o];
   size_t es = buf[o] <= CKPT_F64 ? ckpt_type_size(t) : 0;
   if (!es || buf[o + 1] != 0) return pg_fail(err, name, (long long)o, "checkpoint: entry \"%s\": unknown type %u", ename, buf[o]);
-  uint64_t count = get_le(buf + o + 2, 8);
+  uint64_t count = le_get(buf + o + 2, 8);
   o += 10;
   if (count > (end - o) / es) return pg_fail(err, name, (long long)o, "checkpoint: entry \"%s\" runs past the end", ename);
   if (ckpt_find(c, ename)) return pg_fail(err, name, (long long)*off, "checkpoint: duplicate entry \"%s\"", ename);
@@ -201,7 +187,7 @@ int ckpt_parse(const uint8_t *buf, size_t len, const char *name, checkpoint *c, 
   sha256_buf(buf, end, d);
   if (memcmp(d, buf + end, SHA256_LEN) != 0)
     return pg_fail(err, name, (long long)end, "checkpoint digest mismatch: the file is corrupt");
-  uint32_t version = (uint32_t)get_le(buf + 8, 4), n = (uint32_t)get_le(buf + 12, 4);
+  uint32_t version = (uint32_t)le_get(buf + 8, 4), n = (uint32_t)le_get(buf + 12, 4);
   if (version != CKPT_VERSION) return pg_fail(err, name, 8, "checkpoint version %u, expected %d", version, CKPT_VERSION);
   if (n > CKPT_MAX_ENTRIES) return pg_fail(err, name, 12, "checkpoint: %u entries, at most %d", n, CKPT_MAX_ENTRIES);
   size_t off = 16;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 
 void eval_events_begin(eval_events *ev, const char *mode) {
   memset(ev, 0, sizeof *ev);
@@ -16,13 +17,8 @@ int eval_events_append(eval_events *ev, size_t *cap, eval_event_kind kind, uint6
                        uint64_t first, uint64_t last, uint64_t nll_sum_bits, pg_error *err) {
   if (ev->n >= EVAL_MAX_EVENTS)
     return pg_fail(err, "", -1, "evaluation: more than %zu events", EVAL_MAX_EVENTS);
-  if (ev->n == *cap) {
-    size_t nc = *cap ? 2 * *cap : 64;
-    eval_event *v = realloc(ev->v, nc * sizeof *v);
-    if (!v) return pg_fail(err, "", -1, "evaluation: out of memory for %zu events", nc);
-    ev->v = v;
-    *cap = nc;
-  }
+  if (PG_GROW(ev->v, *cap, ev->n + 1, 64))
+    return pg_fail(err, "", -1, "evaluation: out of memory for %zu events", ev->n + 1);
   if (kind == EVAL_ADAPT) nll_sum_bits = 0;
   eval_chain_extend(ev->head, kind, chunk, first, last, nll_sum_bits);
   eval_event *e = &ev->v[ev->n++];

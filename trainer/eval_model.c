@@ -13,18 +13,10 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "common/le.h"
 #include "common/fileio.h"
 #include "trainer/artifact.h"
 
-static uint32_t le32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static float lef32(const uint8_t *p) {
-  uint32_t u = le32(p);
-  float x;
-  memcpy(&x, &u, sizeof x);
-  return x;
-}
 
 /* The first ARTIFACT_HEADER_BYTES of the decompressed payload. */
 static int inflate_header(const uint8_t *buf, size_t len, const char *path,
@@ -57,17 +49,17 @@ int eval_model_config(const char *path, gpt_config *cfg, pg_error *err) {
   if (memcmp(h, ARTIFACT_MAGIC, 8))
     return pg_fail(err, path, -1, "not a pgolf artifact (decompressed magic is not PGOLFQ8)");
   memset(cfg, 0, sizeof *cfg);
-  cfg->vocab_size = (int32_t)le32(h + 24);
-  cfg->num_layers = (int32_t)le32(h + 28);
-  cfg->model_dim = (int32_t)le32(h + 32);
-  cfg->num_heads = (int32_t)le32(h + 36);
-  cfg->num_kv_heads = (int32_t)le32(h + 40);
-  cfg->mlp_mult = (int32_t)le32(h + 44);
-  cfg->seq_len = (int32_t)le32(h + 48);
-  cfg->rope_base = lef32(h + 52);
-  cfg->logit_softcap = lef32(h + 56);
-  cfg->qk_gain_init = lef32(h + 60);
-  cfg->tied_embed_init_std = lef32(h + 64);
+  cfg->vocab_size = (int32_t)le_u32(h + 24);
+  cfg->num_layers = (int32_t)le_u32(h + 28);
+  cfg->model_dim = (int32_t)le_u32(h + 32);
+  cfg->num_heads = (int32_t)le_u32(h + 36);
+  cfg->num_kv_heads = (int32_t)le_u32(h + 40);
+  cfg->mlp_mult = (int32_t)le_u32(h + 44);
+  cfg->seq_len = (int32_t)le_u32(h + 48);
+  cfg->rope_base = le_f32(h + 52);
+  cfg->logit_softcap = le_f32(h + 56);
+  cfg->qk_gain_init = le_f32(h + 60);
+  cfg->tied_embed_init_std = le_f32(h + 64);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/grow.h"
 #include "common/json_read.h"
 #include "manifests/loss_chain.h"
 #include "trainer/model_init.h"
@@ -23,13 +24,7 @@ double trainer_now_ms(void) {
 }
 
 int trainer_add_record(trainer *t, uint64_t step, float loss, float lr_mult, double wall_ms) {
-  if (t->n_recs == t->cap_recs) {
-    size_t nc = t->cap_recs ? 2 * t->cap_recs : 256;
-    loss_record *nr = realloc(t->recs, nc * sizeof *nr);
-    if (!nr) return -1;
-    t->recs = nr;
-    t->cap_recs = nc;
-  }
+  if (PG_GROW(t->recs, t->cap_recs, t->n_recs + 1, 256)) return -1;
   loss_record *r = &t->recs[t->n_recs++];
   memset(r, 0, sizeof *r);
   r->step = step;

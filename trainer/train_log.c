@@ -5,15 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 static int keep(train_log *L, const char *s, size_t n) {
-  if (L->len + n + 1 > L->cap) {
-    size_t nc = L->cap ? L->cap : 4096;
-    while (nc < L->len + n + 1) nc *= 2;
-    char *t = realloc(L->text, nc);
-    if (!t) return -1;
-    L->text = t;
-    L->cap = nc;
-  }
+  if (PG_GROW(L->text, L->cap, L->len + n + 1, 4096)) return -1;
   memcpy(L->text + L->len, s, n);
   L->len += n;
   L->text[L->len] = 0;

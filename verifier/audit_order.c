@@ -12,6 +12,7 @@
  * No log (no --manifest): skipped; `pgolf audit --perturb` tests C3 from
  * outside for any evaluator. */
 #include "verifier/audit.h"
+#include "common/grow.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -66,13 +67,7 @@ static int add_span(span_set *s, uint64_t a, uint64_t b) {
     s->v[lo] = (span){a, b};
     return 0;
   }
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 64;
-    span *v = realloc(s->v, cap * sizeof *v);
-    if (!v) return -1;
-    s->v = v;
-    s->cap = cap;
-  }
+  if (PG_GROW(s->v, s->cap, s->n + 1, 64)) return -1;
   memmove(s->v + lo + 1, s->v + lo, (s->n - (size_t)lo) * sizeof *s->v);
   s->v[lo] = (span){a, b};
   s->n++;

@@ -1,5 +1,6 @@
 /* Monotonic stamps for lines and files; see replay_clock.h. */
 #include "verifier/replay_clock.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,13 +28,7 @@ void replay_stream_init(replay_stream *s, size_t max_bytes) {
 }
 
 static int stamp_line(replay_stream *s, double now_ms) {
-  if (s->n_lines == s->lines_cap) {
-    size_t cap = s->lines_cap ? s->lines_cap * 2 : 1024;
-    double *v = realloc(s->line_ms, cap * sizeof *v);
-    if (!v) return -1;
-    s->line_ms = v;
-    s->lines_cap = cap;
-  }
+  if (PG_GROW(s->line_ms, s->lines_cap, s->n_lines + 1, 1024)) return -1;
   s->line_ms[s->n_lines++] = now_ms;
   return 0;
 }
@@ -42,14 +37,7 @@ int replay_stream_feed(replay_stream *s, const char *buf, size_t n, double now_m
   size_t room = s->max_bytes > s->len ? s->max_bytes - s->len : 0;
   size_t keep = n < room ? n : room;
   s->dropped += n - keep;
-  if (s->len + keep + 1 > s->cap) {
-    size_t cap = s->cap ? s->cap : 65536;
-    while (cap < s->len + keep + 1) cap *= 2;
-    char *t = realloc(s->text, cap);
-    if (!t) return -1;
-    s->text = t;
-    s->cap = cap;
-  }
+  if (PG_GROW(s->text, s->cap, s->len + keep + 1, 65536)) return -1;
   for (size_t i = 0; i < keep; i++) {
     s->text[s->len++] = buf[i];
     if (buf[i] == '\n' && stamp_line(s, now_ms)) return -1;
@@ -106,13 +94,7 @@ static replay_file_event *file_slot(replay_watch *w, const char *rel, double now
   for (size_t i = 0; i < w->n_files; i++)
     if (!strcmp(w->files[i].rel, rel)) return &w->files[i];
   if (w->n_files == REPLAY_WATCH_MAX_FILES) return w->overflowed = 1, NULL;
-  if (w->n_files == w->files_cap) {
-    size_t cap = w->files_cap ? w->files_cap * 2 : 32;
-    replay_file_event *v = realloc(w->files, cap * sizeof *v);
-    if (!v) return NULL;
-    w->files = v;
-    w->files_cap = cap;
-  }
+  if (PG_GROW(w->files, w->files_cap, w->n_files + 1, 32)) return NULL;
   replay_file_event *f = &w->files[w->n_files];
   if (!(f->rel = strdup(rel))) return NULL;
   f->created_ms = now_ms;

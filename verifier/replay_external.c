@@ -2,6 +2,7 @@
  * its own process group, line-stamped output, hard limit. See
  * replay_external.h. */
 #include "verifier/replay_external.h"
+#include "common/grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,13 +25,7 @@
 
 static replay_file *files_push(replay_files *f, const char *rel) {
   if (f->n == REPLAY_MAX_FILES) return NULL;
-  if (f->n == f->cap) {
-    size_t cap = f->cap ? f->cap * 2 : 32;
-    replay_file *v = realloc(f->v, cap * sizeof *v);
-    if (!v) return NULL;
-    f->v = v;
-    f->cap = cap;
-  }
+  if (PG_GROW(f->v, f->cap, f->n + 1, 32)) return NULL;
   replay_file *x = &f->v[f->n];
   memset(x, 0, sizeof *x);
   if (!(x->rel = strdup(rel))) return NULL;

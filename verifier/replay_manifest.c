@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/challenge.h"
+#include "common/grow.h"
 #include "common/version.h"
 #include "common/hash_pool.h"
 #include "verifier/replay_external.h"
@@ -70,11 +71,7 @@ static json_t *data_json(const char *dir) {
     struct stat st;
     snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
     if (e->d_name[0] == '.' || stat(p, &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (n == cap) {
-      char **v = realloc(paths, (cap = cap ? cap * 2 : 64) * sizeof *v);
-      if (!v) break;
-      paths = v;
-    }
+    if (PG_GROW(paths, cap, n + 1, 64)) break;
     if (!(paths[n] = strdup(p))) break;
     n++;
   }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/json_read.h"
 #include "manifests/manifest.h"
 #include "verifier/report_html.h"
@@ -15,12 +16,8 @@ const char *const REPORT_PALETTE[REPORT_PALETTE_N] = {
     "#00a0b0", "#f032e6", "#9a6324", "#808000", "#000075"};
 
 static report_run *new_run(report *r, report_kind kind, const char *source, pg_error *err) {
-  if (r->n_runs == r->cap_runs) {
-    size_t cap = r->cap_runs ? 2 * r->cap_runs : 8;
-    report_run *v = realloc(r->runs, cap * sizeof *v);
-    if (!v) return pg_fail(err, source, -1, "out of memory"), NULL;
-    r->runs = v, r->cap_runs = cap;
-  }
+  if (PG_GROW(r->runs, r->cap_runs, r->n_runs + 1, 8))
+    return pg_fail(err, source, -1, "out of memory"), NULL;
   report_run *x = &r->runs[r->n_runs++];
   memset(x, 0, sizeof *x);
   x->kind = kind;
@@ -39,12 +36,8 @@ static char *dup_or_null(json_t *v) { return json_is_string(v) ? strdup(json_str
 
 static int add_finding(report *r, const char *source, json_t *f, pg_error *err) {
   if (!json_is_object(f)) return 0;
-  if (r->n_findings == r->cap_findings) {
-    size_t cap = r->cap_findings ? 2 * r->cap_findings : 16;
-    report_finding *v = realloc(r->findings, cap * sizeof *v);
-    if (!v) return pg_fail(err, source, -1, "out of memory");
-    r->findings = v, r->cap_findings = cap;
-  }
+  if (PG_GROW(r->findings, r->cap_findings, r->n_findings + 1, 16))
+    return pg_fail(err, source, -1, "out of memory");
   report_finding *x = &r->findings[r->n_findings++];
   x->source = strdup(source);
   x->code = dup_or_null(json_object_get(f, "code"));

@@ -1,5 +1,6 @@
 /* Building the bubblewrap command line, and checking once that it runs. */
 #include "verifier/sandbox.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,13 +42,7 @@ int sandbox_find_bwrap(char *path, size_t cap, pg_error *err) {
 }
 
 static int push(sandbox_argv *a, const char *s) {
-  if (a->n + 2 > a->cap) {
-    size_t cap = a->cap ? a->cap * 2 : 64;
-    char **v = realloc(a->v, cap * sizeof *v);
-    if (!v) return -1;
-    a->v = v;
-    a->cap = cap;
-  }
+  if (PG_GROW(a->v, a->cap, a->n + 2, 64)) return -1;
   if (!(a->v[a->n] = strdup(s))) return -1;
   a->v[++a->n] = NULL;
   return 0;

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/grow.h"
+
 #include "manifests/manifest.h"
 #include "verifier/submission.h"
 #include "verifier/value_list.h"
@@ -13,12 +15,7 @@
 static int push(stats_set *s, double v, double val_loss, double val_bpb, const char *where,
                 pg_error *err) {
   if (!isfinite(v)) return pg_fail(err, where, -1, "the value is not a finite number");
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 8;
-    double *nv = realloc(s->v, cap * sizeof *nv);
-    if (!nv) return pg_fail(err, where, -1, "out of memory");
-    s->v = nv, s->cap = cap;
-  }
+  if (PG_GROW(s->v, s->cap, s->n + 1, 8)) return pg_fail(err, where, -1, "out of memory");
   s->v[s->n++] = v;
   if (isfinite(val_loss) && isfinite(val_bpb) && val_bpb > 0)
     s->tpb_sum += val_loss / (val_bpb * M_LN2), s->n_tpb++;

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/grow.h"
+
 void tb_printf(text_buf *b, const char *fmt, ...) {
   if (b->oom) return;
   va_list ap;
@@ -12,14 +14,9 @@ void tb_printf(text_buf *b, const char *fmt, ...) {
   int need = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
   if (need < 0) return;
-  if (b->len + (size_t)need + 1 > b->cap) {
-    size_t cap = (b->cap ? 2 * b->cap : 4096) + (size_t)need;
-    char *s = realloc(b->s, cap);
-    if (!s) {
-      b->oom = 1;
-      return;
-    }
-    b->s = s, b->cap = cap;
+  if (PG_GROW(b->s, b->cap, b->len + (size_t)need + 1, 4096)) {
+    b->oom = 1;
+    return;
   }
   va_start(ap, fmt);
   vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
