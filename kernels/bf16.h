@@ -5,22 +5,42 @@
  *
  * pgolf keeps every tensor in float32 storage; a "bf16 tensor" is a float32
  * tensor whose values are all bf16-representable, produced by bf16_round.
- * Pure functions on values: the CUDA twin is __float2bfloat16_rn. */
+ * Pure functions on values, shared by the CPU kernels and their CUDA twins
+ * (kernels/hd.h); on the GPU they give __float2bfloat16_rn's bits. */
 #ifndef PGOLF_BF16_H
 #define PGOLF_BF16_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/hd.h"
+
 /* float32 -> bf16 bits, round to nearest even. */
-uint16_t bf16_from_float(float x);
+PGOLF_HD uint16_t bf16_from_float(float x) {
+  uint32_t u = hd_float_bits(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u); /* quiet NaN */
+  /* Adding 0x7fff plus the lowest kept bit rounds half to even; a carry
+   * into the exponent is the correct rounding up (possibly to infinity). */
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+
 /* bf16 bits -> float32 (exact). */
-float bf16_to_float(uint16_t h);
+PGOLF_HD float bf16_to_float(uint16_t h) { return hd_bits_float((uint32_t)h << 16); }
+
 /* float32 -> nearest bf16 value, returned as float32. */
-float bf16_round(float x);
+PGOLF_HD float bf16_round(float x) { return bf16_to_float(bf16_from_float(x)); }
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 /* Round n values in place. */
 void bf16_round_array(float *x, size_t n);
 /* 1 if x is exactly representable in bf16 (NaN counts as representable). */
 int bf16_is_exact(float x);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

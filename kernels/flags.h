@@ -19,12 +19,12 @@
 enum { KERNEL_ACCUMULATE = 1, KERNEL_BF16 = 2, KERNEL_OUT_FP32 = 4 };
 
 /* x rounded to bf16 when the flags ask for it. */
-static inline float kernel_round(float x, int flags) {
+PGOLF_HD float kernel_round(float x, int flags) {
   return (flags & KERNEL_BF16) ? bf16_round(x) : x;
 }
 
 /* Store r into *out, honouring both flags. */
-static inline void kernel_store(float *out, float r, int flags) {
+PGOLF_HD void kernel_store(float *out, float r, int flags) {
   r = kernel_round(r, flags);
   if (!(flags & KERNEL_ACCUMULATE))
     *out = r;
