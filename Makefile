@@ -22,18 +22,25 @@ TEST_BIN = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
 
 # CUDA: compiled in when nvcc exists and there are kernels; never required.
+# The device flags are pinned, because the GPU must reproduce the CPU
+# twins' bits: sm_90 (H100), no fused multiply-add (--fmad=false, as gcc's
+# -ffp-contract=off), IEEE division and square root, denormals kept, no fast
+# math. The runtime is linked statically, so ./pgolf runs (and refuses
+# cleanly, exit 2) on a machine without the CUDA toolkit or a driver.
 NVCC   ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
 CU_SRC  = $(wildcard kernels/*.cu)
+NVCC_FLAGS = -std=c++17 -O3 -arch=sm_90 --fmad=false -prec-div=true -prec-sqrt=true -ftz=false \
+             -Werror all-warnings -Xcompiler -Wall,-Wextra -D_GNU_SOURCE -DPGOLF_HAVE_CUDA -I.
 ifneq ($(and $(NVCC),$(CU_SRC)),)
   CU_OBJ = $(CU_SRC:%.cu=$(BUILD)/obj/%.cu.o)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
   CFLAGS_BASE += -DPGOLF_HAVE_CUDA -I$(CUDA_HOME)/include
-  LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart -lstdc++
+  LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 endif
 
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(EXTRA_CFLAGS)
 
-.PHONY: all build test run-tests demo sanitize fuzz fuzz-smoke bench clean deps
+.PHONY: all build test run-tests demo sanitize fuzz fuzz-smoke bench clean deps print-nvcc-flags
 # Plain `make` first checks (as root: installs) the build's Debian packages,
 # as `make test` and `make demo` do.
 all:
@@ -52,15 +59,16 @@ $(BUILD)/libpgolf.a: $(LIB_OBJ) $(CU_OBJ)
 	ar rcs $@ $^
 
 # Header dependencies as the compiler saw them (-MMD), with an empty rule
-# per header (-MP) so a removed header does not break the build.
+# per header (-MP) so a removed header does not break the build. Objects
+# also depend on this Makefile: a change of flags rebuilds them.
 DEPFLAGS = -MMD -MP
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/obj/%.cu.o: %.cu $(HDRS)
+$(BUILD)/obj/%.cu.o: %.cu Makefile
 	@mkdir -p $(dir $@)
-	$(NVCC) -O2 -I. -c -o $@ $<
+	$(NVCC) $(NVCC_FLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/common/version.o: $(BUILD)/build_gen/source_digest.h
 
@@ -71,13 +79,13 @@ $(BUILD)/build_gen/source_digest.h: $(SOURCES_FOR_DIGEST)
 	@d=$$(sha256sum $(SOURCES_FOR_DIGEST) | sha256sum | cut -c1-64); \
 	  printf '#define PGOLF_SOURCE_DIGEST "%s"\n' "$$d" > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libpgolf.a
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libpgolf.a Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -MF $@.d -o $@ $< $(BUILD)/libpgolf.a -lcmocka $(LDLIBS)
 
 build: pgolf $(TEST_BIN)
 
--include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_BIN:=.d) $(CU_OBJ:.o=.d)
 
 # `make test` and `make demo` first check (as root: install) their Debian packages.
 test:
@@ -125,3 +133,7 @@ bench:
 
 clean:
 	rm -rf build pgolf
+
+# The pinned device flags, for the static checks (ci/cuda-static.sh).
+print-nvcc-flags:
+	@echo $(NVCC_FLAGS)

@@ -7,6 +7,10 @@
 
 #include <stdarg.h>
 
+#ifdef __cplusplus /* the CUDA launchers (kernels/<op>.cu, C++) report through these */
+extern "C" {
+#endif
+
 #define PG_ERR_PATH 512
 #define PG_ERR_MSG 512
 
@@ -36,5 +40,9 @@ void pg_error_format(const pg_error *err, char *buf, unsigned long cap);
 void pg_error_print(const pg_error *err);
 /* Print "pgolf: msg" to stderr (usage errors with no file). */
 void pg_die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -2,8 +2,10 @@
 # Run the whole suite against one build directory: every CMocka binary in
 # BUILD/tests, then every end-to-end script in tests/e2e with PGOLF set to
 # BUILD/pgolf. Prints per-file results and one closing line
-#   tests: N passed, M failed
-# and exits non-zero if anything failed.
+#   tests: N passed, M failed, K skipped
+# and exits non-zero if anything failed. A skipped test (one that needs a
+# GPU on a machine without one) is counted apart with its reason, never as
+# passed.
 set -u
 build=${1:-build/release}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +19,9 @@ OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export OMP_WAIT_POLICY
 passed=0
 failed=0
+skipped=0
 failed_files=""
+skip_reasons=""
 
 for t in "$build"/tests/test_*; do
   [ -x "$t" ] || continue
@@ -25,14 +29,25 @@ for t in "$build"/tests/test_*; do
   rc=$?
   p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' | awk '{s+=$1} END {print s+0}')
   f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' | awk '{s+=$1} END {print s+0}')
+  k=$(printf '%s\n' "$out" | sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s), listed below:/\1/p' | awk '{s+=$1} END {print s+0}')
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # crashed before reporting
+  if [ "$k" -ne 0 ]; then
+    skipped=$((skipped + k))
+    why=$(printf '%s\n' "$out" | sed -n 's/^skipped: //p' | sort -u | head -n 1)
+    skip_reasons="$skip_reasons
+  $(basename "$t"): $k skipped: $why"
+  fi
   passed=$((passed + p))
   failed=$((failed + f))
   if [ "$f" -ne 0 ]; then
     failed_files="$failed_files $t"
     printf '%s\n' "$out"
   fi
-  printf '%-40s %4d passed %4d failed\n' "$(basename "$t")" "$p" "$f"
+  if [ "$k" -ne 0 ]; then
+    printf '%-40s %4d passed %4d failed %4d skipped\n' "$(basename "$t")" "$p" "$f" "$k"
+  else
+    printf '%-40s %4d passed %4d failed\n' "$(basename "$t")" "$p" "$f"
+  fi
 done
 
 for t in tests/e2e/*.sh; do
@@ -42,6 +57,12 @@ for t in tests/e2e/*.sh; do
   rc=$?
   p=$(printf '%s\n' "$out" | grep -c '^ok ' || true)
   f=$(printf '%s\n' "$out" | grep -c '^FAIL ' || true)
+  k=$(printf '%s\n' "$out" | grep -c '^SKIP ' || true)
+  if [ "$k" -ne 0 ]; then
+    skipped=$((skipped + k))
+    skip_reasons="$skip_reasons
+$(printf '%s\n' "$out" | sed -n "s|^SKIP |  $(basename "$t"): |p")"
+  fi
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   passed=$((passed + p))
   failed=$((failed + f))
@@ -49,9 +70,14 @@ for t in tests/e2e/*.sh; do
     failed_files="$failed_files $t"
     printf '%s\n' "$out"
   fi
-  printf '%-40s %4d passed %4d failed\n' "$(basename "$t")" "$p" "$f"
+  if [ "$k" -ne 0 ]; then
+    printf '%-40s %4d passed %4d failed %4d skipped\n' "$(basename "$t")" "$p" "$f" "$k"
+  else
+    printf '%-40s %4d passed %4d failed\n' "$(basename "$t")" "$p" "$f"
+  fi
 done
 
 [ -n "$failed_files" ] && echo "failing:$failed_files"
-echo "tests: $passed passed, $failed failed"
+[ -n "$skip_reasons" ] && echo "skipped (each with its reason):$skip_reasons"
+echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -7,6 +7,8 @@ trap 'rm -rf "$TMP"' EXIT
 
 ok() { echo "ok $1"; }
 fail() { echo "FAIL $1: $2"; }
+# A check that cannot run here (it needs a GPU, a tool): counted apart.
+skip() { echo "SKIP $1: $2"; }
 
 # expect_rc NAME RC CMD...: run CMD, check its exit code is RC.
 # stdout goes to $TMP/out, stderr to $TMP/err.

@@ -1,0 +1,68 @@
+/* The CUDA runtime seen from pgolf: its errors turned into pg_error values
+ * (no exit(), no printing: the verb at the edge reports), the device query
+ * every GPU verb starts with, and launch checking for the kernels'
+ * launchers. Only compiled where nvcc is present (PGOLF_HAVE_CUDA). */
+#ifndef PGOLF_CUDA_COMMON_H
+#define PGOLF_CUDA_COMMON_H
+
+#include "common/error.h"
+
+#ifdef PGOLF_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What pgolf records of one GPU (the manifest's "device"). */
+typedef struct cuda_device_info {
+  int index;
+  char name[256];
+  int sm_count;
+  int cc_major, cc_minor;
+  unsigned long long memory_bytes;
+  char pci_bus_id[32];
+} cuda_device_info;
+
+typedef struct cuda_versions {
+  int driver;  /* cudaDriverGetVersion, e.g. 13000; 0 without a driver */
+  int runtime; /* cudaRuntimeGetVersion */
+} cuda_versions;
+
+/* 1 when this pgolf was built with the CUDA path. */
+int cuda_built(void);
+
+/* The number of usable GPUs into *n. Fails (err, -1) with the runtime's
+ * reason when there is none: "no CUDA device: <reason>". Without the CUDA
+ * build it fails with "this pgolf was built without CUDA". */
+int cuda_device_count(int *n, pg_error *err);
+
+/* Properties of GPU i (0 <= i < count). */
+int cuda_device_query(int i, cuda_device_info *out, pg_error *err);
+
+/* Driver and runtime versions (driver 0 when no driver is loaded). */
+int cuda_versions_get(cuda_versions *v, pg_error *err);
+
+#ifdef PGOLF_HAVE_CUDA
+/* Fill err from a failed runtime call and return -1; `what` names the call. */
+int cuda_fail(pg_error *err, cudaError_t rc, const char *what);
+
+/* After a kernel launch: the launch's own error (bad configuration, no
+ * device) as err. Does not synchronize. */
+int cuda_check_launch(pg_error *err, const char *kernel);
+
+/* Evaluate a runtime call; on failure fill err and return -1 from the
+ * enclosing function. */
+#define PG_CUDA_TRY(err, call)                                \
+  do {                                                        \
+    cudaError_t pg_cuda_rc_ = (call);                         \
+    if (pg_cuda_rc_ != cudaSuccess) return cuda_fail((err), pg_cuda_rc_, #call); \
+  } while (0)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

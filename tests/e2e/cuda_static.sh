@@ -1,0 +1,74 @@
+#!/bin/sh
+# The static checks of the CUDA kernels (ci/cuda-static.sh) pass on the
+# tree, and are not blind: a planted floating-point atomicAdd is caught in
+# the PTX (and the SASS, where cuobjdump is installed), an integer counter
+# is not, and a kernel that spills registers is caught. Without nvcc every
+# check is a SKIP with that reason.
+. "$(dirname "$0")/lib.sh"
+
+out=$(sh ci/cuda-static.sh 2>&1)
+rc=$?
+printf '%s\n' "$out" | grep -E '^(ok|FAIL|SKIP) '
+[ "$rc" -eq 0 ] || fail "cuda static checks exit 0 on the tree" "exit $rc"
+case "$out" in "SKIP cuda static checks: no nvcc"*) exit 0 ;; esac
+
+cat >"$TMP/racy.cu" <<'CU'
+__global__ void sum_racy(const float *x, float *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(out, x[i]);
+}
+__global__ void count(unsigned *c) { atomicAdd(c, 1u); }
+CU
+cat >"$TMP/spilly.cu" <<'CU'
+__global__ void __launch_bounds__(1024, 2) spilly(float *x) {
+  float a[96];
+#pragma unroll
+  for (int i = 0; i < 96; i++) a[i] = x[i * blockDim.x + threadIdx.x];
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 96; i++) s = s + a[i] * a[95 - i];
+#pragma unroll
+  for (int i = 0; i < 96; i++) x[i * blockDim.x + threadIdx.x] = a[i] * s;
+}
+CU
+cat >"$TMP/counter.cu" <<'CU'
+__global__ void count(unsigned *c) { atomicAdd(c, 1u); }
+CU
+sh ci/cuda-static.sh "$TMP/racy.cu" >"$TMP/racy.out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q '^FAIL racy: no floating-point atomics in PTX: .*atom.global.add.f32' "$TMP/racy.out"; then
+  ok "a float atomicAdd is caught in the PTX"
+else
+  fail "a float atomicAdd is caught in the PTX" "exit $rc: $(head -c 400 "$TMP/racy.out")"
+fi
+if grep -q '^SKIP racy: SASS check' "$TMP/racy.out"; then
+  skip "a float atomicAdd is caught in the SASS" "no cuobjdump here"
+elif grep -q '^FAIL racy: no floating-point atomics in SASS: .*RED.*F32' "$TMP/racy.out"; then
+  ok "a float atomicAdd is caught in the SASS"
+else
+  fail "a float atomicAdd is caught in the SASS" "$(head -c 400 "$TMP/racy.out")"
+fi
+if sh ci/cuda-static.sh "$TMP/counter.cu" >"$TMP/counter.out" 2>&1; then
+  ok "an integer atomic counter is allowed"
+else
+  fail "an integer atomic counter is allowed" "$(head -c 400 "$TMP/counter.out")"
+fi
+sh ci/cuda-static.sh "$TMP/spilly.cu" >"$TMP/spilly.out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q '^FAIL spilly: no register spills: .*spill stores' "$TMP/spilly.out"; then
+  ok "a kernel that spills registers is caught"
+else
+  fail "a kernel that spills registers is caught" "exit $rc: $(head -c 400 "$TMP/spilly.out")"
+fi
+
+# No GPU here: the gpu verb and the GPU tests refuse cleanly, exit 2 / skip.
+if "$PGOLF" gpu >"$TMP/gpu.out" 2>"$TMP/gpu.err"; then
+  skip "pgolf gpu without a GPU exits 2" "this machine has a GPU: $(head -n 1 "$TMP/gpu.out")"
+else
+  rc=$?
+  if [ "$rc" -eq 2 ] && grep -q '^pgolf: no CUDA device: ' "$TMP/gpu.err"; then
+    ok "pgolf gpu without a GPU exits 2 naming the runtime's reason"
+  else
+    fail "pgolf gpu without a GPU exits 2 naming the runtime's reason" "exit $rc: $(cat "$TMP/gpu.err")"
+  fi
+fi

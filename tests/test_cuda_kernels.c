@@ -1,0 +1,138 @@
+/* The CUDA kernels against their CPU tree twins, bit for bit, and run to
+ * run. Needs a GPU: without one (or without the CUDA build) every test
+ * skips and says why; ci/gpu-check.sh runs this on a GPU machine and fails
+ * on any skip there. */
+#include "tests/test_util.h"
+
+#include "kernels/cuda_common.h"
+#include "kernels/rmsnorm.h"
+#include "tests/kernel_check.h"
+
+#ifdef PGOLF_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+static char g_why[PG_ERR_MSG + 64];
+
+/* 0 when a GPU is usable; otherwise the reason is in g_why. */
+static int gpu_ready(void) {
+  pg_error err;
+  int n;
+  if (cuda_device_count(&n, &err)) {
+    snprintf(g_why, sizeof g_why, "needs a GPU: %s", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+#define NEED_GPU()                                  \
+  do {                                              \
+    if (gpu_ready()) {                              \
+      fprintf(stderr, "skipped: %s\n", g_why);      \
+      skip();                                       \
+    }                                               \
+  } while (0)
+
+#define CK(call) assert_int_equal((call), cudaSuccess)
+
+static float *to_device(const float *h, size_t n) {
+  float *d = NULL;
+  CK(cudaMalloc((void **)&d, n * sizeof *d));
+  CK(cudaMemcpy(d, h, n * sizeof *d, cudaMemcpyHostToDevice));
+  return d;
+}
+
+static void from_device(float *h, const float *d, size_t n) {
+  CK(cudaMemcpy(h, d, n * sizeof *h, cudaMemcpyDeviceToHost));
+}
+
+static void assert_same_bits(const float *a, const float *b, size_t n, const char *what) {
+  if (memcmp(a, b, n * sizeof *a) == 0) return;
+  for (size_t i = 0; i < n; i++)
+    if (memcmp(&a[i], &b[i], sizeof *a)) {
+      fprintf(stderr, "%s: element %zu: gpu %.9g, cpu tree %.9g\n", what, i, (double)a[i],
+              (double)b[i]);
+      break;
+    }
+  fail();
+}
+
+/* Forward and backward at widths that leave lanes empty (100), fill them
+ * (256, 512: the baseline), wrap them (1000, 4096), in fp32 and bf16, and
+ * the backward accumulating into bf16 gradients. Each launch twice: the
+ * second result must equal the first. */
+static void test_rmsnorm_equals_tree_ref(void **state) {
+  (void)state;
+  NEED_GPU();
+  const int dims[] = {100, 256, 512, 1000, 4096}, rows = 37;
+  const int fwd_flags[] = {0, KERNEL_BF16};
+  const int bwd_flags[] = {0, KERNEL_BF16, KERNEL_BF16 | KERNEL_ACCUMULATE};
+  kc_rng rng = {17};
+  pg_error err;
+  for (int k = 0; k < 5; k++) {
+    int d = dims[k];
+    size_t n = (size_t)rows * d;
+    float *x = malloc(n * sizeof *x), *g = malloc(n * sizeof *g), *acc0 = malloc(n * sizeof *acc0);
+    float *y_cpu = malloc(n * sizeof *y_cpu), *y_gpu = malloc(n * sizeof *y_gpu);
+    float r_cpu[37], r_gpu[37];
+    kc_fill(&rng, x, n, 2.0);
+    kc_fill(&rng, g, n, 1.0);
+    kc_fill(&rng, acc0, n, 0.5);
+    float *dx = to_device(x, n), *dg = to_device(g, n), *dy = to_device(x, n);
+    float *dr = to_device(r_cpu, rows);
+    for (int f = 0; f < 2; f++) {
+      rmsnorm_forward_tree_ref(y_cpu, r_cpu, x, rows, d, fwd_flags[f]);
+      for (int rep = 0; rep < 2; rep++) {
+        assert_int_equal(rmsnorm_forward_cuda(dy, dr, dx, rows, d, fwd_flags[f], 0, &err), 0);
+        CK(cudaDeviceSynchronize());
+        from_device(y_gpu, dy, n);
+        from_device(r_gpu, dr, rows);
+        assert_same_bits(y_gpu, y_cpu, n, "rmsnorm forward y");
+        assert_same_bits(r_gpu, r_cpu, rows, "rmsnorm forward rstd");
+      }
+    }
+    rmsnorm_forward_tree_ref(y_cpu, r_cpu, x, rows, d, 0);
+    CK(cudaMemcpy(dr, r_cpu, rows * sizeof *r_cpu, cudaMemcpyHostToDevice));
+    for (int f = 0; f < 3; f++) {
+      memcpy(y_cpu, acc0, n * sizeof *y_cpu);
+      rmsnorm_backward_tree_ref(y_cpu, g, x, r_cpu, rows, d, bwd_flags[f]);
+      for (int rep = 0; rep < 2; rep++) {
+        CK(cudaMemcpy(dy, acc0, n * sizeof *acc0, cudaMemcpyHostToDevice));
+        assert_int_equal(rmsnorm_backward_cuda(dy, dg, dx, dr, rows, d, bwd_flags[f], 0, &err), 0);
+        CK(cudaDeviceSynchronize());
+        from_device(y_gpu, dy, n);
+        assert_same_bits(y_gpu, y_cpu, n, "rmsnorm backward dx");
+      }
+    }
+    cudaFree(dx), cudaFree(dg), cudaFree(dy), cudaFree(dr);
+    free(x), free(g), free(acc0), free(y_cpu), free(y_gpu);
+  }
+}
+
+/* A launch error comes back as a value: zero width is refused before any
+ * launch, with the kernel's name. */
+static void test_bad_shape_is_an_error(void **state) {
+  (void)state;
+  NEED_GPU();
+  pg_error err;
+  assert_int_equal(rmsnorm_forward_cuda(NULL, NULL, NULL, 4, 0, 0, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "rmsnorm"));
+}
+
+#else
+
+static void test_rmsnorm_equals_tree_ref(void **state) {
+  (void)state;
+  fprintf(stderr, "skipped: needs a GPU: this pgolf was built without CUDA (no nvcc)\n");
+  skip();
+}
+static void test_bad_shape_is_an_error(void **state) { test_rmsnorm_equals_tree_ref(state); }
+
+#endif
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rmsnorm_equals_tree_ref),
+      cmocka_unit_test(test_bad_shape_is_an_error),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
