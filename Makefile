@@ -28,7 +28,7 @@ FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
 # math. The runtime is linked statically, so ./pgolf runs (and refuses
 # cleanly, exit 2) on a machine without the CUDA toolkit or a driver.
 NVCC   ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
-CU_SRC  = $(wildcard kernels/*.cu)
+CU_SRC  = $(foreach p,$(PARTS),$(wildcard $(p)/*.cu))
 NVCC_FLAGS = -std=c++17 -O3 -arch=sm_90 --fmad=false -prec-div=true -prec-sqrt=true -ftz=false \
              -Werror all-warnings -Xcompiler -Wall,-Wextra -D_GNU_SOURCE -DPGOLF_HAVE_CUDA -I.
 ifneq ($(and $(NVCC),$(CU_SRC)),)
@@ -77,7 +77,8 @@ SOURCES_FOR_DIGEST = $(sort $(LIB_SRC) common/pgolf.c $(HDRS) $(CU_SRC) Makefile
 $(BUILD)/build_gen/source_digest.h: $(SOURCES_FOR_DIGEST)
 	@mkdir -p $(dir $@)
 	@d=$$(sha256sum $(SOURCES_FOR_DIGEST) | sha256sum | cut -c1-64); \
-	  printf '#define PGOLF_SOURCE_DIGEST "%s"\n' "$$d" > $@.tmp && mv $@.tmp $@
+	  { printf '#define PGOLF_SOURCE_DIGEST "%s"\n' "$$d"; \
+	    printf '#define PGOLF_SOURCE_PARTS "%s"\n' "$(PARTS)"; } > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libpgolf.a Makefile
 	@mkdir -p $(dir $@)

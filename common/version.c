@@ -1,8 +1,9 @@
 #include "common/version.h"
 
-#include "build_gen/source_digest.h" /* generated: PGOLF_SOURCE_DIGEST */
+#include "build_gen/source_digest.h" /* generated: PGOLF_SOURCE_DIGEST, PGOLF_SOURCE_PARTS */
 
 const char *pgolf_source_digest(void) { return PGOLF_SOURCE_DIGEST; }
+const char *pgolf_source_parts(void) { return PGOLF_SOURCE_PARTS; }
 
 const char *pgolf_compiler(void) {
 #if defined(__clang__)

@@ -7,6 +7,10 @@
 /* SHA-256 over the sorted list of "digest  path" lines of every source
  * file the binary was built from (computed by the Makefile). */
 const char *pgolf_source_digest(void);
+/* The parts whose .c, .h and .cu files (with the Makefile) make that
+ * digest, space-separated, from the Makefile's PARTS: code bytes count
+ * exactly these files (trainer/code_size.c). */
+const char *pgolf_source_parts(void);
 /* Compiler that built this binary, e.g. "gcc 12.2.0". */
 const char *pgolf_compiler(void);
 /* 1 when CUDA kernels were compiled in. */

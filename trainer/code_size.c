@@ -53,26 +53,34 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Relative paths of the digest's files, in make's $(sort) order. */
-static int list_sources(const char *root, char **names, int *n) {
-  static const char *parts[] = {"common", "trainer", "verifier", "manifests", "kernels"};
-  *n = 0;
-  for (int k = 0; k < 5; k++) {
-    char dir[1100];
-    snprintf(dir, sizeof dir, "%s/%s", root, parts[k]);
-    DIR *d = opendir(dir);
-    if (!d) continue;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      int want = ends_with(e->d_name, ".c") || ends_with(e->d_name, ".h") ||
-                 (k == 4 && ends_with(e->d_name, ".cu"));
-      if (!want || e->d_name[0] == '.' || *n == MAX_SOURCES) continue;
-      size_t len = strlen(parts[k]) + strlen(e->d_name) + 2;
-      if (!(names[*n] = malloc(len))) break;
-      snprintf(names[(*n)++], len, "%s/%s", parts[k], e->d_name);
-    }
-    closedir(d);
+/* The .c, .h and .cu files of one part, appended to names. */
+static void list_part(const char *root, const char *part, char **names, int *n) {
+  char dir[1100];
+  snprintf(dir, sizeof dir, "%s/%s", root, part);
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    int want = ends_with(e->d_name, ".c") || ends_with(e->d_name, ".h") ||
+               ends_with(e->d_name, ".cu");
+    if (!want || e->d_name[0] == '.' || *n == MAX_SOURCES) continue;
+    size_t len = strlen(part) + strlen(e->d_name) + 2;
+    if (!(names[*n] = malloc(len))) break;
+    snprintf(names[(*n)++], len, "%s/%s", part, e->d_name);
   }
+  closedir(d);
+}
+
+/* Relative paths of the digest's files, in make's $(sort) order: the
+ * parts the binary's digest was built from (never a list of our own, which
+ * a move of files would silently leave behind). */
+static int list_sources(const char *root, char **names, int *n) {
+  char parts[256];
+  snprintf(parts, sizeof parts, "%s", pgolf_source_parts());
+  *n = 0;
+  char *save = NULL;
+  for (char *p = strtok_r(parts, " ", &save); p; p = strtok_r(NULL, " ", &save))
+    list_part(root, p, names, n);
   if (*n < MAX_SOURCES && (names[*n] = strdup("Makefile"))) (*n)++;
   qsort(names, (size_t)*n, sizeof *names, cmp_str);
   return 0;

@@ -4,9 +4,8 @@
  *
  *   code bytes = the summed sizes of exactly the source files whose
  *   digest is the binary's source digest (the Makefile's
- *   SOURCES_FOR_DIGEST: every .c and .h file in common/, trainer/,
- *   verifier/, manifests/ and kernels/, every .cu file in kernels/, and the
- *   Makefile).
+ *   SOURCES_FOR_DIGEST: every .c, .h and .cu file in the Makefile's PARTS,
+ *   which the binary carries as pgolf_source_parts(), and the Makefile).
  *
  * The files are found in the source tree the binary was built from (the
  * current directory, or the binary's directory and up to three parents,
