@@ -35,7 +35,7 @@ ifneq ($(and $(NVCC),$(CU_SRC)),)
   CU_OBJ = $(CU_SRC:%.cu=$(BUILD)/obj/%.cu.o)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
   CFLAGS_BASE += -DPGOLF_HAVE_CUDA -I$(CUDA_HOME)/include
-  LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcudart_static -ldl -lrt -lstdc++
 endif
 
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(EXTRA_CFLAGS)

@@ -52,9 +52,9 @@ for t in build/release/tests/test_cuda_*; do
   p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$out/$(basename "$t").txt")
   k=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s), listed below:/\1/p' "$out/$(basename "$t").txt")
   if [ "$rc" -eq 0 ] && [ -z "$k" ]; then
-    row "$(basename "$t") (GPU = CPU tree, bitwise; run to run)" pass "${p:-0} tests"
+    row "$(basename "$t") (GPU vs its CPU twin; run to run)" pass "${p:-0} tests"
   else
-    row "$(basename "$t") (GPU = CPU tree, bitwise; run to run)" fail "exit $rc, ${p:-0} passed, ${k:-0} skipped: $(grep -m1 '^skipped:\|element' "$out/$(basename "$t").txt")"
+    row "$(basename "$t") (GPU vs its CPU twin; run to run)" fail "exit $rc, ${p:-0} passed, ${k:-0} skipped: $(grep -m1 '^skipped:\|element' "$out/$(basename "$t").txt")"
   fi
 done
 

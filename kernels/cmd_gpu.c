@@ -22,8 +22,8 @@ static const char usage_text[] =
     "  --json   print one JSON object\n";
 
 static json_t *device_json(const cuda_device_info *d, const char *cc) {
-  return json_pack("{s:i, s:s, s:i, s:s, s:I, s:s}", "index", d->index, "name", d->name,
-                   "sm_count", d->sm_count, "compute_capability", cc, "memory_bytes",
+  return json_pack("{s:i, s:s, s:i, s:s, s:I, s:s}", "index", d->index, "name", d->name, "sm_count",
+                   d->sm_count, "compute_capability", cc, "memory_bytes",
                    (json_int_t)d->memory_bytes, "pci_bus_id", d->pci_bus_id);
 }
 

@@ -54,9 +54,9 @@ int cuda_check_launch(pg_error *err, const char *kernel);
 
 /* Evaluate a runtime call; on failure fill err and return -1 from the
  * enclosing function. */
-#define PG_CUDA_TRY(err, call)                                \
-  do {                                                        \
-    cudaError_t pg_cuda_rc_ = (call);                         \
+#define PG_CUDA_TRY(err, call)                                                   \
+  do {                                                                           \
+    cudaError_t pg_cuda_rc_ = (call);                                            \
     if (pg_cuda_rc_ != cudaSuccess) return cuda_fail((err), pg_cuda_rc_, #call); \
   } while (0)
 #endif

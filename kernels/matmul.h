@@ -15,6 +15,10 @@
 
 #include "kernels/flags.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 void matmul_forward(float *y, const float *x, const float *w, int n, int in, int out, int flags);
 void matmul_backward_input(float *dx, const float *dy, const float *w, int n, int in, int out,
                            int flags);
@@ -34,5 +38,60 @@ void matmul_backward_input_simple(float *dx, const float *dy, const float *w, in
                                   int out, int flags);
 void matmul_backward_weight_simple(float *dw, const float *dy, const float *x, int n, int in,
                                    int out, int flags);
+
+#ifdef PGOLF_HAVE_CUDA
+/* The GPU twins, through cuBLASLt (kernels/matmul.cu). Not the CPU's bits:
+ * cuBLASLt sums in its own order, so a GPU product is compared with the
+ * CPU's within |gpu - cpu| <= MATMUL_CUDA_RTOL * k * sum_k |a b| (+ one bf16
+ * rounding of the result under KERNEL_BF16); run to run it is bitwise,
+ * because:
+ *   - the algorithm is chosen once per shape (the first call) and reused,
+ *     with split-K reduction masked off (CUBLASLT_REDUCTION_SCHEME_NONE, so
+ *     no partial sums land in an order the hardware decides), from one
+ *     fixed workspace, on the caller's one stream;
+ *   - fp32 is CUBLAS_COMPUTE_32F with float32 operands (TF32 only ever
+ *     comes with the *_FAST_TF32 compute types, never used here);
+ *     KERNEL_BF16 means bf16 operands (device arrays of bf16, as
+ *     uint16_t) with float32 accumulation and a bf16 result, as autocast's
+ *     linear layers compute.
+ * Every chosen algorithm is recorded (its 64 descriptor bytes, the
+ * workspace it uses) for the run manifest, so a replay can tell when it
+ * runs something else. */
+#include <cuda_runtime_api.h>
+#include <jansson.h>
+
+#include "common/error.h"
+
+/* 2 x FLT_EPSILON: each summation order errs by at most k eps sum |a b|. */
+#define MATMUL_CUDA_RTOL 2.4e-7
+
+typedef struct matmul_cuda_ctx matmul_cuda_ctx;
+
+/* A cuBLASLt handle and one workspace of workspace_bytes on the current
+ * device. Fails with "no CUDA device: ..." where there is none. */
+int matmul_cuda_init(matmul_cuda_ctx **ctx, size_t workspace_bytes, pg_error *err);
+void matmul_cuda_free(matmul_cuda_ctx *ctx);
+
+/* y[n,out] = x[n,in] W[out,in]^T. Flags: KERNEL_BF16 (all three bf16). */
+int matmul_forward_cuda(matmul_cuda_ctx *c, void *y, const void *x, const void *w, int n, int in,
+                        int out, int flags, cudaStream_t stream, pg_error *err);
+/* dx[n,in] = dy[n,out] W[out,in]. */
+int matmul_backward_input_cuda(matmul_cuda_ctx *c, void *dx, const void *dy, const void *w, int n,
+                               int in, int out, int flags, cudaStream_t stream, pg_error *err);
+/* dw[out,in] = dy[n,out]^T x[n,in]; KERNEL_ACCUMULATE adds into dw
+ * (float32 only: a bf16 gradient is added to its float32 .grad by the
+ * caller, rounded first, as autograd does). */
+int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const void *dy, const void *x, int n,
+                                int in, int out, int flags, cudaStream_t stream, pg_error *err);
+
+/* {"cublaslt_version": N, "workspace_bytes": N, "plans": [{"op", "n", "in",
+ * "out", "dtype", "accumulate", "algo": "<128 hex digits>",
+ * "algo_workspace_bytes"}...]} in the order the shapes were first used. */
+json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

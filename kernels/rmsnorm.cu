@@ -65,9 +65,9 @@ extern "C" int rmsnorm_forward_cuda(float *y, float *rstd, const float *x, int r
   return cuda_check_launch(err, "rmsnorm_forward_kernel");
 }
 
-extern "C" int rmsnorm_backward_cuda(float *dx, const float *dy, const float *x,
-                                     const float *rstd, int rows, int d, int flags,
-                                     cudaStream_t stream, pg_error *err) {
+extern "C" int rmsnorm_backward_cuda(float *dx, const float *dy, const float *x, const float *rstd,
+                                     int rows, int d, int flags, cudaStream_t stream,
+                                     pg_error *err) {
   if (check_shape(rows, d, err)) return -1;
   if (rows == 0) return 0;
   rmsnorm_backward_kernel<<<rows, TREE_LANES, 0, stream>>>(dx, dy, x, rstd, d, flags);

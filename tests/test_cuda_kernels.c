@@ -24,12 +24,12 @@ static int gpu_ready(void) {
   return 0;
 }
 
-#define NEED_GPU()                                  \
-  do {                                              \
-    if (gpu_ready()) {                              \
-      fprintf(stderr, "skipped: %s\n", g_why);      \
-      skip();                                       \
-    }                                               \
+#define NEED_GPU()                             \
+  do {                                         \
+    if (gpu_ready()) {                         \
+      fprintf(stderr, "skipped: %s\n", g_why); \
+      skip();                                  \
+    }                                          \
   } while (0)
 
 #define CK(call) assert_int_equal((call), cudaSuccess)

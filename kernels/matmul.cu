@@ -1,0 +1,212 @@
+/* Linear-layer products on the GPU through cuBLASLt (contract in
+ * matmul.h). cuBLASLt is column-major; a row-major [r, c] matrix is its
+ * column-major transpose, so each of the three products is written as one
+ * column-major GEMM D[m, n] = op(A)[m, k] op(B)[k, n]:
+ *   forward         y^T[out, N]  = (W stored [in, out])^T  x^T[in, N]
+ *   backward input  dx^T[in, N]  =  W stored [in, out]     dy^T[out, N]
+ *   backward weight dw^T[in, out] = x^T[in, N]             (dy^T[out, N])^T
+ * No __global__ kernel of our own: cuBLASLt's, chosen once per shape. */
+#include <cublasLt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cuda_common.h"
+#include "kernels/matmul.h"
+
+/* ---- plans: one per shape, chosen at first use and then reused ---- */
+
+enum { OP_FWD, OP_BWD_INPUT, OP_BWD_WEIGHT };
+static const char *const OP_NAME[] = {"forward", "backward_input", "backward_weight"};
+#define MAX_PLANS 64
+
+typedef struct plan {
+  int op, n, in, out, bf16, accumulate;
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatrixLayout_t a, b, c;
+  cublasLtMatmulAlgo_t algo;
+  size_t algo_ws;
+} plan;
+
+struct matmul_cuda_ctx {
+  cublasLtHandle_t handle;
+  void *workspace;
+  size_t workspace_bytes;
+  plan plans[MAX_PLANS];
+  int n_plans;
+};
+
+static int lt_fail(pg_error *err, cublasStatus_t st, const char *what) {
+  return pg_fail(err, "", -1, "%s: cuBLASLt %s (%s)", what, cublasLtGetStatusName(st),
+                 cublasLtGetStatusString(st));
+}
+
+#define LT_TRY(err, call)                                                      \
+  do {                                                                         \
+    cublasStatus_t lt_st_ = (call);                                            \
+    if (lt_st_ != CUBLAS_STATUS_SUCCESS) return lt_fail((err), lt_st_, #call); \
+  } while (0)
+
+extern "C" int matmul_cuda_init(matmul_cuda_ctx **out, size_t workspace_bytes, pg_error *err) {
+  int n;
+  *out = NULL;
+  if (cuda_device_count(&n, err)) return -1;
+  matmul_cuda_ctx *c = (matmul_cuda_ctx *)calloc(1, sizeof *c);
+  if (!c) return pg_fail(err, "", -1, "out of memory");
+  cublasStatus_t st = cublasLtCreate(&c->handle);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    free(c);
+    return lt_fail(err, st, "cublasLtCreate");
+  }
+  cudaError_t rc = cudaMalloc(&c->workspace, workspace_bytes ? workspace_bytes : 1);
+  if (rc != cudaSuccess) {
+    cublasLtDestroy(c->handle);
+    free(c);
+    return cuda_fail(err, rc, "cudaMalloc(matmul workspace)");
+  }
+  c->workspace_bytes = workspace_bytes;
+  *out = c;
+  return 0;
+}
+
+extern "C" void matmul_cuda_free(matmul_cuda_ctx *c) {
+  if (!c) return;
+  for (int i = 0; i < c->n_plans; i++) {
+    cublasLtMatrixLayoutDestroy(c->plans[i].a);
+    cublasLtMatrixLayoutDestroy(c->plans[i].b);
+    cublasLtMatrixLayoutDestroy(c->plans[i].c);
+    cublasLtMatmulDescDestroy(c->plans[i].desc);
+  }
+  cudaFree(c->workspace);
+  cublasLtDestroy(c->handle);
+  free(c);
+}
+
+/* The GEMM of plan p: m, n, k, the stored shapes and transposes of A, B. */
+typedef struct gemm_shape {
+  cublasOperation_t ta, tb;
+  uint64_t a_rows, a_cols, b_rows, b_cols, m, n;
+} gemm_shape;
+
+static gemm_shape shape_of(const plan *p) {
+  gemm_shape s;
+  uint64_t N = (uint64_t)p->n, in = (uint64_t)p->in, out = (uint64_t)p->out;
+  switch (p->op) {
+  case OP_FWD: s = (gemm_shape){CUBLAS_OP_T, CUBLAS_OP_N, in, out, in, N, out, N}; break;
+  case OP_BWD_INPUT: s = (gemm_shape){CUBLAS_OP_N, CUBLAS_OP_N, in, out, out, N, in, N}; break;
+  default: s = (gemm_shape){CUBLAS_OP_N, CUBLAS_OP_T, in, N, out, N, in, out}; break;
+  }
+  return s;
+}
+
+/* Descriptors and the one algorithm for p (key fields already set). */
+static int plan_build(matmul_cuda_ctx *c, plan *p, pg_error *err) {
+  gemm_shape s = shape_of(p);
+  cudaDataType_t t = p->bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  LT_TRY(err, cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  LT_TRY(err,
+         cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &s.ta, sizeof s.ta));
+  LT_TRY(err,
+         cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &s.tb, sizeof s.tb));
+  LT_TRY(err, cublasLtMatrixLayoutCreate(&p->a, t, s.a_rows, s.a_cols, (int64_t)s.a_rows));
+  LT_TRY(err, cublasLtMatrixLayoutCreate(&p->b, t, s.b_rows, s.b_cols, (int64_t)s.b_rows));
+  LT_TRY(err, cublasLtMatrixLayoutCreate(&p->c, t, s.m, s.n, (int64_t)s.m));
+  cublasLtMatmulPreference_t pref;
+  LT_TRY(err, cublasLtMatmulPreferenceCreate(&pref));
+  uint64_t ws = c->workspace_bytes;
+  uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_NONE; /* no split-K partial sums */
+  cublasLtMatmulHeuristicResult_t r;
+  int found = 0;
+  cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                              &scheme, sizeof scheme);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasLtMatmulAlgoGetHeuristic(c->handle, p->desc, p->a, p->b, p->c, p->c, pref, 1, &r,
+                                        &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS) return lt_fail(err, st, "cublasLtMatmulAlgoGetHeuristic");
+  if (found < 1 || r.state != CUBLAS_STATUS_SUCCESS)
+    return pg_fail(err, "", -1, "cuBLASLt has no algorithm without split-K for %s %dx%dx%d (%s)",
+                   OP_NAME[p->op], p->n, p->in, p->out, p->bf16 ? "bf16" : "fp32");
+  p->algo = r.algo;
+  p->algo_ws = r.workspaceSize;
+  return 0;
+}
+
+/* The plan for this key: found, or built and remembered. */
+static int plan_get(matmul_cuda_ctx *c, int op, int n, int in, int out, int flags, plan **res,
+                    pg_error *err) {
+  int bf16 = (flags & KERNEL_BF16) != 0, acc = (flags & KERNEL_ACCUMULATE) != 0;
+  for (int i = 0; i < c->n_plans; i++) {
+    plan *p = &c->plans[i];
+    if (p->op == op && p->n == n && p->in == in && p->out == out && p->bf16 == bf16 &&
+        p->accumulate == acc) {
+      *res = p;
+      return 0;
+    }
+  }
+  if (c->n_plans == MAX_PLANS)
+    return pg_fail(err, "", -1, "matmul: more than %d distinct GEMM shapes", MAX_PLANS);
+  plan *p = &c->plans[c->n_plans];
+  memset(p, 0, sizeof *p);
+  p->op = op, p->n = n, p->in = in, p->out = out, p->bf16 = bf16, p->accumulate = acc;
+  if (plan_build(c, p, err)) return -1; /* partly built descriptors leak once, on a failed start */
+  c->n_plans++;
+  *res = p;
+  return 0;
+}
+
+static int run(matmul_cuda_ctx *c, int op, void *d, const void *a, const void *b, int n, int in,
+               int out, int flags, cudaStream_t stream, pg_error *err) {
+  if (n < 0 || in < 1 || out < 1)
+    return pg_fail(err, "", -1, "matmul: bad shape n=%d in=%d out=%d", n, in, out);
+  if ((flags & KERNEL_BF16) && (flags & KERNEL_ACCUMULATE))
+    return pg_fail(err, "", -1,
+                   "matmul: accumulate is float32 only (round a bf16 product "
+                   "into scratch, then add it with the elementwise kernels)");
+  if (n == 0) return 0;
+  plan *p = NULL;
+  if (plan_get(c, op, n, in, out, flags, &p, err)) return -1;
+  float alpha = 1.0f, beta = p->accumulate ? 1.0f : 0.0f;
+  LT_TRY(err, cublasLtMatmul(c->handle, p->desc, &alpha, a, p->a, b, p->b, &beta, d, p->c, d, p->c,
+                             &p->algo, c->workspace, c->workspace_bytes, stream));
+  return 0;
+}
+
+/* ---- launchers ---- */
+
+extern "C" int matmul_forward_cuda(matmul_cuda_ctx *c, void *y, const void *x, const void *w, int n,
+                                   int in, int out, int flags, cudaStream_t stream, pg_error *err) {
+  return run(c, OP_FWD, y, w, x, n, in, out, flags, stream, err);
+}
+
+extern "C" int matmul_backward_input_cuda(matmul_cuda_ctx *c, void *dx, const void *dy,
+                                          const void *w, int n, int in, int out, int flags,
+                                          cudaStream_t stream, pg_error *err) {
+  return run(c, OP_BWD_INPUT, dx, w, dy, n, in, out, flags, stream, err);
+}
+
+extern "C" int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const void *dy,
+                                           const void *x, int n, int in, int out, int flags,
+                                           cudaStream_t stream, pg_error *err) {
+  return run(c, OP_BWD_WEIGHT, dw, x, dy, n, in, out, flags, stream, err);
+}
+
+extern "C" json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c) {
+  json_t *plans = json_array();
+  for (int i = 0; plans && i < c->n_plans; i++) {
+    const plan *p = &c->plans[i];
+    char hex[2 * sizeof p->algo + 1];
+    const unsigned char *bytes = (const unsigned char *)&p->algo;
+    for (size_t k = 0; k < sizeof p->algo; k++) snprintf(hex + 2 * k, 3, "%02x", bytes[k]);
+    json_array_append_new(
+        plans,
+        json_pack("{s:s, s:i, s:i, s:i, s:s, s:b, s:s, s:I}", "op", OP_NAME[p->op], "n", p->n, "in",
+                  p->in, "out", p->out, "dtype", p->bf16 ? "bf16" : "fp32", "accumulate",
+                  p->accumulate, "algo", hex, "algo_workspace_bytes", (json_int_t)p->algo_ws));
+  }
+  return json_pack("{s:I, s:I, s:o}", "cublaslt_version", (json_int_t)cublasLtGetVersion(),
+                   "workspace_bytes", (json_int_t)c->workspace_bytes, "plans", plans);
+}
