@@ -9,7 +9,7 @@ CFLAGS_BASE = -std=c11 -Wall -Wextra -Werror -O2 -g -ffp-contract=off -fno-stric
               -D_GNU_SOURCE -fopenmp -I. -I$(BUILD)
 CFLAGS  ?=
 EXTRA_CFLAGS ?=
-LDLIBS  = -fopenmp -lcrypto -ljansson -lz -lpthread -lm
+LDLIBS  = -fopenmp -lcrypto -ljansson -lz -lpthread -ldl -lm
 
 # Sources: every .c in the parts is library code; common/pgolf.c is main.
 PARTS   = common formats kernels manifests trainer verifier
@@ -84,7 +84,14 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libpgolf.a Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -MF $@.d -o $@ $< $(BUILD)/libpgolf.a -lcmocka $(LDLIBS)
 
-build: pgolf $(TEST_BIN)
+# A stand-in NVML for the attestation tests (tests/fake_nvml.c), built
+# without the sanitizers: it is dlopen'ed the way the real library is.
+FAKE_NVML = $(BUILD)/tests/libfake_nvml.so
+$(FAKE_NVML): tests/fake_nvml.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 -fPIC -shared -Wall -Wextra -Werror -o $@ $<
+
+build: pgolf $(TEST_BIN) $(FAKE_NVML)
 
 -include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_BIN:=.d) $(CU_OBJ:.o=.d)
 
@@ -106,7 +113,7 @@ SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 sanitize:
 	@sh ci/deps.sh test
 	@$(MAKE) --no-print-directory BUILD=build/sanitize EXTRA_CFLAGS="$(SAN_FLAGS)" \
-	  build/sanitize/pgolf $(TEST_SRC:tests/%.c=build/sanitize/tests/%)
+	  build/sanitize/pgolf $(TEST_SRC:tests/%.c=build/sanitize/tests/%) build/sanitize/tests/libfake_nvml.so
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  sh tests/run.sh build/sanitize
 

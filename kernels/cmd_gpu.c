@@ -3,7 +3,13 @@
  * runtime versions). The first thing to run on a GPU machine, and the
  * clean refusal everywhere else: exit 2 with "no CUDA device: <the
  * runtime's reason>" (or "built without CUDA"). Exit codes: 0 ok, 2 no
- * usable GPU or usage error. */
+ * usable GPU or usage error.
+ *
+ * pgolf gpu attest: the hardware as NVML reports it (kernels/nvml.h), the
+ * record a replay starts from, and whether it is the challenge's: exit 0
+ * when it is (the expected number of H100 SXM, MIG off) and no process is
+ * on a GPU; 1 when NVML is missing, the hardware differs or a GPU is busy
+ * (each said on stderr); 2 on a usage error. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,15 +17,25 @@
 
 #include "common/error.h"
 #include "common/verbs.h"
+#include "common/challenge.h"
 #include "kernels/cuda_common.h"
+#include "kernels/nvml.h"
 
 static const char usage_text[] =
     "usage: pgolf gpu [--json]\n"
+    "       pgolf gpu attest [--gpus N] [--json]\n"
     "\n"
     "List the CUDA devices this pgolf can use, with the driver and runtime\n"
     "versions. Exits 2, naming the runtime's reason, where there is none.\n"
     "\n"
-    "  --json   print one JSON object\n";
+    "attest: read the hardware through NVML (dlopen of libnvidia-ml.so.1, or\n"
+    "PGOLF_NVML_LIBRARY): every GPU's name, form factor, memory, ECC,\n"
+    "persistence, clocks, power limits, NVLink and MIG state, the driver, and\n"
+    "every process already on a GPU. Exit 0 when it is the challenge's hardware\n"
+    "(N x H100 SXM, MIG off; N defaults to 8) and idle, 1 otherwise.\n"
+    "\n"
+    "  --gpus N  the number of GPUs the run will use (attest; default 8)\n"
+    "  --json    print one JSON object\n";
 
 static json_t *device_json(const cuda_device_info *d, const char *cc) {
   return json_pack("{s:i, s:s, s:i, s:s, s:I, s:s}", "index", d->index, "name", d->name, "sm_count",
@@ -60,9 +76,74 @@ static int list_devices(int json, pg_error *err) {
   return 0;
 }
 
+/* Print the attestation; 0 when it matches the challenge and is idle. */
+static int attest(unsigned want, int json) {
+  nvml_attest *a = malloc(sizeof *a);
+  if (!a) return pg_die_msg("gpu attest: out of memory"), PG_EXIT_USAGE;
+  nvml_attest_take(a);
+  char why[512];
+  int matches = nvml_matches_challenge(a, want, why, sizeof why);
+  int busy = a->attested && a->n_procs > 0;
+  if (json) {
+    json_t *o = nvml_attest_json(a);
+    if (o) {
+      json_object_set_new(o, "matches_challenge", json_boolean(matches));
+      json_object_set_new(o, "busy", json_boolean(busy));
+      char *text = json_dumps(o, JSON_PRESERVE_ORDER);
+      if (text) puts(text);
+      free(text);
+      json_decref(o);
+    }
+  } else if (a->attested) {
+    printf("driver %s, CUDA driver %d, %u GPU%s\n", a->driver_version, a->cuda_driver_version,
+           a->n_gpus, a->n_gpus == 1 ? "" : "s");
+    for (unsigned i = 0; i < a->n_gpus; i++) {
+      const nvml_gpu *g = &a->gpus[i];
+      printf("gpu %u: %s (%s), %.1f GiB, ECC %s, MIG %s, SM %u/%u MHz, power limit %u W\n", i,
+             g->name, g->form_factor, (double)g->memory_total_bytes / (1u << 30),
+             g->ecc == 1 ? "on" : g->ecc == 0 ? "off" : "?",
+             g->mig == 1 ? "on" : g->mig == 0 ? "off" : "?", g->sm_clock_mhz,
+             g->sm_clock_max_mhz, g->power_limit_mw / 1000);
+    }
+    for (size_t i = 0; i < a->n_procs; i++)
+      printf("process on gpu %u: pid %u (%s), %.1f GiB\n", a->procs[i].gpu, a->procs[i].pid,
+             a->procs[i].comm[0] ? a->procs[i].comm : "?",
+             (double)a->procs[i].used_memory_bytes / (1u << 30));
+  }
+  int rc = PG_EXIT_OK;
+  if (!a->attested) {
+    pg_die_msg("gpu attest: not attested: %s", a->reason);
+    rc = PG_EXIT_CHECK_FAILED;
+  } else {
+    if (!matches) pg_die_msg("gpu attest: HARDWARE_MISMATCH: %s", why), rc = PG_EXIT_CHECK_FAILED;
+    if (busy)
+      pg_die_msg("gpu attest: HARDWARE_BUSY: %zu process%s already on a GPU (pid %u first)",
+                 a->n_procs, a->n_procs == 1 ? "" : "es", a->procs[0].pid),
+          rc = PG_EXIT_CHECK_FAILED;
+  }
+  free(a);
+  return rc;
+}
+
 int cmd_gpu(int argc, char **argv) {
-  int json = 0;
+  int json = 0, sub_attest = 0;
+  unsigned want = CHALLENGE_WORLD_SIZE;
   for (int i = 1; i < argc; i++) {
+    if (i == 1 && !strcmp(argv[i], "attest")) {
+      sub_attest = 1;
+      continue;
+    }
+    if (sub_attest && !strcmp(argv[i], "--gpus") && i + 1 < argc) {
+      char *end;
+      unsigned long v = strtoul(argv[++i], &end, 10);
+      if (*end || argv[i][0] == '-' || v < 1 || v > NVML_ATTEST_MAX_GPUS) {
+        pg_die_msg("gpu: --gpus wants an integer in [1, %d], got '%s'", NVML_ATTEST_MAX_GPUS,
+                   argv[i]);
+        return PG_EXIT_USAGE;
+      }
+      want = (unsigned)v;
+      continue;
+    }
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       fputs(usage_text, stdout);
       return PG_EXIT_OK;
@@ -74,6 +155,7 @@ int cmd_gpu(int argc, char **argv) {
     pg_die_msg("gpu: unknown argument '%s' (try `pgolf gpu --help`)", argv[i]);
     return PG_EXIT_USAGE;
   }
+  if (sub_attest) return attest(want, json);
   pg_error err;
   if (list_devices(json, &err)) {
     pg_error_print(&err);

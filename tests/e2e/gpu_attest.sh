@@ -1,0 +1,49 @@
+#!/bin/sh
+# pgolf gpu attest against NVML's stand-in (tests/fake_nvml.c, through
+# PGOLF_NVML_LIBRARY): the challenge's hardware passes; another form
+# factor, count or MIG is HARDWARE_MISMATCH; a process on a GPU is
+# HARDWARE_BUSY with its pid; no NVML at all is "attested": false.
+. "$(dirname "$0")/lib.sh"
+
+FAKE=$(dirname "$PGOLF")/tests/libfake_nvml.so
+[ -f "$FAKE" ] || { fail "fake NVML built" "no $FAKE"; exit 0; }
+
+PGOLF_NVML_LIBRARY=$FAKE expect_rc attest-h100-sxm-passes 0 "$PGOLF" gpu attest --json
+jq -e '.attested and .matches_challenge and (.busy | not) and (.gpus | length) == 8 and
+  .gpus[0].form_factor == "SXM" and .gpus[0].ecc and .gpus[0].nvlink_active == 18 and
+  .driver_version == "580.65.06" and .cuda_driver_version == 13000 and .processes_before == []' \
+  "$TMP/out" >/dev/null && ok attest-json-fields || fail attest-json-fields "$(head -c 400 "$TMP/out")"
+
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_NAME="NVIDIA H100 PCIe" FAKE_NVML_POWER_MAX_MW=350000 \
+  expect_err attest-pcie-mismatch 1 'HARDWARE_MISMATCH: GPU 0 is NVIDIA H100 PCIe \(PCIe\)' \
+  "$PGOLF" gpu attest
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_NAME="NVIDIA A100-SXM4-80GB" \
+  expect_err attest-a100-mismatch 1 'HARDWARE_MISMATCH: GPU 0 is NVIDIA A100' "$PGOLF" gpu attest
+# A name without a form factor falls back on the power limit (SXM: 700 W).
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_NAME="NVIDIA H100" FAKE_NVML_POWER_MAX_MW=700000 \
+  expect_rc attest-form-factor-from-power 0 "$PGOLF" gpu attest
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_NAME="NVIDIA H100" FAKE_NVML_POWER_MAX_MW=350000 \
+  expect_err attest-unknown-form-factor 1 'HARDWARE_MISMATCH: .*\(unknown\)' "$PGOLF" gpu attest
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_GPUS=4 \
+  expect_err attest-four-gpus-mismatch 1 'HARDWARE_MISMATCH: 4 GPUs, the challenge runs on 8' \
+  "$PGOLF" gpu attest
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_GPUS=4 expect_rc attest-four-of-four 0 "$PGOLF" gpu attest --gpus 4
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_MIG=1 \
+  expect_err attest-mig-mismatch 1 'HARDWARE_MISMATCH: GPU 0 has MIG enabled' "$PGOLF" gpu attest
+
+# A process already on a GPU: this shell's pid, so /proc names it.
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_BUSY_PID=$$ \
+  expect_err attest-busy 1 "HARDWARE_BUSY: 1 process already on a GPU \\(pid $$ first\\)" \
+  "$PGOLF" gpu attest --json
+jq -e --argjson pid $$ '.busy and .processes_before[0].pid == $pid and .processes_before[0].gpu == 0
+  and (.processes_before[0].comm | length) > 0' "$TMP/out" >/dev/null &&
+  ok attest-busy-recorded || fail attest-busy-recorded "$(head -c 400 "$TMP/out")"
+
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_INIT_FAIL=1 \
+  expect_err attest-init-fails 1 'not attested: nvmlInit_v2 failed: Driver Not Loaded' \
+  "$PGOLF" gpu attest --json
+jq -e '(.attested | not) and (.reason | test("Driver Not Loaded"))' "$TMP/out" >/dev/null &&
+  ok attest-init-fails-json || fail attest-init-fails-json "$(cat "$TMP/out")"
+PGOLF_NVML_LIBRARY=$TMP/no-such-libnvidia-ml.so \
+  expect_err attest-no-nvml 1 'not attested: NVML not available' "$PGOLF" gpu attest
+expect_err attest-bad-gpus 2 'gpu: --gpus wants an integer' "$PGOLF" gpu attest --gpus 0
