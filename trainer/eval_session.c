@@ -126,7 +126,8 @@ int eval_session_open(eval_session *s, const eval_config *c, const val_data *v,
   if (alloc_buffers(s, err) || make_probes(s, err)) goto fail;
   memcpy(s->flat, flat, l->n_params * sizeof *flat);
   gpt_params_bind(&s->p, l, s->flat);
-  if (dump_path && score_dump_writer_open(&s->dump, dump_path, (uint32_t)l->cfg.vocab_size, err))
+  if (dump_path && score_dump_writer_open(&s->dump, dump_path, (uint32_t)l->cfg.vocab_size,
+                                          c->seq_len, err))
     goto fail;
   return 0;
 fail:
@@ -134,11 +135,14 @@ fail:
   return -1;
 }
 
+/* The dump records the chain head as the evaluation ended: it commits to
+ * every SCORE and ADAPT event, so the audit can tell this evaluation's
+ * event log from any other. */
 int eval_session_finish(eval_session *s, pg_error *err) {
   if (!s->dump) return 0;
   score_dump_writer *w = s->dump;
   s->dump = NULL;
-  return score_dump_writer_close(w, err);
+  return score_dump_writer_close(w, s->events.head, err);
 }
 
 void eval_session_close(eval_session *s) {

@@ -134,7 +134,8 @@ struct eval_session {
 int eval_session_open(eval_session *s, const eval_config *c, const val_data *v,
                       const byte_luts *luts, const gpt_layout *l, const float *flat,
                       const char *dump_path, pg_error *err);
-/* Finish the dump (atomic rename). On error the dump is abandoned. */
+/* Finish the dump (atomic rename), recording the event chain's head. On
+ * error the dump is abandoned. */
 int eval_session_finish(eval_session *s, pg_error *err);
 /* Free everything (abandons an unfinished dump). */
 void eval_session_close(eval_session *s);
