@@ -669,6 +669,36 @@ static void test_events_json_round_trip(void **state) {
   test_rmdir(dir);
 }
 
+/* predicate.eval.val_bpb: read when it is a claim in pgolf audit's
+ * decimal form, an error naming the JSON path otherwise. */
+static void test_events_claim(void **state) {
+  (void)state;
+  json_t *eval = json_pack("{s:s, s:[], s:s}", "mode", "ttt", "events", "chain",
+                           "8d4d5cf8a0d8cd5b0e6b4bd3e11a3ec86ebb6c54c4bb2a1a3ff9eb4d4e8e7a51");
+  eval_events got;
+  pg_error err;
+  assert_int_equal(eval_events_from_json(eval, "m.json", &got, &err), 0);
+  assert_string_equal(got.val_bpb, "");
+  eval_events_free(&got);
+  json_object_set_new(eval, "val_bpb", json_string("3.39511423"));
+  assert_int_equal(eval_events_from_json(eval, "m.json", &got, &err), 0);
+  assert_string_equal(got.val_bpb, "3.39511423");
+  eval_events_free(&got);
+  const char *bad[] = {"1e0", "-1.5", "", "1234567.5", "1.123456789012345678", " 1.5"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    json_object_set_new(eval, "val_bpb", json_string(bad[i]));
+    assert_int_equal(eval_events_from_json(eval, "m.json", &got, &err), -1);
+    assert_non_null(strstr(err.msg, "predicate.eval.val_bpb"));
+  }
+  json_object_set_new(eval, "val_bpb", json_real(1.5));
+  assert_int_equal(eval_events_from_json(eval, "m.json", &got, &err), -1);
+  json_decref(eval);
+  assert_true(eval_claim_is_decimal("1") && eval_claim_is_decimal("123456.12345678901234567"));
+  char *path = eval_events_default_path("out/ttt.pgsd");
+  assert_string_equal(path, "out/ttt.pgsd.events.json");
+  free(path);
+}
+
 /* The chain is the documented byte string. */
 static void test_chain_definition(void **state) {
   (void)state;
@@ -697,6 +727,7 @@ int main(void) {
       T(test_adapt_before_score), T(test_adapt_overreaching), T(test_broken_chain),
       T(test_rescored_dump), T(test_events_score_twice), T(test_dump_digest),
       T(test_index_unsorted), T(test_events_json_round_trip), T(test_chain_definition),
+      T(test_events_claim),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

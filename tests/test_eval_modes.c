@@ -214,8 +214,8 @@ static void test_every_position_once(void **state) {
   }
 }
 
-/* Every mode's dump records T and the head of its event chain: what
- * `pgolf audit` needs without being told. */
+/* Every mode's dump records T and the head of its event chain, and holds
+ * the default probes: what `pgolf audit` needs without being told. */
 static void test_dump_records_t_and_head(void **state) {
   (void)state;
   eval_mode modes[] = {EVAL_MODE_PLAIN, EVAL_MODE_SLIDING, EVAL_MODE_TTT};
@@ -230,6 +230,7 @@ static void test_dump_records_t_and_head(void **state) {
     assert_int_equal(d.seq_len, T);
     assert_true(d.has_chain);
     assert_memory_equal(d.chain_head, ev.head, SHA256_LEN);
+    assert_int_equal(d.n_probes, EVAL_DEFAULT_PROBES);
     score_dump_close(&d);
     eval_events_free(&ev);
   }

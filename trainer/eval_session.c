@@ -34,6 +34,7 @@ void eval_config_default(eval_config *c, eval_mode mode, uint32_t seq_len) {
   c->batch_seqs = 32;
   c->ttt_batch_seqs = 32;
   c->precision = GPT_FP32;
+  c->n_probes = EVAL_DEFAULT_PROBES;
 }
 
 int eval_config_check(const eval_config *c, const gpt_layout *l, pg_error *err) {
