@@ -4,7 +4,8 @@
  * probe vocabularies in range, T >= 1 for version 2), or reject it with a
  * message and an offset inside (or at the end of) the input. Accepted
  * dumps then go through every audit condition, against a small synthetic
- * split, which must not crash whatever the records say. */
+ * split and with and without an event log (the dump's own head or not),
+ * which must not crash whatever the records say. */
 #include <assert.h>
 #include <math.h>
 #include <stdbool.h>
@@ -28,8 +29,14 @@ static void audit_it(const score_dump *d) {
   }
   uint16_t tokens[SPLIT];
   for (int i = 0; i < SPLIT; i++) tokens[i] = (uint16_t)((uint32_t)i * 7 % v);
-  audit_input in = {"fuzz", d, tokens, SPLIT, &l, "1.5", NULL, NULL};
+  eval_events ev = {0};
+  eval_chain_init(ev.head);
+  audit_input in = {"fuzz", d, tokens, SPLIT, &l, "1.5", NULL, NULL, 8, "no log"};
   audit_outcome o[AUDIT_N_CONDITIONS];
+  audit_run(&in, o);
+  for (int i = 0; i < AUDIT_N_CONDITIONS; i++) assert(o[i].code && o[i].message[0]);
+  in.events = &ev; /* an empty log: the dump's own only if its head is e_0 */
+  in.seq_len = d->seq_len;
   audit_run(&in, o);
   for (int i = 0; i < AUDIT_N_CONDITIONS; i++) assert(o[i].code && o[i].message[0]);
   luts_free(&l);
