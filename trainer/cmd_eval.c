@@ -46,7 +46,7 @@ static const char usage_text[] =
     "  --probe-at P1,P2,...    probes at these increasing positions instead\n"
     "  --events FILE           write the SCORE/ADAPT event chain as\n"
     "                          {\"predicate\": {\"eval\": ...}} (for pgolf audit;\n"
-    "                          default: beside the dump, FILE.events.json)\n"
+    "                          default: the --score-dump path + .events.json)\n"
     "  --json                  print the result as JSON\n"
     "\n"
     "Exit codes: 0 ok, 2 usage or input error.\n";
