@@ -110,6 +110,27 @@ static int parse_event(const json_t *o, const char *name, size_t i, eval_event *
   return 0;
 }
 
+int eval_claim_is_decimal(const char *s) {
+  size_t before = strspn(s, "0123456789");
+  if (before < 1 || before > 6) return 0;
+  if (s[before] == 0) return 1;
+  if (s[before] != '.') return 0;
+  size_t after = strspn(s + before + 1, "0123456789");
+  return after <= 17 && s[before + 1 + after] == 0;
+}
+
+/* predicate.eval.val_bpb, when present: a claim in the decimal form. */
+static int parse_claim(const json_t *eval, const char *name, eval_events *ev, pg_error *err) {
+  const json_t *v = json_object_get(eval, "val_bpb");
+  if (!v) return 0;
+  const char *s = json_string_value(v);
+  if (!s || !eval_claim_is_decimal(s))
+    return pg_fail(err, name, -1, "predicate.eval.val_bpb: expected a decimal string such as "
+                   "\"1.22436570\"");
+  snprintf(ev->val_bpb, sizeof ev->val_bpb, "%s", s);
+  return 0;
+}
+
 static int parse_header_fields(const json_t *eval, const char *name, eval_events *ev,
                                pg_error *err) {
   const json_t *mode = json_object_get(eval, "mode");
@@ -127,6 +148,7 @@ static int parse_header_fields(const json_t *eval, const char *name, eval_events
       return -1;
     ev->has_dump_sha256 = 1;
   }
+  if (parse_claim(eval, name, ev, err)) return -1;
   return get_digest(eval, "chain", name, "predicate.eval", ev->head, err);
 }
 
@@ -183,4 +205,11 @@ int eval_events_load(const char *path, eval_events *ev, pg_error *err) {
 void eval_events_free(eval_events *ev) {
   free(ev->v);
   memset(ev, 0, sizeof *ev);
+}
+
+char *eval_events_default_path(const char *dump_path) {
+  size_t n = strlen(dump_path) + sizeof EVAL_EVENTS_SUFFIX;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s%s", dump_path, EVAL_EVENTS_SUFFIX);
+  return p;
 }

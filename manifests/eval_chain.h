@@ -9,6 +9,7 @@
  *     "eval": {
  *       "mode": "plain" | "sliding" | "ttt" | any string,
  *       "score_dump": {"sha256": "<64 hex>"},          (optional)
+ *       "val_bpb": "3.39511423",                       (optional)
  *       "events": [
  *         {"kind": "SCORE", "chunk": 0, "first": 1, "last": 32768,
  *          "nll_sum_bits": "0x3ff0000000000000", "chain": "<64 hex>"},
@@ -31,7 +32,18 @@
  *                || u64le last || u64le nll_sum_bits)
  * with kind 1 for SCORE, 2 for ADAPT and nll_sum_bits 0 for ADAPT; the
  * "chain" at the end is the last link (e_0 for no events). Evaluators
- * compute it with eval_chain_init / eval_chain_extend below. */
+ * compute it with eval_chain_init / eval_chain_extend below.
+ *
+ * "val_bpb" is the value the evaluation reported, as the decimal it
+ * printed (1 to 6 digits, optionally "." and up to 17 more): the claim
+ * `pgolf audit` checks the dump against when it is given no --claim. It
+ * is not part of the chain; the audit recomputes it from the dump, so an
+ * edited value can only make that check fail, never pass a wrong dump.
+ *
+ * WHERE THE LOG LIVES. pgolf eval writes {"predicate": {"eval": ...}} to
+ * --events FILE, by default beside the dump at DUMP + EVAL_EVENTS_SUFFIX;
+ * pgolf audit reads --manifest FILE, by default that same path. The dump
+ * (version 2) records the chain head, which ties the two together. */
 #ifndef PGOLF_EVAL_CHAIN_H
 #define PGOLF_EVAL_CHAIN_H
 
@@ -46,6 +58,8 @@
 
 #define EVAL_CHAIN_TAG "pgolf-eval-chain-v1"
 #define EVAL_MAX_EVENTS ((size_t)10000000)
+#define EVAL_EVENTS_SUFFIX ".events.json"
+#define EVAL_CLAIM_MAX 32 /* bytes of a val_bpb claim, with its NUL */
 
 typedef enum eval_event_kind { EVAL_SCORE = 1, EVAL_ADAPT = 2 } eval_event_kind;
 
@@ -63,6 +77,7 @@ typedef struct eval_events {
   int has_dump_sha256;
   uint8_t dump_sha256[SHA256_LEN];
   char mode[32];
+  char val_bpb[EVAL_CLAIM_MAX]; /* the reported val_bpb as printed; "" if none */
 } eval_events;
 
 void eval_chain_init(uint8_t c[SHA256_LEN]);
@@ -81,5 +96,12 @@ int eval_events_from_json(const json_t *eval, const char *name, eval_events *ev,
 /* A manifest file or DSSE envelope: its predicate.eval. */
 int eval_events_load(const char *path, eval_events *ev, pg_error *err);
 void eval_events_free(eval_events *ev);
+
+/* The log's default path for a dump: dump_path + EVAL_EVENTS_SUFFIX
+ * (malloc'd; NULL when out of memory). */
+char *eval_events_default_path(const char *dump_path);
+/* 1 if s is a claim as the log holds it: 1 to 6 digits, optionally "."
+ * and up to 17 digits (pgolf audit --claim's form). */
+int eval_claim_is_decimal(const char *s);
 
 #endif

@@ -15,25 +15,50 @@
 
 /* ---- reading ---- */
 
-uint64_t score_dump_record_offset(uint64_t i) {
-  return SCORE_DUMP_HEADER_BYTES + i * SCORE_DUMP_RECORD_BYTES;
+uint64_t score_dump_record_offset(const score_dump *d, uint64_t i) {
+  return d->header_bytes + i * SCORE_DUMP_RECORD_BYTES;
 }
 
 uint64_t score_dump_probe_offset(const score_dump *d, uint64_t j) {
-  return score_dump_record_offset(d->n_records) + j * d->probe_bytes;
+  return score_dump_record_offset(d, d->n_records) + j * d->probe_bytes;
 }
 
+/* Bytes [from, to) of the header must be zero (reserved). */
+static int check_reserved(const uint8_t *buf, unsigned from, unsigned to, const char *name,
+                          pg_error *err) {
+  for (unsigned i = from; i < to; i++)
+    if (buf[i]) return pg_fail(err, name, i, "reserved header byte is %u, must be 0", buf[i]);
+  return 0;
+}
+
+/* Version 2's fields after the common 32 bytes: T and the chain head. */
+static int parse_v2_fields(const uint8_t *buf, const char *name, score_dump *d, pg_error *err) {
+  d->seq_len = le_u32(buf + 32);
+  if (d->seq_len == 0)
+    return pg_fail(err, name, 32, "sequence length 0 (must be >= 1; 1 when every target is "
+                   "scored)");
+  if (check_reserved(buf, 36, 40, name, err)) return -1;
+  memcpy(d->chain_head, buf + 40, SCORE_DUMP_CHAIN_BYTES);
+  for (unsigned i = 0; i < SCORE_DUMP_CHAIN_BYTES; i++) d->has_chain |= d->chain_head[i] != 0;
+  return check_reserved(buf, 40 + SCORE_DUMP_CHAIN_BYTES, SCORE_DUMP_HEADER_BYTES, name, err);
+}
+
+/* The header: magic, a known version, and that version's fields. */
 static int parse_header(const uint8_t *buf, size_t len, const char *name, score_dump *d,
                         pg_error *err) {
-  if (len < SCORE_DUMP_HEADER_BYTES)
+  if (len < SCORE_DUMP_V1_HEADER_BYTES)
     return pg_fail(err, name, (long long)len, "truncated header: %zu bytes, a score dump starts "
-                   "with %u", len, SCORE_DUMP_HEADER_BYTES);
+                   "with at least %u", len, SCORE_DUMP_V1_HEADER_BYTES);
   if (memcmp(buf, SCORE_DUMP_MAGIC, 4) != 0)
     return pg_fail(err, name, 0, "bad magic: not a score dump (expected \"PGSD\")");
   d->version = le_u32(buf + 4);
-  if (d->version != SCORE_DUMP_VERSION)
-    return pg_fail(err, name, 4, "unsupported version %u (this pgolf reads %u)", d->version,
-                   SCORE_DUMP_VERSION);
+  if (d->version != 1 && d->version != 2)
+    return pg_fail(err, name, 4, "unsupported version %u (this pgolf reads 1 and 2)",
+                   d->version);
+  d->header_bytes = d->version == 1 ? SCORE_DUMP_V1_HEADER_BYTES : SCORE_DUMP_HEADER_BYTES;
+  if (len < d->header_bytes)
+    return pg_fail(err, name, (long long)len, "truncated header: %zu bytes, a version %u score "
+                   "dump starts with %u", len, d->version, d->header_bytes);
   d->vocab_size = le_u32(buf + 8);
   if (d->vocab_size == 0 || d->vocab_size > SCORE_DUMP_MAX_VOCAB)
     return pg_fail(err, name, 8, "absurd vocab size %u (must be 1 .. %u)", d->vocab_size,
@@ -43,18 +68,17 @@ static int parse_header(const uint8_t *buf, size_t len, const char *name, score_
     return pg_fail(err, name, 12, "unknown flags 0x%08x", d->flags);
   d->n_records = le_u64(buf + 16);
   d->n_probes = le_u64(buf + 24);
-  for (unsigned i = 32; i < SCORE_DUMP_HEADER_BYTES; i++)
-    if (buf[i]) return pg_fail(err, name, i, "reserved header byte is %u, must be 0", buf[i]);
   d->probe_bytes = SCORE_DUMP_PROBE_HEAD_BYTES + 8ull * d->vocab_size;
-  return 0;
+  if (d->version == 1) return check_reserved(buf, 32, SCORE_DUMP_V1_HEADER_BYTES, name, err);
+  return parse_v2_fields(buf, name, d, err);
 }
 
 /* The exact size the counts imply, without overflowing. */
 static int check_size(const score_dump *d, size_t len, const char *name, pg_error *err) {
-  uint64_t body = len - SCORE_DUMP_HEADER_BYTES;
+  uint64_t body = len - d->header_bytes;
   if (d->n_records > body / SCORE_DUMP_RECORD_BYTES) {
     uint64_t whole = body / SCORE_DUMP_RECORD_BYTES;
-    return pg_fail(err, name, (long long)score_dump_record_offset(whole),
+    return pg_fail(err, name, (long long)score_dump_record_offset(d, whole),
                    "truncated record %llu: the header counts %llu records, the file holds %llu "
                    "bytes", (unsigned long long)whole, (unsigned long long)d->n_records,
                    (unsigned long long)len);
@@ -77,7 +101,7 @@ static int check_size(const score_dump *d, size_t len, const char *name, pg_erro
 }
 
 static int check_record(const score_dump *d, uint64_t i, const char *name, pg_error *err) {
-  uint64_t off = score_dump_record_offset(i);
+  uint64_t off = score_dump_record_offset(d, i);
   const uint8_t *p = d->data + off;
   uint32_t target = le_u32(p + 8), zero = le_u32(p + 12);
   double nll = le_f64(p + 16);
@@ -137,7 +161,7 @@ void score_dump_close(score_dump *d) {
 }
 
 score_record score_dump_record(const score_dump *d, uint64_t i) {
-  const uint8_t *p = d->data + score_dump_record_offset(i);
+  const uint8_t *p = d->data + score_dump_record_offset(d, i);
   score_record r = {le_u64(p), le_u32(p + 8), le_f64(p + 16)};
   return r;
 }
@@ -156,7 +180,7 @@ struct score_dump_writer {
   char *path, *tmp;
   FILE *f;       /* the dump's temporary file: header, then records */
   FILE *probes;  /* probes kept aside until close (anonymous temp file) */
-  uint32_t vocab_size;
+  uint32_t vocab_size, seq_len;
   uint64_t n_records, n_probes;
   uint8_t *probe_buf; /* 16 + 8V bytes */
 };
@@ -172,26 +196,34 @@ void score_dump_writer_abort(score_dump_writer *w) {
   free(w);
 }
 
-static int write_header(FILE *f, uint32_t vocab, uint64_t records, uint64_t probes) {
+/* The version 2 header with the writer's counts so far and chain (NULL:
+ * 32 zero bytes, no event log). */
+static int write_header(const score_dump_writer *w, const uint8_t *chain) {
   uint8_t h[SCORE_DUMP_HEADER_BYTES] = {0};
   memcpy(h, SCORE_DUMP_MAGIC, 4);
   le_put_u32(h + 4, SCORE_DUMP_VERSION);
-  le_put_u32(h + 8, vocab);
+  le_put_u32(h + 8, w->vocab_size);
   le_put_u32(h + 12, 0);
-  le_put_u64(h + 16, records);
-  le_put_u64(h + 24, probes);
-  return fwrite(h, 1, sizeof h, f) == sizeof h ? 0 : -1;
+  le_put_u64(h + 16, w->n_records);
+  le_put_u64(h + 24, w->n_probes);
+  le_put_u32(h + 32, w->seq_len);
+  if (chain) memcpy(h + 40, chain, SCORE_DUMP_CHAIN_BYTES);
+  return fwrite(h, 1, sizeof h, w->f) == sizeof h ? 0 : -1;
 }
 
 int score_dump_writer_open(score_dump_writer **out, const char *path, uint32_t vocab_size,
-                           pg_error *err) {
+                           uint32_t seq_len, pg_error *err) {
   *out = NULL;
   if (vocab_size == 0 || vocab_size > SCORE_DUMP_MAX_VOCAB)
     return pg_fail(err, path, -1, "vocab size %u out of range 1 .. %u", vocab_size,
                    SCORE_DUMP_MAX_VOCAB);
+  if (seq_len == 0)
+    return pg_fail(err, path, -1, "sequence length 0 (must be >= 1; 1 when every target is "
+                   "scored)");
   score_dump_writer *w = calloc(1, sizeof *w);
   if (!w) return pg_fail(err, path, -1, "out of memory");
   w->vocab_size = vocab_size;
+  w->seq_len = seq_len;
   w->path = strdup(path);
   w->probe_buf = malloc(SCORE_DUMP_PROBE_HEAD_BYTES + 8ull * vocab_size);
   if (w->path) w->tmp = malloc(strlen(path) + 16);
@@ -212,7 +244,7 @@ int score_dump_writer_open(score_dump_writer **out, const char *path, uint32_t v
   w->f = fdopen(fd, "w+b");
   if (!w->f) close(fd);
   w->probes = tmpfile();
-  if (!w->f || !w->probes || write_header(w->f, vocab_size, 0, 0)) {
+  if (!w->f || !w->probes || write_header(w, NULL)) {
     pg_fail_errno(err, path, "cannot start the score dump");
     score_dump_writer_abort(w);
     return -1;
@@ -281,10 +313,9 @@ static int sync_dir_of(const char *path) {
   return rc;
 }
 
-int score_dump_writer_close(score_dump_writer *w, pg_error *err) {
+int score_dump_writer_close(score_dump_writer *w, const uint8_t *chain_head, pg_error *err) {
   int rc = -1;
-  if (copy_probes(w) || fseek(w->f, 0, SEEK_SET) ||
-      write_header(w->f, w->vocab_size, w->n_records, w->n_probes) || fflush(w->f) ||
+  if (copy_probes(w) || fseek(w->f, 0, SEEK_SET) || write_header(w, chain_head) || fflush(w->f) ||
       fsync(fileno(w->f))) {
     pg_fail_errno(err, w->path, "cannot finish the score dump");
     goto done;

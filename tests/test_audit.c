@@ -32,6 +32,9 @@ typedef struct fixture {
   eval_event ev[16];
   size_t n_ev;
   char claim[32];
+  int v2;                  /* build a version 2 dump recording T and head */
+  uint32_t T;
+  uint8_t head[SHA256_LEN];
   uint8_t *buf;
   score_dump dump;
 } fixture;
@@ -97,25 +100,30 @@ static void clean_records(fixture *f) {
   }
 }
 
+/* Version 1 (64-byte header), or version 2 with f->T and f->head. */
 static void build_dump(fixture *f) {
-  size_t pb = 16 + 8 * V, len = 64 + 24 * f->n + pb * f->n_probes;
+  size_t h = f->v2 ? 96 : 64, pb = 16 + 8 * V, len = h + 24 * f->n + pb * f->n_probes;
   free(f->buf);
   f->buf = calloc(1, len);
   assert_non_null(f->buf);
   uint8_t *b = f->buf;
   memcpy(b, "PGSD", 4);
-  put32(b + 4, 1);
+  put32(b + 4, f->v2 ? 2 : 1);
   put32(b + 8, V);
   put64(b + 16, f->n);
   put64(b + 24, f->n_probes);
+  if (f->v2) {
+    put32(b + 32, f->T);
+    memcpy(b + 40, f->head, SHA256_LEN);
+  }
   for (size_t i = 0; i < f->n; i++) {
-    uint8_t *r = b + 64 + 24 * i;
+    uint8_t *r = b + h + 24 * i;
     put64(r, f->pos[i]);
     put32(r + 8, f->tgt[i]);
     putf64(r + 16, f->nll[i]);
   }
   for (size_t j = 0; j < f->n_probes; j++) {
-    uint8_t *p = b + 64 + 24 * f->n + pb * j;
+    uint8_t *p = b + h + 24 * f->n + pb * j;
     put64(p, f->probe[j].pos);
     put32(p + 8, f->probe[j].target);
     put32(p + 12, V);
@@ -210,7 +218,7 @@ static void run(fixture *f, audit_outcome o[AUDIT_N_CONDITIONS], int with_events
   eval_events ev;
   chain_events(f, &ev);
   audit_input in = {"hand.pgsd", &f->dump, f->tokens, N, &f->luts, f->claim[0] ? f->claim : NULL,
-                    with_events ? &ev : NULL, NULL};
+                    with_events ? &ev : NULL, NULL, 0, NULL};
   audit_run(&in, o);
 }
 
@@ -495,7 +503,7 @@ static void test_broken_chain(void **state) {
   eval_events ev;
   chain_events(f, &ev);
   f->ev[3].last = 19; /* edited after the fact */
-  audit_input in = {"hand.pgsd", &f->dump, f->tokens, N, &f->luts, f->claim, &ev, NULL};
+  audit_input in = {"hand.pgsd", &f->dump, f->tokens, N, &f->luts, f->claim, &ev, NULL, 0, NULL};
   audit_outcome o[AUDIT_N_CONDITIONS];
   audit_run(&in, o);
   expect_only(o, AUDIT_ORDER, -1);
@@ -553,7 +561,7 @@ static void test_dump_digest(void **state) {
   memset(ev.dump_sha256, 0xab, SHA256_LEN);
   uint8_t mine[SHA256_LEN];
   memset(mine, 0xab, SHA256_LEN);
-  audit_input in = {"hand.pgsd", &f->dump, f->tokens, N, &f->luts, NULL, &ev, mine};
+  audit_input in = {"hand.pgsd", &f->dump, f->tokens, N, &f->luts, NULL, &ev, mine, 0, NULL};
   audit_outcome o[AUDIT_N_CONDITIONS];
   audit_run(&in, o);
   assert_int_equal(o[AUDIT_ORDER].status, AUDIT_PASS);
@@ -561,6 +569,92 @@ static void test_dump_digest(void **state) {
   audit_run(&in, o);
   assert_int_equal(o[AUDIT_ORDER].status, AUDIT_FAIL);
   assert_non_null(strstr(o[AUDIT_ORDER].message, "another dump"));
+}
+
+/* ---- version 2 dumps: T and the chain head ---- */
+
+/* A version 2 dump of the clean records with T = 1 (every target) whose
+ * header records the head of the score-first events' chain. */
+static void v2_with_own_head(fixture *f, eval_events *ev) {
+  ttt_events(f);
+  honest_claim(f);
+  chain_events(f, ev);
+  f->v2 = 1;
+  f->T = 1;
+  memcpy(f->head, ev->head, SHA256_LEN);
+  build_dump(f);
+}
+
+static void test_v2_own_log_passes(void **state) {
+  fixture *f = *state;
+  eval_events ev;
+  v2_with_own_head(f, &ev);
+  assert_int_equal(f->dump.version, 2);
+  assert_true(f->dump.has_chain);
+  audit_input in = {"hand.pgsd", &f->dump, f->tokens, N, &f->luts, f->claim, &ev, NULL, 1, NULL};
+  audit_outcome o[AUDIT_N_CONDITIONS];
+  audit_run(&in, o);
+  expect_only(o, -1, -1);
+}
+
+/* A log whose head is not the dump's is not used: C3 fails saying so, and
+ * coverage ignores its events (here, one that rescores a chunk). */
+static void test_v2_log_of_another_evaluation(void **state) {
+  fixture *f = *state;
+  eval_events ev;
+  v2_with_own_head(f, &ev);
+  add_event(f, EVAL_SCORE, 1, 11, 20);
+  chain_events(f, &ev);
+  audit_input in = {"hand.pgsd", &f->dump, f->tokens, N, &f->luts, f->claim, &ev, NULL, 1, NULL};
+  audit_outcome o[AUDIT_N_CONDITIONS];
+  audit_run(&in, o);
+  expect_only(o, AUDIT_ORDER, -1);
+  assert_non_null(strstr(o[AUDIT_ORDER].message, "not this dump's"));
+  char *why = malloc(600);
+  assert_false(audit_events_match(&in, why, 600));
+  free(why);
+}
+
+/* The dump records a head, the log is missing: C3 fails with the reason
+ * the caller gives. A head of zeros (no log kept) is skipped as before. */
+static void test_v2_missing_log(void **state) {
+  fixture *f = *state;
+  eval_events ev;
+  v2_with_own_head(f, &ev);
+  audit_input in = {"hand.pgsd", &f->dump, f->tokens, N,   &f->luts,
+                    f->claim,    NULL,     NULL,      1,   "no log at hand.pgsd.events.json"};
+  audit_outcome o[AUDIT_N_CONDITIONS];
+  audit_run(&in, o);
+  expect_only(o, AUDIT_ORDER, -1);
+  assert_string_equal(o[AUDIT_ORDER].message, "no log at hand.pgsd.events.json");
+  memset(f->head, 0, SHA256_LEN);
+  build_dump(f);
+  assert_false(f->dump.has_chain);
+  in.events_missing = NULL;
+  audit_run(&in, o);
+  assert_int_equal(o[AUDIT_ORDER].status, AUDIT_SKIP);
+}
+
+/* The split kept for another T than the dump's is a coverage finding that
+ * says so, even where the positions would happen to agree. */
+static void test_v2_seq_len_mismatch(void **state) {
+  fixture *f = *state;
+  eval_events ev;
+  v2_with_own_head(f, &ev);
+  f->T = 8; /* 41 tokens: ((41-1)/8)*8 + 1 = 41, the same split as T = 1 */
+  build_dump(f);
+  audit_input in = {"hand.pgsd", &f->dump, f->tokens, N, &f->luts, f->claim, &ev, NULL, 8, NULL};
+  audit_outcome o[AUDIT_N_CONDITIONS];
+  audit_run(&in, o);
+  expect_only(o, -1, -1);
+  in.seq_len = 0; /* not known: nothing to compare */
+  audit_run(&in, o);
+  expect_only(o, -1, -1);
+  in.seq_len = 10;
+  audit_run(&in, o);
+  expect_only(o, AUDIT_COVERAGE, -1);
+  assert_non_null(strstr(o[AUDIT_COVERAGE].message, "evaluated with sequence length 8 but the "
+                                                    "split was kept for 10"));
 }
 
 /* Unsorted dumps still find their records (probe and event lookups). */
@@ -669,6 +763,36 @@ static void test_events_json_round_trip(void **state) {
   test_rmdir(dir);
 }
 
+/* predicate.eval.val_bpb: read when it is a claim in pgolf audit's
+ * decimal form, an error naming the JSON path otherwise. */
+static void test_events_claim(void **state) {
+  (void)state;
+  json_t *eval = json_pack("{s:s, s:[], s:s}", "mode", "ttt", "events", "chain",
+                           "8d4d5cf8a0d8cd5b0e6b4bd3e11a3ec86ebb6c54c4bb2a1a3ff9eb4d4e8e7a51");
+  eval_events got;
+  pg_error err;
+  assert_int_equal(eval_events_from_json(eval, "m.json", &got, &err), 0);
+  assert_string_equal(got.val_bpb, "");
+  eval_events_free(&got);
+  json_object_set_new(eval, "val_bpb", json_string("3.39511423"));
+  assert_int_equal(eval_events_from_json(eval, "m.json", &got, &err), 0);
+  assert_string_equal(got.val_bpb, "3.39511423");
+  eval_events_free(&got);
+  const char *bad[] = {"1e0", "-1.5", "", "1234567.5", "1.123456789012345678", " 1.5"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    json_object_set_new(eval, "val_bpb", json_string(bad[i]));
+    assert_int_equal(eval_events_from_json(eval, "m.json", &got, &err), -1);
+    assert_non_null(strstr(err.msg, "predicate.eval.val_bpb"));
+  }
+  json_object_set_new(eval, "val_bpb", json_real(1.5));
+  assert_int_equal(eval_events_from_json(eval, "m.json", &got, &err), -1);
+  json_decref(eval);
+  assert_true(eval_claim_is_decimal("1") && eval_claim_is_decimal("123456.12345678901234567"));
+  char *path = eval_events_default_path("out/ttt.pgsd");
+  assert_string_equal(path, "out/ttt.pgsd.events.json");
+  free(path);
+}
+
 /* The chain is the documented byte string. */
 static void test_chain_definition(void **state) {
   (void)state;
@@ -697,6 +821,9 @@ int main(void) {
       T(test_adapt_before_score), T(test_adapt_overreaching), T(test_broken_chain),
       T(test_rescored_dump), T(test_events_score_twice), T(test_dump_digest),
       T(test_index_unsorted), T(test_events_json_round_trip), T(test_chain_definition),
+      T(test_events_claim),
+      T(test_v2_own_log_passes), T(test_v2_log_of_another_evaluation), T(test_v2_missing_log),
+      T(test_v2_seq_len_mismatch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,10 +42,11 @@ static const char usage_text[] =
     "  --threads N             OpenMP threads (the results do not depend on it)\n"
     "  --score-dump FILE       the score dump to write (required)\n"
     "  --probes N              also dump the full distribution at N positions\n"
-    "                          spread over the split\n"
+    "                          spread over the split (default 8; 0 for none)\n"
     "  --probe-at P1,P2,...    probes at these increasing positions instead\n"
     "  --events FILE           write the SCORE/ADAPT event chain as\n"
-    "                          {\"predicate\": {\"eval\": ...}} (for pgolf audit)\n"
+    "                          {\"predicate\": {\"eval\": ...}} (for pgolf audit;\n"
+    "                          default: the --score-dump path + .events.json)\n"
     "  --json                  print the result as JSON\n"
     "\n"
     "Exit codes: 0 ok, 2 usage or input error.\n";
@@ -161,7 +162,7 @@ static int apply_options(const eval_args *a, const gpt_layout *l, eval_config *c
               {a->batch, "--batch", 1, 4096},       {a->probes, "--probes", 0, EVAL_MAX_PROBES},
               {a->threads, "--threads", 1, 1024}};
   uint64_t got[7] = {c->stride, c->chunk, (uint64_t)c->epochs, (uint64_t)c->ttt_batch_seqs,
-                     (uint64_t)c->batch_seqs, 0, 0};
+                     (uint64_t)c->batch_seqs, c->n_probes, 0};
   for (int k = 0; k < 7; k++) {
     if (!ints[k].val) continue;
     if (parse_u64(ints[k].val, ints[k].hi, &got[k]) || got[k] < ints[k].lo) {
@@ -209,12 +210,26 @@ typedef struct eval_outcome {
   double nats, val_loss, val_bpb, seconds;
   char chain[SHA256_HEX_LEN + 1], dump_sha256[SHA256_HEX_LEN + 1];
   size_t events;
+  char *event_log; /* where the log went (malloc'd) */
 } eval_outcome;
 
 static double now_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The log: --events FILE, else beside the dump (DUMP.events.json), where
+ * `pgolf audit DUMP` finds it without being told. It carries the dump's
+ * digest and the val_bpb as printed (the audit's default claim). */
+static int write_log(const eval_args *a, eval_session *s, eval_outcome *o, pg_error *err) {
+  o->event_log = a->events ? strdup(a->events) : eval_events_default_path(a->dump);
+  if (!o->event_log) return pg_fail(err, a->dump, -1, "out of memory");
+  char claim[sizeof s->events.val_bpb];
+  int n = snprintf(claim, sizeof claim, "%.8f", o->val_bpb);
+  if (n > 0 && (size_t)n < sizeof claim && eval_claim_is_decimal(claim))
+    memcpy(s->events.val_bpb, claim, sizeof claim);
+  return eval_events_write(o->event_log, &s->events, err);
 }
 
 /* Evaluate, finish the dump, hash it into the log, write the log. */
@@ -240,7 +255,7 @@ static int run(const eval_args *a, const eval_config *c, const val_data *v, cons
     o->adapt_steps = s.adapt_steps;
     o->val_loss = s.tokens ? s.nats / (double)s.tokens : 0.0;
     o->val_bpb = bpb_from_nats(s.nats, o->bytes);
-    if (a->events) rc = eval_events_write(a->events, &s.events, err);
+    rc = write_log(a, &s, o, err);
   }
   eval_session_close(&s);
   return rc;
@@ -260,6 +275,7 @@ static void print_result(const eval_args *a, const eval_config *c, const eval_ou
              (unsigned long long)o->adapt_steps);
     printf("score_dump %s sha256:%s events:%zu chain:%s\n", a->dump, o->dump_sha256, o->events,
            o->chain);
+    printf("event_log %s\n", o->event_log);
     return;
   }
   char hexbits[19];
@@ -271,6 +287,7 @@ static void print_result(const eval_args *a, const eval_config *c, const eval_ou
                         hexbits, "val_loss", o->val_loss, "val_bpb", o->val_bpb, "seconds",
                         o->seconds, "score_dump", a->dump, "score_dump_sha256", o->dump_sha256,
                         "chain", o->chain, "events", (json_int_t)o->events);
+  if (j) json_object_set_new(j, "event_log", json_string(o->event_log));
   if (j && c->mode == EVAL_MODE_TTT)
     json_object_set_new(j, "ttt",
                         json_pack("{s:I, s:i, s:f, s:f, s:f, s:i, s:I}", "chunk",
@@ -316,8 +333,12 @@ int cmd_eval(int argc, char **argv) {
   have_val = 1;
   eval_outcome o;
   memset(&o, 0, sizeof o);
-  if (run(&a, &c, &v, &luts, &l, flat, &o, &err)) goto fail;
+  if (run(&a, &c, &v, &luts, &l, flat, &o, &err)) {
+    free(o.event_log);
+    goto fail;
+  }
   print_result(&a, &c, &o);
+  free(o.event_log);
   rc = PG_EXIT_OK;
   goto done;
 fail:

@@ -40,6 +40,7 @@ json_t *eval_events_json(const eval_events *ev) {
     sha256_hex(ev->dump_sha256, hex);
     if (json_object_set_new(o, "score_dump", json_pack("{s:s}", "sha256", hex))) goto oom;
   }
+  if (ev->val_bpb[0] && json_object_set_new(o, "val_bpb", json_string(ev->val_bpb))) goto oom;
   for (size_t i = 0; i < ev->n; i++)
     if (json_array_append_new(list, eval_event_json(&ev->v[i]))) goto oom;
   if (json_object_set_new(o, "events", list)) {

@@ -24,8 +24,8 @@ void eval_events_begin(eval_events *ev, const char *mode);
 int eval_events_append(eval_events *ev, size_t *cap, eval_event_kind kind, uint64_t chunk,
                        uint64_t first, uint64_t last, uint64_t nll_sum_bits, pg_error *err);
 
-/* predicate.eval: {"mode", ["score_dump": {"sha256"}], "events": [...],
- * "chain"}. NULL when out of memory. */
+/* predicate.eval: {"mode", ["score_dump": {"sha256"}], ["val_bpb"],
+ * "events": [...], "chain"}. NULL when out of memory. */
 json_t *eval_events_json(const eval_events *ev);
 
 /* Write {"predicate": {"eval": ...}} atomically to path: the smallest

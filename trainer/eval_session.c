@@ -34,6 +34,7 @@ void eval_config_default(eval_config *c, eval_mode mode, uint32_t seq_len) {
   c->batch_seqs = 32;
   c->ttt_batch_seqs = 32;
   c->precision = GPT_FP32;
+  c->n_probes = EVAL_DEFAULT_PROBES;
 }
 
 int eval_config_check(const eval_config *c, const gpt_layout *l, pg_error *err) {
@@ -126,7 +127,8 @@ int eval_session_open(eval_session *s, const eval_config *c, const val_data *v,
   if (alloc_buffers(s, err) || make_probes(s, err)) goto fail;
   memcpy(s->flat, flat, l->n_params * sizeof *flat);
   gpt_params_bind(&s->p, l, s->flat);
-  if (dump_path && score_dump_writer_open(&s->dump, dump_path, (uint32_t)l->cfg.vocab_size, err))
+  if (dump_path && score_dump_writer_open(&s->dump, dump_path, (uint32_t)l->cfg.vocab_size,
+                                          c->seq_len, err))
     goto fail;
   return 0;
 fail:
@@ -134,11 +136,14 @@ fail:
   return -1;
 }
 
+/* The dump records the chain head as the evaluation ended: it commits to
+ * every SCORE and ADAPT event, so the audit can tell this evaluation's
+ * event log from any other. */
 int eval_session_finish(eval_session *s, pg_error *err) {
   if (!s->dump) return 0;
   score_dump_writer *w = s->dump;
   s->dump = NULL;
-  return score_dump_writer_close(w, err);
+  return score_dump_writer_close(w, s->events.head, err);
 }
 
 void eval_session_close(eval_session *s) {

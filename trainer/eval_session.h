@@ -68,6 +68,10 @@ const char *eval_mode_name(eval_mode m);
 int eval_mode_parse(const char *s, eval_mode *m);
 
 #define EVAL_MAX_PROBES 4096
+/* Probes by default: enough for the audit's normalization check (C2) to
+ * pass or fail on its own, at a cost of one V-entry softmax each (and
+ * 16 + 8V dump bytes): nothing beside the evaluation's forward passes. */
+#define EVAL_DEFAULT_PROBES 8
 
 typedef struct eval_config {
   eval_mode mode;
@@ -88,7 +92,8 @@ typedef struct eval_config {
 
 /* Defaults: the records' score-first TTT (stride 64, chunk 32768, 3 epochs,
  * lr 0.002, momentum 0.9, clip 1.0, 32 sequences per step), scoring batch
- * 32, fp32, no probes; T = seq_len, S = min(64, T) (T for plain). */
+ * 32, fp32, EVAL_DEFAULT_PROBES probes spread over the split; T = seq_len,
+ * S = min(64, T) (T for plain). */
 void eval_config_default(eval_config *c, eval_mode mode, uint32_t seq_len);
 /* Ranges and their combinations; err names the option. */
 int eval_config_check(const eval_config *c, const gpt_layout *l, pg_error *err);
@@ -134,7 +139,8 @@ struct eval_session {
 int eval_session_open(eval_session *s, const eval_config *c, const val_data *v,
                       const byte_luts *luts, const gpt_layout *l, const float *flat,
                       const char *dump_path, pg_error *err);
-/* Finish the dump (atomic rename). On error the dump is abandoned. */
+/* Finish the dump (atomic rename), recording the event chain's head. On
+ * error the dump is abandoned. */
 int eval_session_finish(eval_session *s, pg_error *err);
 /* Free everything (abandons an unfinished dump). */
 void eval_session_close(eval_session *s);

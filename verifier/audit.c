@@ -3,6 +3,7 @@
 #include "verifier/audit.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,27 @@ int audit_run(const audit_input *in, audit_outcome out[AUDIT_N_CONDITIONS]) {
   int failed = 0;
   for (int i = 0; i < AUDIT_N_CONDITIONS; i++) failed += out[i].status == AUDIT_FAIL;
   return failed;
+}
+
+int audit_events_match(const audit_input *in, char *why, size_t cap) {
+  const eval_events *ev = in->events;
+  const score_dump *d = in->dump;
+  if (d->has_chain && memcmp(ev->head, d->chain_head, SHA256_LEN)) {
+    char mine[SHA256_HEX_LEN + 1], theirs[SHA256_HEX_LEN + 1];
+    sha256_hex(d->chain_head, mine);
+    sha256_hex(ev->head, theirs);
+    snprintf(why, cap, "the event log is not this dump's: its chain head %s differs from the "
+             "head the dump records, %s (a log of another evaluation, or one whose events "
+             "changed)", theirs, mine);
+    return 0;
+  }
+  if (ev->has_dump_sha256 && in->dump_sha256 &&
+      memcmp(ev->dump_sha256, in->dump_sha256, SHA256_LEN)) {
+    snprintf(why, cap, "the event log is about another dump (predicate.eval.score_dump.sha256 "
+             "differs from this file's digest)");
+    return 0;
+  }
+  return 1;
 }
 
 /* ---- position index ---- */

@@ -16,6 +16,13 @@
  * C1 (causality) and C3 for evaluators without an event log are tested
  * experimentally by `pgolf audit --perturb` (audit_perturb.c).
  *
+ * Defaults (cmd_audit.c): the split is kept for the T a version 2 dump
+ * records (version 1: every target); the event log is --manifest, else
+ * the file beside the dump (manifests/eval_chain.h, DUMP.events.json);
+ * the claim is --claim, else the val_bpb that log reports. So `pgolf
+ * eval` then `pgolf audit DUMP --tokenizer M --val DIR` checks all four
+ * conditions with nothing else said.
+ *
  * The event log of pgolf's own evaluators (predicate.eval) and its hash
  * chain are defined in manifests/eval_chain.h, shared with the trainer's
  * evaluators. */
@@ -56,8 +63,13 @@ typedef struct audit_input {
   uint64_t n_tokens;           /* targets expected: positions 1 .. n_tokens-1 */
   const byte_luts *luts;
   const char *claim;           /* --claim as typed (a decimal), NULL if none */
-  const eval_events *events;   /* NULL: no manifest */
+  const eval_events *events;   /* NULL: no event log */
   const uint8_t *dump_sha256;  /* the dump file's digest, NULL if unknown */
+  uint32_t seq_len;            /* T the stream was kept for; 0: not known. Coverage
+                                  fails when the dump records another T */
+  const char *events_missing;  /* events NULL although the dump records a chain
+                                  head: what is missing and how to supply it (C3
+                                  then fails with it); NULL otherwise */
 } audit_input;
 
 /* Each condition fills its own outcome, independently of the others. */
@@ -81,6 +93,14 @@ int audit_parse_claim(const char *s, double *value, int *decimals);
 /* Helpers the conditions share (audit.c). */
 void audit_outcome_init(audit_outcome *o, int which);
 
+/* 1 if in->events is the dump's own log: its chain head is the one the
+ * dump records (version 2 dumps with a head) and the dump digest it names
+ * is this dump's (when the log names one and the digest is known). Else 0
+ * and why (a sentence) in why[0..cap) (why may be NULL with cap 0). A log
+ * that is not the dump's is not used: coverage ignores its events, C3
+ * fails with why, and it lends the audit no default claim. */
+int audit_events_match(const audit_input *in, char *why, size_t cap);
+
 /* The records ordered by (position, record index): the identity when the
  * dump's positions are strictly increasing (idx NULL, nothing allocated),
  * else a sorted copy of the indices. */
@@ -97,6 +117,27 @@ void audit_index_free(audit_index *ix);
 score_record audit_index_record(const audit_index *ix, uint64_t k, uint64_t *record_no);
 /* The first k whose position is >= position (ix->n if none). */
 uint64_t audit_index_lower(const audit_index *ix, uint64_t position);
+
+/* ---- the event log's place (audit_log.c) ---- */
+
+typedef struct audit_log {
+  eval_events events;
+  int found;          /* events holds the log read from path */
+  char *path;         /* --manifest, or the default path looked at (malloc'd) */
+  int is_default;     /* path is the default beside the dump */
+  char missing[600];  /* not found although the dump records a chain head:
+                         what is missing and how to supply it; "" otherwise */
+} audit_log;
+
+/* Read the event log for the dump at dump_path: manifest when not NULL,
+ * else DUMP.events.json when that file exists. A default log that is
+ * absent is not an error (found 0; missing says so when the dump records
+ * a chain head); a log that exists but cannot be read is (-1, err names
+ * the file). Whether the log is the dump's own is audit_events_match's
+ * question, asked by the conditions. */
+int audit_log_load(const char *dump_path, const score_dump *d, const char *manifest,
+                   audit_log *lg, pg_error *err);
+void audit_log_free(audit_log *lg);
 
 /* ---- `pgolf audit --perturb` ----
  * Implemented in verifier/audit_perturb.c (owned by the evaluator work):

@@ -4,6 +4,13 @@
  * also cover every position exactly once (a second SCORE of a position is
  * a rescoring even when the dump keeps one record of it).
  *
+ * The split is the stream kept for sequence length T (formats/val_data.h).
+ * A version 2 dump records the T it was evaluated with; when the split was
+ * kept for another one (an explicit --seq-len), the dump covers another
+ * split, and the finding says so first rather than only listing the
+ * positions that differ. An event log that is not the dump's own
+ * (audit_events_match) is not used here; C3 reports it.
+ *
  * One finding; its message names the first offence of each kind found
  * and its position is the first offending position in record order (a
  * gap, which has no record, only when there is no other offence). */
@@ -123,10 +130,17 @@ void audit_coverage(const audit_input *in, audit_outcome *out) {
   offence o[N_KINDS] = {0};
   scan_records(in, seen, o);
   uint64_t gaps = count_clear(seen, n), gap = first_clear(seen, n);
-  char ev_why[200] = "";
-  uint64_t ev_pos = in->events ? scan_events(in, scored, ev_why, sizeof ev_why) : 0;
+  char ev_why[200] = "", mismatch[sizeof out->message];
+  int use_events = in->events && audit_events_match(in, mismatch, sizeof mismatch);
+  uint64_t ev_pos = use_events ? scan_events(in, scored, ev_why, sizeof ev_why) : 0;
 
   size_t len = 0;
+  int other_t = in->seq_len && in->dump->seq_len && in->seq_len != in->dump->seq_len;
+  if (other_t)
+    len = (size_t)snprintf(out->message, sizeof out->message, "the dump was evaluated with "
+                           "sequence length %" PRIu32 " but the split was kept for %" PRIu32
+                           " (--seq-len): they are different splits (omit --seq-len to use the "
+                           "dump's); ", in->dump->seq_len, in->seq_len);
   uint64_t first_record = UINT64_MAX;
   for (int k = 0; k < N_KINDS; k++) {
     if (!o[k].found) continue;
@@ -148,7 +162,7 @@ void audit_coverage(const audit_input *in, audit_outcome *out) {
     snprintf(out->message + len, sizeof out->message - len, "event log: %s; ", ev_why);
     if (out->position < 0) out->position = (int64_t)ev_pos;
   }
-  if (out->position >= 0) {
+  if (out->position >= 0 || other_t) {
     out->status = AUDIT_FAIL;
     size_t m = strlen(out->message);
     if (m >= 2) out->message[m - 2] = '\0'; /* drop the last "; " */

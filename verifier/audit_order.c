@@ -9,8 +9,12 @@
  *     at scoring time, not later ones (a rescoring after an update would
  *     change them). Events that rescore positions are coverage's finding
  *     and are not summed here.
- * No log (no --manifest): skipped; `pgolf audit --perturb` tests C3 from
- * outside for any evaluator. */
+ * The log must be the dump's own first (audit_events_match: the chain
+ * head the dump records, the digest the log names). No log: skipped, as
+ * `pgolf audit --perturb` tests C3 from outside for any evaluator; but
+ * failed when the dump records a chain head, since then the evaluator
+ * kept a log that the audit was not given (in->events_missing says which
+ * and how to supply it). */
 #include "verifier/audit.h"
 #include "common/grow.h"
 
@@ -148,10 +152,19 @@ static void check_events(const audit_input *in, const audit_index *ix, audit_out
 void audit_order(const audit_input *in, audit_outcome *out) {
   audit_outcome_init(out, AUDIT_ORDER);
   const eval_events *ev = in->events;
+  if (!ev && in->events_missing) {
+    fail(out, -1, "%s", in->events_missing);
+    return;
+  }
   if (!ev) {
     out->status = AUDIT_SKIP;
     snprintf(out->message, sizeof out->message, "no event log (--manifest); test C3 with "
              "`pgolf audit --perturb`");
+    return;
+  }
+  char why[sizeof out->message];
+  if (!audit_events_match(in, why, sizeof why)) {
+    fail(out, -1, "%s", why);
     return;
   }
   size_t broken = first_broken_link(ev);
@@ -162,12 +175,6 @@ void audit_order(const audit_input *in, audit_outcome *out) {
   }
   if (broken == ev->n + 1) {
     fail(out, -1, "the chain head is not the last event's link (events missing at the end?)");
-    return;
-  }
-  if (ev->has_dump_sha256 && in->dump_sha256 &&
-      memcmp(ev->dump_sha256, in->dump_sha256, SHA256_LEN)) {
-    fail(out, -1, "the event log is about another dump (predicate.eval.score_dump.sha256 "
-         "differs from this file's digest)");
     return;
   }
   audit_index ix;

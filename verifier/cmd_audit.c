@@ -40,9 +40,12 @@ static void audit_usage(FILE *out) {
           "  --val SHARDS...    validation shards (files, or directories of fineweb_val_*.bin)\n"
           "                     forming one stream, in the order given\n"
           "  --claim BPB        the claimed val_bpb, compared to the digits given\n"
+          "                     (default: the val_bpb the dump's own event log reports)\n"
           "  --manifest FILE    run manifest (or DSSE envelope) with predicate.eval\n"
+          "                     (default: DUMP.events.json, when present)\n"
           "  --seq-len T        the split is truncated as the official plain evaluation does:\n"
-          "                     ((N-1)/T)*T + 1 tokens (default: every target is scored)\n"
+          "                     ((N-1)/T)*T + 1 tokens (default: the T the dump records;\n"
+          "                     every target for a version 1 dump)\n"
           "  --json             {\"dump\",\"verdict\",\"findings\",\"summary\"}\n"
           "\n"
           "Exit: 0 all conditions pass, 1 a condition fails, 2 usage error or malformed input.\n");
@@ -66,8 +69,7 @@ static int parse_u32(const char *s, uint32_t *out) {
 
 /* -1 usage error (printed), 0 ok, 1 --help. */
 static int parse_args(int argc, char **argv, audit_args *a) {
-  memset(a, 0, sizeof *a);
-  a->seq_len = 1;
+  memset(a, 0, sizeof *a); /* seq_len 0: not given */
   a->val = calloc((size_t)argc, sizeof *a->val);
   if (!a->val) return pg_die_msg("audit: out of memory"), -1;
   for (int i = 1; i < argc; i++) {
@@ -138,8 +140,8 @@ typedef struct audit_loaded {
   byte_luts luts;
   val_data val;
   uint16_t *tokens;
-  eval_events events;
-  int has_events;
+  uint32_t seq_len; /* the T the split is kept for */
+  audit_log log;
 } audit_loaded;
 
 static void loaded_free(audit_loaded *l) {
@@ -147,7 +149,13 @@ static void loaded_free(audit_loaded *l) {
   luts_free(&l->luts);
   val_data_close(&l->val);
   free(l->tokens);
-  eval_events_free(&l->events);
+  audit_log_free(&l->log);
+}
+
+/* The T to keep the split for: --seq-len, else the one a version 2 dump
+ * records, else 1 (a version 1 dump does not say: every target). */
+static uint32_t split_seq_len(const audit_args *a, const score_dump *d) {
+  return a->seq_len ? a->seq_len : d->seq_len ? d->seq_len : 1;
 }
 
 static int load_luts(const audit_args *a, uint32_t vocab, byte_luts *luts, pg_error *err) {
@@ -167,18 +175,27 @@ static int load_all(const audit_args *a, audit_loaded *l, pg_error *err) {
   char **paths;
   size_t n;
   if (val_paths(a, &paths, &n, err)) return -1;
-  int rc = val_data_open_paths(&l->val, paths, n, a->seq_len, l->dump.vocab_size, err);
+  l->seq_len = split_seq_len(a, &l->dump);
+  int rc = val_data_open_paths(&l->val, paths, n, l->seq_len, l->dump.vocab_size, err);
   shard_paths_free(paths, n);
   if (rc) return -1;
   l->tokens = malloc(l->val.n_tokens * sizeof *l->tokens);
   if (!l->tokens) return pg_fail(err, "", -1, "out of memory for %" PRIu64 " tokens",
                                  l->val.n_tokens);
   if (val_data_copy(&l->val, 0, l->val.n_tokens, l->tokens, err)) return -1;
-  if (a->manifest) {
-    if (eval_events_load(a->manifest, &l->events, err)) return -1;
-    l->has_events = 1;
-  }
-  return 0;
+  return audit_log_load(a->dump, &l->dump, a->manifest, &l->log, err);
+}
+
+/* What the audit checks the dump against, defaults filled in: the log
+ * found (if any), and the claim: --claim, else the val_bpb the dump's own
+ * log reports (a log that is not the dump's lends it nothing). */
+static audit_input make_input(const audit_args *a, const audit_loaded *l) {
+  audit_input in = {a->dump, &l->dump, l->tokens, l->val.n_tokens, &l->luts, a->claim,
+                    l->log.found ? &l->log.events : NULL, l->dump_sha256, l->seq_len,
+                    l->log.missing[0] ? l->log.missing : NULL};
+  if (!in.claim && in.events && in.events->val_bpb[0] && audit_events_match(&in, NULL, 0))
+    in.claim = in.events->val_bpb;
+  return in;
 }
 
 static void to_findings(const audit_args *a, const audit_outcome *o, finding_list *f) {
@@ -216,14 +233,18 @@ static json_t *summary_json(const audit_loaded *l, const audit_outcome *o) {
   json_object_set_new(s, "records", json_integer((json_int_t)l->dump.n_records));
   json_object_set_new(s, "probes", json_integer((json_int_t)l->dump.n_probes));
   json_object_set_new(s, "vocab_size", json_integer(l->dump.vocab_size));
-  json_object_set_new(s, "events", l->has_events ? json_integer((json_int_t)l->events.n)
+  json_object_set_new(s, "events", l->log.found ? json_integer((json_int_t)l->log.events.n)
                                                  : json_null());
+  json_object_set_new(s, "seq_len", json_integer(l->seq_len));
+  json_object_set_new(s, "event_log", l->log.found ? json_string(l->log.path) : json_null());
   return s;
 }
 
-static void print_json(const audit_args *a, const audit_loaded *l, const audit_outcome *o,
-                       const finding_list *f) {
-  json_t *j = findings_json(a->dump, f, summary_json(l, o));
+static void print_json(const audit_args *a, const audit_loaded *l, const audit_input *in,
+                       const audit_outcome *o, const finding_list *f) {
+  json_t *summary = summary_json(l, o);
+  json_object_set_new(summary, "claim", in->claim ? json_string(in->claim) : json_null());
+  json_t *j = findings_json(a->dump, f, summary);
   json_t *out = json_object(); /* the findings format, with "dump" for "folder" */
   json_object_set_new(out, "dump", json_string(a->dump));
   json_object_set(out, "verdict", json_object_get(j, "verdict"));
@@ -233,6 +254,16 @@ static void print_json(const audit_args *a, const audit_loaded *l, const audit_o
   fputc('\n', stdout);
   json_decref(out);
   json_decref(j);
+}
+
+/* One line on what the defaults chose, so a reader sees what was checked. */
+static void print_inputs(const audit_args *a, const audit_loaded *l, const audit_input *in) {
+  printf("  using   sequence length %" PRIu32 " (%s); event log %s%s; claim %s%s\n", l->seq_len,
+         a->seq_len ? "--seq-len" : l->dump.seq_len ? "the dump's" : "every target",
+         l->log.found ? l->log.path : "none",
+         l->log.found && l->log.is_default ? " (beside the dump)" : "",
+         in->claim ? in->claim : "none",
+         in->claim && !a->claim ? " (the event log's val_bpb)" : "");
 }
 
 static void print_text(const audit_args *a, const audit_outcome *o, int failed) {
@@ -268,14 +299,16 @@ int cmd_audit(int argc, char **argv) {
     free(a.val);
     return PG_EXIT_USAGE;
   }
-  audit_input in = {a.dump, &l.dump, l.tokens, l.val.n_tokens, &l.luts, a.claim,
-                    l.has_events ? &l.events : NULL, l.dump_sha256};
+  audit_input in = make_input(&a, &l);
   audit_outcome o[AUDIT_N_CONDITIONS];
   int failed = audit_run(&in, o);
   finding_list f = {0};
   to_findings(&a, o, &f);
-  if (a.json) print_json(&a, &l, o, &f);
-  else print_text(&a, o, failed);
+  if (a.json) print_json(&a, &l, &in, o, &f);
+  else {
+    print_text(&a, o, failed);
+    print_inputs(&a, &l, &in);
+  }
   findings_free(&f);
   loaded_free(&l);
   free(a.val);

@@ -172,6 +172,53 @@ printf '{"predicate": {"eval": {"events": [{"kind": "LEARN"}], "chain": "%s"}}}'
 expect_err "audit: malformed event log is exit 2" 2 "events\[0\].kind" \
   audit "$TMP/clean.pgsd" --manifest "$TMP/bad.json"
 
+# version 2: the header records T and the event chain's head, and the
+# audit takes both from it (the log beside the dump, DUMP.events.json)
+header2() { # VOCAB RECORDS PROBES T HEAD_HEX
+  printf PGSD
+  le 2 4
+  le "$1" 4
+  le 0 4
+  le "$2" 8
+  le "$3" 8
+  le "$4" 4
+  le 0 4
+  hexbin "$5"
+  head -c 24 /dev/zero
+}
+ZERO=0000000000000000000000000000000000000000000000000000000000000000
+good_head=$(jq -r .predicate.eval.chain "$TMP/good.json")
+{ header2 1024 32 0 16 $ZERO; records 1 32; } >"$TMP/t16.pgsd"
+expect_rc "audit: v2 dump's T keeps targets 1..32" 0 audit "$TMP/t16.pgsd"
+grep -q "using   sequence length 16 (the dump's); event log none; claim none" "$TMP/out" \
+  && ok "audit: v2 T is reported as used" || fail "audit: v2 T is reported as used" "$(cat "$TMP/out")"
+expect_rc "audit: --seq-len other than the dump's T" 1 audit "$TMP/t16.pgsd" --seq-len 8
+grep -q "fail    AUDIT_COVERAGE      position 33: the dump was evaluated with sequence length 16 but the split was kept for 8" "$TMP/out" \
+  && ok "audit: T mismatch named" || fail "audit: T mismatch named" "$(cat "$TMP/out")"
+{ header2 1024 40 0 8 "$good_head"; records 1 40; } >"$TMP/v2.pgsd"
+cp "$TMP/good.json" "$TMP/v2.pgsd.events.json"
+expect_rc "audit: v2 dump with its log beside it" 0 audit "$TMP/v2.pgsd"
+grep -q "pass    AUDIT_ORDER" "$TMP/out" && grep -q "event log $TMP/v2.pgsd.events.json (beside the dump)" "$TMP/out" \
+  && ok "audit: the log beside the dump is used" || fail "audit: the log beside the dump is used" "$(cat "$TMP/out")"
+cp "$TMP/early.json" "$TMP/v2.pgsd.events.json"
+expect_rc "audit: a log with another chain head" 1 audit "$TMP/v2.pgsd"
+grep -q "fail    AUDIT_ORDER .*not this dump's: its chain head $(jq -r .predicate.eval.chain "$TMP/early.json")" "$TMP/out" \
+  && ok "audit: another head is named" || fail "audit: another head is named" "$(cat "$TMP/out")"
+rm "$TMP/v2.pgsd.events.json"
+expect_rc "audit: the dump names a log that is missing" 1 audit "$TMP/v2.pgsd"
+grep -q "fail    AUDIT_ORDER .*records event chain head $good_head.*none at $TMP/v2.pgsd.events.json: pass the log with --manifest" "$TMP/out" \
+  && ok "audit: the missing log is named" || fail "audit: the missing log is named" "$(cat "$TMP/out")"
+expect_rc "audit: the missing log supplied with --manifest" 0 audit "$TMP/v2.pgsd" --manifest "$TMP/good.json"
+{ header2 1024 0 0 0 $ZERO; } >"$TMP/t0.pgsd"
+expect_err "audit: v2 sequence length 0" 2 "t0.pgsd:offset 32: sequence length 0" audit "$TMP/t0.pgsd"
+{ header2 1024 0 0 8 $ZERO; } | head -c 80 >"$TMP/short2.pgsd"
+expect_err "audit: v2 header cut at 80 bytes" 2 "short2.pgsd:offset 80: truncated header: 80 bytes, a version 2" \
+  audit "$TMP/short2.pgsd"
+{ head -c 36 "$TMP/t16.pgsd"; printf x; tail -c +38 "$TMP/t16.pgsd"; } >"$TMP/res2.pgsd"
+expect_err "audit: v2 reserved byte" 2 "res2.pgsd:offset 36: reserved header byte" audit "$TMP/res2.pgsd"
+{ printf PGSD; le 3 4; head -c 88 /dev/zero; } >"$TMP/v3.pgsd"
+expect_err "audit: unknown version" 2 "v3.pgsd:offset 4: unsupported version 3" audit "$TMP/v3.pgsd"
+
 # malformed dumps: exit 2, file and byte offset named
 { printf PGSX; tail -c +5 "$TMP/clean.pgsd"; } >"$TMP/magic.pgsd"
 expect_err "audit: bad magic" 2 "magic.pgsd:offset 0: bad magic" audit "$TMP/magic.pgsd"

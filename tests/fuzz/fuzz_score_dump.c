@@ -1,9 +1,11 @@
 /* libFuzzer target: score_dump_parse on arbitrary bytes must either accept
- * the input with every invariant of a valid dump holding (exact size,
- * finite non-negative nll, targets and probe vocabularies in range), or
- * reject it with a message and an offset inside (or at the end of) the
- * input. Accepted dumps then go through every audit condition, against a
- * small synthetic split, which must not crash whatever the records say. */
+ * the input with every invariant of a valid dump holding (a known version
+ * and its header size, exact size, finite non-negative nll, targets and
+ * probe vocabularies in range, T >= 1 for version 2), or reject it with a
+ * message and an offset inside (or at the end of) the input. Accepted
+ * dumps then go through every audit condition, against a small synthetic
+ * split and with and without an event log (the dump's own head or not),
+ * which must not crash whatever the records say. */
 #include <assert.h>
 #include <math.h>
 #include <stdbool.h>
@@ -27,8 +29,14 @@ static void audit_it(const score_dump *d) {
   }
   uint16_t tokens[SPLIT];
   for (int i = 0; i < SPLIT; i++) tokens[i] = (uint16_t)((uint32_t)i * 7 % v);
-  audit_input in = {"fuzz", d, tokens, SPLIT, &l, "1.5", NULL, NULL};
+  eval_events ev = {0};
+  eval_chain_init(ev.head);
+  audit_input in = {"fuzz", d, tokens, SPLIT, &l, "1.5", NULL, NULL, 8, "no log"};
   audit_outcome o[AUDIT_N_CONDITIONS];
+  audit_run(&in, o);
+  for (int i = 0; i < AUDIT_N_CONDITIONS; i++) assert(o[i].code && o[i].message[0]);
+  in.events = &ev; /* an empty log: the dump's own only if its head is e_0 */
+  in.seq_len = d->seq_len;
   audit_run(&in, o);
   for (int i = 0; i < AUDIT_N_CONDITIONS; i++) assert(o[i].code && o[i].message[0]);
   luts_free(&l);
@@ -42,10 +50,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   score_dump d;
   pg_error err;
   if (score_dump_parse(buf, size, "fuzz", &d, &err) == 0) {
-    assert(d.version == SCORE_DUMP_VERSION && d.flags == 0);
+    assert((d.version == 1 && d.header_bytes == SCORE_DUMP_V1_HEADER_BYTES && d.seq_len == 0 &&
+            !d.has_chain) ||
+           (d.version == 2 && d.header_bytes == SCORE_DUMP_HEADER_BYTES && d.seq_len >= 1));
+    assert(d.flags == 0);
     assert(d.vocab_size >= 1 && d.vocab_size <= SCORE_DUMP_MAX_VOCAB);
-    assert(SCORE_DUMP_HEADER_BYTES + d.n_records * SCORE_DUMP_RECORD_BYTES +
-               d.n_probes * d.probe_bytes == size);
+    assert(d.header_bytes + d.n_records * SCORE_DUMP_RECORD_BYTES + d.n_probes * d.probe_bytes ==
+           size);
     for (uint64_t i = 0; i < d.n_records; i++) {
       score_record r = score_dump_record(&d, i);
       assert(r.target < d.vocab_size && isfinite(r.nll) && !(r.nll < 0));
