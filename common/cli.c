@@ -134,7 +134,8 @@ static int set_double(cli_parser *p, const cli_option *o, const char *v) {
   int ranged = o->dlo < o->dhi;
   if (cli_parse_double(v, &x) || (ranged && (x < o->dlo || x > o->dhi))) {
     if (!ranged) return cli_error(p, "%s wants a finite number, got '%.200s'", p->name, v);
-    if (isinf(o->dhi)) return cli_error(p, "%s wants a number >= %g, got '%.200s'", p->name, o->dlo, v);
+    if (isinf(o->dhi))
+      return cli_error(p, "%s wants a number >= %g, got '%.200s'", p->name, o->dlo, v);
     return cli_error(p, "%s wants a number from %g to %g, got '%.200s'", p->name, o->dlo, o->dhi,
                      v);
   }

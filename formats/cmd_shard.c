@@ -176,7 +176,8 @@ static int cmd_glob(int argc, char **argv) {
                        : !strcmp(split, "train") ? "fineweb_train_"
                        : !strcmp(split, "val")   ? "fineweb_val_"
                                                  : NULL;
-  if (!dir || !prefix) return cli_usage_error(&cmd, "usage: pgolf shard glob DIR --split train|val");
+  if (!dir || !prefix)
+    return cli_usage_error(&cmd, "usage: pgolf shard glob DIR --split train|val");
   char **paths;
   size_t n;
   if (shard_glob(dir, prefix, &paths, &n, &err) != 0) {

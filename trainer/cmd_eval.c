@@ -136,7 +136,8 @@ static int apply_options(const eval_args *a, const gpt_layout *l, eval_config *c
   char v[32];
   if (a->seq_len) {
     snprintf(v, sizeof v, "%u", a->seq_len);
-    if (a->seq_len > T) return usage_error("--seq-len wants an integer in [1, the model's seq_len]: ", v);
+    if (a->seq_len > T)
+      return usage_error("--seq-len wants an integer in [1, the model's seq_len]: ", v);
     T = a->seq_len;
   }
   eval_config_default(c, mode, T);

@@ -114,7 +114,8 @@ static int apply_overrides(const train_args *a, train_config *c) {
 static int fresh_config(const train_args *a, train_config *c) {
   pg_error e;
   if (!a->preset && !a->config) return usage_error("give --preset NAME, --config FILE or --resume DIR", NULL);
-  if (a->steps && !isnan(a->budget)) return usage_error("--steps and --budget exclude each other", NULL);
+  if (a->steps && !isnan(a->budget))
+    return usage_error("--steps and --budget exclude each other", NULL);
   if (!a->out) return usage_error("--out DIR is required", NULL);
   if (train_config_preset(a->preset ? a->preset : "baseline", c, &e) != 0) {
     pg_error_print(&e);
