@@ -3,6 +3,7 @@
  * usage generated from the table. */
 #include "tests/test_util.h"
 
+#include <fcntl.h>
 #include <math.h>
 
 #include "common/cli.h"
@@ -152,6 +153,11 @@ static void test_errors(void **state) {
   o = fresh();
   assert_int_equal(PARSE(o, e, "-t", "1", "-t", "2", "-t", "3", "--tag", "4"), CLI_ERROR);
   expect_error(&e, "--tag given more than 3 times");
+  /* A verb's own usage error after parsing reads the same. */
+  cli_option none[] = {CLI_END};
+  cli_command c = {.name = "demo", .usage = USAGE, .options = none};
+  assert_int_equal(cli_fail(&e, &c, "--out is required (%d)", 1), -1);
+  assert_string_equal(e.msg, "--out is required (1) (try `pgolf demo --help`)");
 }
 
 static void test_given_twice(void **state) {
@@ -333,10 +339,20 @@ static void test_dispatch(void **state) {
   cli_group g = {.name = "demo", .usage = "pgolf demo SUBCOMMAND", .subs = subs, .n_subs = 1};
   char *argv[] = {"demo", "go", "x", NULL};
   assert_int_equal(cli_dispatch(&g, 3, argv), 0);
+  /* The two errors print on stderr; keep the test's output clean. */
+  fflush(stderr);
+  int saved = dup(2), null = open("/dev/null", O_WRONLY);
+  assert_true(saved >= 0 && null >= 0 && dup2(null, 2) >= 0);
   char *bad[] = {"demo", "stop", NULL};
-  assert_int_equal(cli_dispatch(&g, 2, bad), PG_EXIT_USAGE);
+  int r_bad = cli_dispatch(&g, 2, bad);
   char *none[] = {"demo", NULL};
-  assert_int_equal(cli_dispatch(&g, 1, none), PG_EXIT_USAGE);
+  int r_none = cli_dispatch(&g, 1, none);
+  fflush(stderr);
+  assert_true(dup2(saved, 2) >= 0);
+  close(saved);
+  close(null);
+  assert_int_equal(r_bad, PG_EXIT_USAGE);
+  assert_int_equal(r_none, PG_EXIT_USAGE);
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
