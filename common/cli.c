@@ -11,9 +11,9 @@ struct cli_parser {
   const cli_command *cmd;
   int argc;
   char **argv;
-  int i;        /* the argument being handled */
-  int n_pos;    /* positional arguments moved to argv[1..] so far */
-  int stopped;  /* a callback took the rest */
+  int i;         /* the argument being handled */
+  int n_pos;     /* positional arguments moved to argv[1..] so far */
+  int stopped;   /* a callback took the rest */
   char name[80]; /* the option as spelled, for messages */
   unsigned char seen[CLI_MAX_OPTIONS];
   pg_error *err;
@@ -104,8 +104,10 @@ static void store_unsigned(const cli_option *o, uint64_t v) {
   uint8_t b8 = (uint8_t)v;
   uint16_t b16 = (uint16_t)v;
   uint32_t b32 = (uint32_t)v;
-  const void *src = o->size == 1 ? (const void *)&b8 : o->size == 2 ? (const void *)&b16
-                    : o->size == 4 ? (const void *)&b32 : (const void *)&v;
+  const void *src = o->size == 1   ? (const void *)&b8
+                    : o->size == 2 ? (const void *)&b16
+                    : o->size == 4 ? (const void *)&b32
+                                   : (const void *)&v;
   memcpy(o->dest, src, o->size);
 }
 
@@ -154,9 +156,7 @@ static int set_list(cli_parser *p, const cli_option *o, const char *v) {
 
 const char *cli_option_name(const cli_parser *p) { return p->name; }
 
-const char *cli_peek(const cli_parser *p) {
-  return p->i + 1 < p->argc ? p->argv[p->i + 1] : NULL;
-}
+const char *cli_peek(const cli_parser *p) { return p->i + 1 < p->argc ? p->argv[p->i + 1] : NULL; }
 
 const char *cli_next(cli_parser *p) { return p->i + 1 < p->argc ? p->argv[++p->i] : NULL; }
 
@@ -201,12 +201,19 @@ static int apply(cli_parser *p, const cli_option *o, const char *inline_value) {
     return cli_error(p, "option given twice: %s", p->name);
   p->seen[k] = 1;
   switch (o->kind) {
-    case CLI_KIND_STRING: *(const char **)o->dest = v; return 0;
-    case CLI_KIND_INT: return set_int(p, o, v);
-    case CLI_KIND_UNSIGNED: return set_unsigned(p, o, v);
-    case CLI_KIND_DOUBLE: return set_double(p, o, v);
-    case CLI_KIND_LIST: return set_list(p, o, v);
-    default: return cli_error(p, "%s: not an option", p->name);
+    case CLI_KIND_STRING:
+      *(const char **)o->dest = v;
+      return 0;
+    case CLI_KIND_INT:
+      return set_int(p, o, v);
+    case CLI_KIND_UNSIGNED:
+      return set_unsigned(p, o, v);
+    case CLI_KIND_DOUBLE:
+      return set_double(p, o, v);
+    case CLI_KIND_LIST:
+      return set_list(p, o, v);
+    default:
+      return cli_error(p, "%s: not an option", p->name);
   }
 }
 

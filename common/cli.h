@@ -21,16 +21,16 @@
 #include "common/error.h"
 
 typedef enum cli_kind {
-  CLI_KIND_END = 0, /* ends a table */
-  CLI_KIND_FLAG,    /* int: set to 1; takes no value */
-  CLI_KIND_STRING,  /* const char *: the value (the last one given wins) */
-  CLI_KIND_INT,     /* a signed integer of sizeof *dest bytes, in [ilo, ihi] */
+  CLI_KIND_END = 0,  /* ends a table */
+  CLI_KIND_FLAG,     /* int: set to 1; takes no value */
+  CLI_KIND_STRING,   /* const char *: the value (the last one given wins) */
+  CLI_KIND_INT,      /* a signed integer of sizeof *dest bytes, in [ilo, ihi] */
   CLI_KIND_UNSIGNED, /* an unsigned integer of sizeof *dest bytes, in [ulo, uhi] */
-  CLI_KIND_DOUBLE,  /* double: finite, in [dlo, dhi] when dlo < dhi */
-  CLI_KIND_LIST,    /* cli_list: every value, in order (repeatable) */
-  CLI_KIND_ARGS,    /* cli_args: the positional arguments */
-  CLI_KIND_REST,    /* cli_args: everything after `--` (v NULL if no `--`) */
-  CLI_KIND_CALLBACK /* the callback does the work (several values, a tail) */
+  CLI_KIND_DOUBLE,   /* double: finite, in [dlo, dhi] when dlo < dhi */
+  CLI_KIND_LIST,     /* cli_list: every value, in order (repeatable) */
+  CLI_KIND_ARGS,     /* cli_args: the positional arguments */
+  CLI_KIND_REST,     /* cli_args: everything after `--` (v NULL if no `--`) */
+  CLI_KIND_CALLBACK  /* the callback does the work (several values, a tail) */
 } cli_kind;
 
 /* Repeated values; the verb provides the storage (v with room for cap). */
@@ -71,33 +71,36 @@ struct cli_option {
   { .kind = CLI_KIND_FLAG, .name = (l), .short_name = (s), .dest = (d), .help = (h) }
 #define CLI_STRING(l, s, d, a, h) \
   { .kind = CLI_KIND_STRING, .name = (l), .short_name = (s), .dest = (d), .arg = (a), .help = (h) }
-#define CLI_INT(l, s, d, a, lo, hi, h)                                                        \
-  {                                                                                          \
+#define CLI_INT(l, s, d, a, lo, hi, h)                                                      \
+  {                                                                                         \
     .kind = CLI_KIND_INT, .name = (l), .short_name = (s), .dest = (d), .size = sizeof *(d), \
-    .arg = (a), .help = (h), .ilo = (lo), .ihi = (hi)                                        \
+    .arg = (a), .help = (h), .ilo = (lo), .ihi = (hi)                                       \
   }
-#define CLI_UNSIGNED(l, s, d, a, lo, hi, h)                                                        \
-  {                                                                                               \
+#define CLI_UNSIGNED(l, s, d, a, lo, hi, h)                                                      \
+  {                                                                                              \
     .kind = CLI_KIND_UNSIGNED, .name = (l), .short_name = (s), .dest = (d), .size = sizeof *(d), \
-    .arg = (a), .help = (h), .ulo = (lo), .uhi = (hi)                                             \
+    .arg = (a), .help = (h), .ulo = (lo), .uhi = (hi)                                            \
   }
 #define CLI_DOUBLE(l, s, d, a, h) \
   { .kind = CLI_KIND_DOUBLE, .name = (l), .short_name = (s), .dest = (d), .arg = (a), .help = (h) }
-#define CLI_DOUBLE_RANGE(l, s, d, a, lo, hi, h)                                             \
-  {                                                                                        \
-    .kind = CLI_KIND_DOUBLE, .name = (l), .short_name = (s), .dest = (d), .arg = (a),      \
-    .help = (h), .dlo = (lo), .dhi = (hi)                                                  \
+#define CLI_DOUBLE_RANGE(l, s, d, a, lo, hi, h)                                                    \
+  {                                                                                                \
+    .kind = CLI_KIND_DOUBLE, .name = (l), .short_name = (s), .dest = (d), .arg = (a), .help = (h), \
+    .dlo = (lo), .dhi = (hi)                                                                       \
   }
 #define CLI_LIST(l, s, d, a, h) \
   { .kind = CLI_KIND_LIST, .name = (l), .short_name = (s), .dest = (d), .arg = (a), .help = (h) }
-#define CLI_ARGS(d, a, h) { .kind = CLI_KIND_ARGS, .dest = (d), .arg = (a), .help = (h) }
-#define CLI_REST(d, a, h) { .kind = CLI_KIND_REST, .dest = (d), .arg = (a), .help = (h) }
-#define CLI_CALLBACK(l, s, d, a, cb, h)                                                     \
-  {                                                                                        \
-    .kind = CLI_KIND_CALLBACK, .name = (l), .short_name = (s), .dest = (d), .arg = (a),    \
-    .help = (h), .callback = (cb)                                                          \
+#define CLI_ARGS(d, a, h) \
+  { .kind = CLI_KIND_ARGS, .dest = (d), .arg = (a), .help = (h) }
+#define CLI_REST(d, a, h) \
+  { .kind = CLI_KIND_REST, .dest = (d), .arg = (a), .help = (h) }
+#define CLI_CALLBACK(l, s, d, a, cb, h)                                                 \
+  {                                                                                     \
+    .kind = CLI_KIND_CALLBACK, .name = (l), .short_name = (s), .dest = (d), .arg = (a), \
+    .help = (h), .callback = (cb)                                                       \
   }
-#define CLI_END { .kind = CLI_KIND_END }
+#define CLI_END \
+  { .kind = CLI_KIND_END }
 
 /* Every option that takes a value may be given only once ("option given
  * twice: --NAME"); without it the last value wins. Flags, lists and
@@ -108,12 +111,12 @@ struct cli_option {
 #define CLI_MAX_OPTIONS 64
 
 typedef struct cli_command {
-  const char *name;   /* "bpb", "manifest create": the prefix of every message */
-  const char *usage;  /* synopsis lines, each from "pgolf"; continuations indented */
-  const char *about;  /* prose after the synopsis, or NULL */
+  const char *name;          /* "bpb", "manifest create": the prefix of every message */
+  const char *usage;         /* synopsis lines, each from "pgolf"; continuations indented */
+  const char *about;         /* prose after the synopsis, or NULL */
   const cli_option *options; /* ends with CLI_END */
-  const char *footer; /* text after the options (exit codes), or NULL */
-  unsigned flags;     /* CLI_ONCE */
+  const char *footer;        /* text after the options (exit codes), or NULL */
+  unsigned flags;            /* CLI_ONCE */
 } cli_command;
 
 enum { CLI_OK = 0, CLI_HELP = 1, CLI_ERROR = -1 };

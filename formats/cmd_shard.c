@@ -48,10 +48,12 @@ static int parse_info(int argc, char **argv, info_opts *o, pg_error *err) {
                "print a JSON array of objects\n{path, magic, version, tokens, bytes, sha256}"),
       CLI_UNSIGNED("vocab", 0, &o->vocab, "N", 1, 65536,
                    "also check that every token is below N (1..65536)"),
-      CLI_ARGS(&o->files, "FILE...", NULL),
-      CLI_END};
-  const cli_command cmd = {.name = "shard info", .usage = INFO_USAGE, .about = info_about(),
-                           .options = opts, .footer = FOOTER};
+      CLI_ARGS(&o->files, "FILE...", NULL), CLI_END};
+  const cli_command cmd = {.name = "shard info",
+                           .usage = INFO_USAGE,
+                           .about = info_about(),
+                           .options = opts,
+                           .footer = FOOTER};
   int r = cli_parse(&cmd, argc, argv, err);
   if (r != CLI_OK) return r;
   if (o->files.n == 0) return cli_fail(err, &cmd, "no FILE given");
@@ -163,10 +165,12 @@ static int cmd_glob(int argc, char **argv) {
   cli_args dirs;
   const cli_option opts[] = {
       CLI_STRING("split", 0, &split, "train|val", "the split whose shards to list"),
-      CLI_ARGS(&dirs, "DIR", NULL),
-      CLI_END};
-  const cli_command cmd = {.name = "shard glob", .usage = GLOB_USAGE, .about = GLOB_ABOUT,
-                           .options = opts, .footer = FOOTER};
+      CLI_ARGS(&dirs, "DIR", NULL), CLI_END};
+  const cli_command cmd = {.name = "shard glob",
+                           .usage = GLOB_USAGE,
+                           .about = GLOB_ABOUT,
+                           .options = opts,
+                           .footer = FOOTER};
   pg_error err;
   int pr = cli_parse(&cmd, argc, argv, &err);
   if (pr != CLI_OK) return cli_status(pr, &err);

@@ -39,12 +39,9 @@ static int parse_opts(int argc, char **argv, int allow_vocab, opts *o) {
       CLI_FLAG("json", 0, &o->json, "print the tables as one compact JSON line"),
       CLI_UNSIGNED("vocab", 0, &o->vocab, "N", 1, SP_MAX_PIECES,
                    "table size N when above the piece count"),
-      CLI_ARGS(&models, "MODEL", NULL),
-      CLI_END};
-  const cli_option info_opts[] = {
-      CLI_FLAG("json", 0, &o->json, "print one compact JSON object"),
-      CLI_ARGS(&models, "MODEL", NULL),
-      CLI_END};
+      CLI_ARGS(&models, "MODEL", NULL), CLI_END};
+  const cli_option info_opts[] = {CLI_FLAG("json", 0, &o->json, "print one compact JSON object"),
+                                  CLI_ARGS(&models, "MODEL", NULL), CLI_END};
   const cli_command cmd = {.name = allow_vocab ? "tokenizer luts" : "tokenizer info",
                            .usage = allow_vocab ? LUTS_USAGE : INFO_USAGE,
                            .about = allow_vocab ? LUTS_ABOUT : INFO_ABOUT,
@@ -231,8 +228,9 @@ int cmd_tokenizer(int argc, char **argv) {
                                  {"info", cmd_info, INFO_USAGE, INFO_ABOUT}};
   static const cli_group g = {.name = "tokenizer",
                               .usage = "pgolf tokenizer SUBCOMMAND MODEL [OPTIONS]",
-                              .about = "Read a SentencePiece .model and show what the challenge's\n"
-                                       "byte accounting will make of it.",
+                              .about =
+                                  "Read a SentencePiece .model and show what the challenge's\n"
+                                  "byte accounting will make of it.",
                               .subs = subs,
                               .n_subs = 2,
                               .footer = FOOTER};

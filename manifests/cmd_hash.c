@@ -19,6 +19,8 @@ static const char ABOUT[] =
     "Print the SHA-256 of each FILE in sha256sum's format, in the order given.\n"
     "Files are hashed in parallel, one file per thread. With no FILE, or\n"
     "when FILE is -, read standard input.";
+static const char JOBS_HELP[] =
+    "worker threads, 1.." STR(HASH_POOL_MAX_JOBS) "\n(default: online CPUs, at most one per file)";
 static const char FOOTER[] =
     "Exit codes: 0 ok, 2 usage error or a file could not be read (the\n"
     "others are still printed).";
@@ -60,12 +62,10 @@ int cmd_hash(int argc, char **argv) {
   cli_args args;
   const cli_option opts[] = {
       CLI_UNSIGNED("jobs", 'j', &jobs, "N", 1, HASH_POOL_MAX_JOBS,
-                   "worker threads, 1.." STR(HASH_POOL_MAX_JOBS) " (default: online CPUs, at most\n"
-                   "one per file)"),
-      CLI_ARGS(&args, "FILE...", NULL),
-      CLI_END};
-  const cli_command cmd = {.name = "hash", .usage = USAGE, .about = ABOUT, .options = opts,
-                           .footer = FOOTER};
+                   JOBS_HELP),
+      CLI_ARGS(&args, "FILE...", NULL), CLI_END};
+  const cli_command cmd = {
+      .name = "hash", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
   pg_error err;
   int pr = cli_parse(&cmd, argc, argv, &err);
   if (pr != CLI_OK) return cli_status(pr, &err);

@@ -56,7 +56,7 @@ static int fail_input(const pg_error *e) {
 typedef struct create_opts {
   manifest_inputs in;
   const char *out;
-  const char **data; /* room for every argument */
+  const char **data;    /* room for every argument */
   uint64_t seed, steps; /* UINT64_MAX: not given */
 } create_opts;
 
@@ -89,8 +89,11 @@ static int parse_create(int argc, char **argv, create_opts *o, pg_error *err) {
                    "the schedule's length (default: the loss file's)"),
       CLI_STRING("output", 'o', &o->out, "OUT.json", "the manifest to write"),
       CLI_END};
-  const cli_command cmd = {.name = "manifest create", .usage = CREATE_USAGE,
-                           .about = CREATE_ABOUT, .options = opts, .footer = FOOTER};
+  const cli_command cmd = {.name = "manifest create",
+                           .usage = CREATE_USAGE,
+                           .about = CREATE_ABOUT,
+                           .options = opts,
+                           .footer = FOOTER};
   int r = cli_parse(&cmd, argc, argv, err);
   if (r != CLI_OK) return r;
   if (!o->in.config_path || !o->in.tokenizer_path || !o->in.n_data || o->seed == UINT64_MAX ||
@@ -186,8 +189,11 @@ static int load_doc(const char *path, manifest_doc *d) {
 static int cmd_show(int argc, char **argv) {
   read_opts o = {0};
   const cli_option opts[] = {JSON_OPT(o), CLI_ARGS(&o.files, "FILE", NULL), CLI_END};
-  const cli_command c = {.name = "manifest show", .usage = SHOW_USAGE, .about = SHOW_ABOUT,
-                         .options = opts, .footer = FOOTER};
+  const cli_command c = {.name = "manifest show",
+                         .usage = SHOW_USAGE,
+                         .about = SHOW_ABOUT,
+                         .options = opts,
+                         .footer = FOOTER};
   manifest_doc d;
   int rc = parse_read(&c, argc, argv, 1, &o);
   if (rc >= 0 || (rc = load_doc(o.files.v[0], &d)) >= 0) return rc;
@@ -203,8 +209,11 @@ static int cmd_show(int argc, char **argv) {
 static int cmd_diff(int argc, char **argv) {
   read_opts o = {0};
   const cli_option opts[] = {JSON_OPT(o), CLI_ARGS(&o.files, "A B", NULL), CLI_END};
-  const cli_command c = {.name = "manifest diff", .usage = DIFF_USAGE, .about = DIFF_ABOUT,
-                         .options = opts, .footer = FOOTER};
+  const cli_command c = {.name = "manifest diff",
+                         .usage = DIFF_USAGE,
+                         .about = DIFF_ABOUT,
+                         .options = opts,
+                         .footer = FOOTER};
   manifest_doc a, b;
   int rc = parse_read(&c, argc, argv, 2, &o);
   if (rc >= 0 || (rc = load_doc(o.files.v[0], &a)) >= 0) return rc;
@@ -309,8 +318,11 @@ static int cmd_verify(int argc, char **argv) {
       CLI_STRING("key", 0, &o.key, "PUB.pem", "the signer's public key (for an envelope)"),
       CLI_STRING("root", 0, &o.root, "DIR", "where the recorded files are (default .)"),
       JSON_OPT(o), CLI_ARGS(&o.files, "FILE", NULL), CLI_END};
-  const cli_command c = {.name = "manifest verify", .usage = VERIFY_USAGE,
-                         .about = VERIFY_ABOUT, .options = opts, .footer = FOOTER};
+  const cli_command c = {.name = "manifest verify",
+                         .usage = VERIFY_USAGE,
+                         .about = VERIFY_ABOUT,
+                         .options = opts,
+                         .footer = FOOTER};
   manifest_doc d;
   pg_error e;
   int rc = parse_read(&c, argc, argv, 1, &o);
@@ -346,8 +358,11 @@ static int cmd_keygen(int argc, char **argv) {
   const cli_option opts[] = {
       CLI_STRING("output", 'o', &o.out, "PREFIX", "write PREFIX.key and PREFIX.pub"),
       CLI_ARGS(&o.files, "", NULL), CLI_END};
-  const cli_command c = {.name = "manifest keygen", .usage = KEYGEN_USAGE,
-                         .about = KEYGEN_ABOUT, .options = opts, .footer = FOOTER};
+  const cli_command c = {.name = "manifest keygen",
+                         .usage = KEYGEN_USAGE,
+                         .about = KEYGEN_ABOUT,
+                         .options = opts,
+                         .footer = FOOTER};
   int rc = parse_read(&c, argc, argv, 0, &o);
   if (rc >= 0) return rc;
   if (!o.out) return cli_usage_error(&c, "-o PREFIX is required");
@@ -386,12 +401,14 @@ static int sign_file(const char *keyfile, const char *in, const char *out) {
 
 static int cmd_sign(int argc, char **argv) {
   read_opts o = {0};
-  const cli_option opts[] = {
-      CLI_STRING("key", 0, &o.key, "PRIV.pem", "the signing key"),
-      CLI_STRING("output", 'o', &o.out, "ENVELOPE", "the envelope to write"),
-      CLI_ARGS(&o.files, "MANIFEST", NULL), CLI_END};
-  const cli_command c = {.name = "manifest sign", .usage = SIGN_USAGE, .about = SIGN_ABOUT,
-                         .options = opts, .footer = FOOTER};
+  const cli_option opts[] = {CLI_STRING("key", 0, &o.key, "PRIV.pem", "the signing key"),
+                             CLI_STRING("output", 'o', &o.out, "ENVELOPE", "the envelope to write"),
+                             CLI_ARGS(&o.files, "MANIFEST", NULL), CLI_END};
+  const cli_command c = {.name = "manifest sign",
+                         .usage = SIGN_USAGE,
+                         .about = SIGN_ABOUT,
+                         .options = opts,
+                         .footer = FOOTER};
   int rc = parse_read(&c, argc, argv, 1, &o);
   if (rc >= 0) return rc;
   if (!o.key || !o.out) return cli_usage_error(&c, "--key PRIV.pem and -o ENVELOPE are required");

@@ -1,12 +1,11 @@
 /* The option parser of every verb (common/cli.h): each kind of option,
  * both value forms, the errors (with the option named), `--`, and the
  * usage generated from the table. */
-#include "tests/test_util.h"
-
 #include <fcntl.h>
 #include <math.h>
 
 #include "common/cli.h"
+#include "tests/test_util.h"
 
 /* One table with every kind, filled into a fresh `opts`. */
 typedef struct opts {
@@ -40,19 +39,19 @@ static opts fresh(void) {
   return o;
 }
 
-#define TABLE(o)                                                                                 \
-  {                                                                                              \
-    CLI_FLAG("json", 'j', &(o).json, "print JSON"),                                              \
-        CLI_STRING("output", 'o', &(o).out, "FILE", "where to write\nsecond line of help"),      \
-        CLI_INT("delta", 0, &(o).delta, "D", -5, 5, "a signed step"),                            \
-        CLI_UNSIGNED("count", 'c', &(o).count, "N", 1, 100, "how many"),                         \
-        CLI_UNSIGNED("small", 0, &(o).small, "B", 0, 1000, "fits a byte"),                       \
-        CLI_DOUBLE("rate", 0, &(o).rate, "R", "any finite number"),                              \
-        CLI_DOUBLE_RANGE("frac", 0, &(o).frac, "F", 0.0, 1.0, "a fraction"),                     \
-        CLI_LIST("tag", 't', &(o).tags, "T", "repeatable"),                                      \
-        CLI_CALLBACK("pair", 0, (o).pair, "A B", take_pair, "two values"),                       \
-        CLI_ARGS(&(o).args, "FILE...", NULL), CLI_REST(&(o).rest, "CMD...", "the command"),     \
-        CLI_END                                                                                  \
+#define TABLE(o)                                                                            \
+  {                                                                                         \
+    CLI_FLAG("json", 'j', &(o).json, "print JSON"),                                         \
+        CLI_STRING("output", 'o', &(o).out, "FILE", "where to write\nsecond line of help"), \
+        CLI_INT("delta", 0, &(o).delta, "D", -5, 5, "a signed step"),                       \
+        CLI_UNSIGNED("count", 'c', &(o).count, "N", 1, 100, "how many"),                    \
+        CLI_UNSIGNED("small", 0, &(o).small, "B", 0, 1000, "fits a byte"),                  \
+        CLI_DOUBLE("rate", 0, &(o).rate, "R", "any finite number"),                         \
+        CLI_DOUBLE_RANGE("frac", 0, &(o).frac, "F", 0.0, 1.0, "a fraction"),                \
+        CLI_LIST("tag", 't', &(o).tags, "T", "repeatable"),                                 \
+        CLI_CALLBACK("pair", 0, (o).pair, "A B", take_pair, "two values"),                  \
+        CLI_ARGS(&(o).args, "FILE...", NULL), CLI_REST(&(o).rest, "CMD...", "the command"), \
+        CLI_END                                                                             \
   }
 
 static const char USAGE[] = "pgolf demo [OPTIONS] FILE... [-- CMD...]";
@@ -76,9 +75,9 @@ static void test_every_kind(void **state) {
   (void)state;
   opts o = fresh();
   pg_error e;
-  assert_int_equal(PARSE(o, e, "a", "--json", "--output", "x.txt", "--delta", "-3", "--count",
-                         "42", "--small", "255", "--rate", "-2.5e3", "--frac", "1", "--tag", "p",
-                         "-t", "q", "b", "--pair", "u", "v"),
+  assert_int_equal(PARSE(o, e, "a", "--json", "--output", "x.txt", "--delta", "-3", "--count", "42",
+                         "--small", "255", "--rate", "-2.5e3", "--frac", "1", "--tag", "p", "-t",
+                         "q", "b", "--pair", "u", "v"),
                    CLI_OK);
   assert_true(o.json);
   assert_string_equal(o.out, "x.txt");
@@ -366,8 +365,8 @@ static void test_dispatch(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_every_kind),   cmocka_unit_test(test_inline_and_short_forms),
-      cmocka_unit_test(test_errors),       cmocka_unit_test(test_given_twice),
+      cmocka_unit_test(test_every_kind),     cmocka_unit_test(test_inline_and_short_forms),
+      cmocka_unit_test(test_errors),         cmocka_unit_test(test_given_twice),
       cmocka_unit_test(test_strict_numbers), cmocka_unit_test(test_double_dash),
       cmocka_unit_test(test_generated_help), cmocka_unit_test(test_dispatch),
   };

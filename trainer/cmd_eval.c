@@ -85,14 +85,21 @@ static int parse_args(int argc, char **argv, eval_args *a, pg_error *err) {
                  "{\"predicate\": {\"eval\": ...}} (for pgolf audit)"),
       CLI_FLAG("json", 0, &a->json, "print the result as JSON"),
       CLI_END};
-  const cli_command cmd = {.name = "eval", .usage = USAGE, .about = ABOUT, .options = opts,
-                           .footer = FOOTER, .flags = CLI_ONCE};
+  const cli_command cmd = {.name = "eval",
+                           .usage = USAGE,
+                           .about = ABOUT,
+                           .options = opts,
+                           .footer = FOOTER,
+                           .flags = CLI_ONCE};
   int r = cli_parse(&cmd, argc, argv, err);
   if (r != CLI_OK) return r;
   const struct {
     const char *value, *what;
-  } required[] = {{a->artifact, "--artifact"}, {a->data, "--data"}, {a->tokenizer, "--tokenizer"},
-                  {a->mode, "--mode"},         {a->dump, "--score-dump"}};
+  } required[] = {{a->artifact, "--artifact"},
+                  {a->data, "--data"},
+                  {a->tokenizer, "--tokenizer"},
+                  {a->mode, "--mode"},
+                  {a->dump, "--score-dump"}};
   for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
     if (!required[i].value) return cli_fail(err, &cmd, "%s is required", required[i].what);
   return CLI_OK;
@@ -131,7 +138,8 @@ static int parse_positions(const char *s, uint64_t **out, size_t *n) {
 static int apply_options(const eval_args *a, const gpt_layout *l, eval_config *c,
                          uint64_t **probe_at) {
   eval_mode mode;
-  if (eval_mode_parse(a->mode, &mode)) return usage_error("--mode wants plain, sliding or ttt: ", a->mode);
+  if (eval_mode_parse(a->mode, &mode))
+    return usage_error("--mode wants plain, sliding or ttt: ", a->mode);
   uint32_t T = (uint32_t)l->cfg.seq_len;
   char v[32];
   if (a->seq_len) {

@@ -72,8 +72,12 @@ static int parse_args(int argc, char **argv, train_args *a, pg_error *err) {
       CLI_FLAG("quiet", 0, &a->quiet, "no log lines on stdout, no progress line"),
       CLI_FLAG("json", 0, &a->json, "print the result as JSON (implies --quiet)"),
       CLI_END};
-  const cli_command cmd = {.name = "train", .usage = USAGE, .about = ABOUT, .options = opts,
-                           .footer = FOOTER, .flags = CLI_ONCE};
+  const cli_command cmd = {.name = "train",
+                           .usage = USAGE,
+                           .about = ABOUT,
+                           .options = opts,
+                           .footer = FOOTER,
+                           .flags = CLI_ONCE};
   int r = cli_parse(&cmd, argc, argv, err);
   if (a->json) a->quiet = 1;
   return r;

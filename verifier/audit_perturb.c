@@ -99,15 +99,14 @@ static int parse_args(int argc, char **argv, perturb_args *a, pg_error *err) {
       CLI_REST(&a->command, "COMMAND ...",
                "any evaluator: reads $DATA_PATH, writes $PGOLF_SCORE_DUMP"),
       CLI_END};
-  const cli_command cmd = {.name = "audit --perturb", .usage = USAGE, .about = ABOUT,
-                           .options = opts, .footer = FOOTER};
+  const cli_command cmd = {
+      .name = "audit --perturb", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
   int r = cli_parse(&cmd, argc, argv, err);
   if (r != CLI_OK) return r;
   if (a->command.v && !a->command.n) return cli_fail(err, &cmd, "no command after --");
   if (!a->data) return cli_fail(err, &cmd, "--data is required");
   const cli_args *tail = a->self_mode ? &a->self_tail : &a->command;
-  if (!tail->v)
-    return cli_fail(err, &cmd, "give the evaluator: --self MODE ... or -- COMMAND ...");
+  if (!tail->v) return cli_fail(err, &cmd, "give the evaluator: --self MODE ... or -- COMMAND ...");
   a->tail = tail->v;
   a->n_tail = tail->n;
   if (a->self_mode && !a->chunk && !strcmp(a->self_mode, "ttt"))

@@ -65,8 +65,7 @@ static int parse_args(int argc, char **argv, audit_args *a, pg_error *err) {
   a->val = calloc((size_t)argc, sizeof *a->val);
   if (!a->val) return pg_fail(err, "audit", -1, "out of memory"), CLI_ERROR;
   const cli_option opts[] = {
-      CLI_STRING("tokenizer", 0, &a->tokenizer, "MODEL",
-                 "the SentencePiece model (byte tables)"),
+      CLI_STRING("tokenizer", 0, &a->tokenizer, "MODEL", "the SentencePiece model (byte tables)"),
       CLI_CALLBACK("val", 0, a, "SHARDS...", take_val,
                    "validation shards (files, or directories of fineweb_val_*.bin)\n"
                    "forming one stream, in the order given"),
@@ -79,8 +78,8 @@ static int parse_args(int argc, char **argv, audit_args *a, pg_error *err) {
       CLI_FLAG("json", 0, &a->json, "{\"dump\",\"verdict\",\"findings\",\"summary\"}"),
       CLI_ARGS(&a->dumps, "DUMP", NULL),
       CLI_END};
-  const cli_command cmd = {.name = "audit", .usage = USAGE, .about = ABOUT, .options = opts,
-                           .footer = FOOTER};
+  const cli_command cmd = {
+      .name = "audit", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
   int r = cli_parse(&cmd, argc, argv, err);
   if (r != CLI_OK) return r;
   if (a->dumps.n > 1)

@@ -18,8 +18,9 @@
 static const char USAGE[] = "pgolf check DIR... [--json] [--track 10min|nonrecord]";
 static const char ABOUT[] =
     "Checks submission folders (records/<track>/<date>_<name>/) against the challenge's\n"
-    "rules: required files, submission.json fields, claims against the logs, the\n"
-    CHALLENGE_SIZE_LIMIT_TEXT "-byte limit, the " CHALLENGE_TIME_LIMIT_TEXT " training and evaluation budgets (record track),\n"
+    "rules: required files, submission.json fields, claims against the logs, "
+    "the\n" CHALLENGE_SIZE_LIMIT_TEXT "-byte limit, the " CHALLENGE_TIME_LIMIT_TEXT
+    " training and evaluation budgets (record track),\n"
     "seeds, configuration of the seed logs, and a shipped tokenizer's byte accounting.\n"
     "Every finding has a stable code, documented in SUBMISSION.md.";
 static const char FOOTER[] =
@@ -108,10 +109,9 @@ int cmd_check(int argc, char **argv) {
       CLI_STRING("track", 0, &track_name, "T",
                  "10min (record track) or nonrecord; default: submission.json \"track\",\n"
                  "else the folder path, else 10min"),
-      CLI_ARGS(&dirs, "DIR...", NULL),
-      CLI_END};
-  const cli_command cmd = {.name = "check", .usage = USAGE, .about = ABOUT, .options = opts,
-                           .footer = FOOTER};
+      CLI_ARGS(&dirs, "DIR...", NULL), CLI_END};
+  const cli_command cmd = {
+      .name = "check", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
   pg_error err;
   int pr = cli_parse(&cmd, argc, argv, &err);
   if (pr != CLI_OK) return cli_status(pr, &err);

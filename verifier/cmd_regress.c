@@ -48,8 +48,8 @@ static int parse_opts(int argc, char **argv, regress_opts *o, pg_error *err) {
       CLI_FLAG("json", 0, &o->json, "print JSON instead of the table"),
       CLI_ARGS(&o->runs, "[NAME=]RUN_MANIFEST...", NULL),
       CLI_END};
-  const cli_command cmd = {.name = "regress", .usage = USAGE, .about = ABOUT, .options = opts,
-                           .footer = FOOTER};
+  const cli_command cmd = {
+      .name = "regress", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
   int r = cli_parse(&cmd, argc, argv, err);
   if (r != CLI_OK) return r;
   if (!o->golden) return cli_fail(err, &cmd, "--golden is required");

@@ -121,8 +121,8 @@ static int parse_cli(int argc, char **argv, replay_cli *c, pg_error *err) {
       CLI_ARGS(&c->extra, "", NULL),
       CLI_REST(&c->cmd, "CMD ARGS...", "the submission's command, run in the scratch copy"),
       CLI_END};
-  const cli_command cmd = {.name = "replay", .usage = USAGE, .about = ABOUT, .options = opts,
-                           .footer = FOOTER};
+  const cli_command cmd = {
+      .name = "replay", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
   int r = cli_parse(&cmd, argc, argv, err);
   if (r != CLI_OK) return r;
   return check_cli(c, &cmd, err) ? CLI_ERROR : CLI_OK;

@@ -28,8 +28,11 @@ static const char ABOUT[] =
     "INPUT is a run manifest (pgolf train; a DSSE envelope is read too), a replay\n"
     "manifest (pgolf replay) or a check result (pgolf check --json), recognised by\n"
     "content. The HTML holds per-step loss curves of every run and replay (log-\n"
-    "scaled steps), the final metrics, bars of train and eval time against " CHALLENGE_TIME_LIMIT_TEXT "\n"
-    "and of artifact bytes against " CHALLENGE_SIZE_LIMIT_TEXT ", the findings and the significance\n"
+    "scaled steps), the final metrics, bars of train and eval time "
+    "against " CHALLENGE_TIME_LIMIT_TEXT
+    "\n"
+    "and of artifact bytes against " CHALLENGE_SIZE_LIMIT_TEXT
+    ", the findings and the significance\n"
     "table; it is self-contained (inline CSS and SVG, no script).";
 static const char FOOTER[] = "Exit codes: 0 written, 2 usage or input error.";
 
@@ -50,8 +53,8 @@ static int parse_opts(int argc, char **argv, report_opts *o, pg_error *err) {
       CLI_DOUBLE("alpha", 0, &o->alpha, "A", "default 0.01"),
       CLI_ARGS(&o->inputs, "INPUT...", NULL),
       CLI_END};
-  const cli_command cmd = {.name = "report", .usage = USAGE, .about = ABOUT, .options = opts,
-                           .footer = FOOTER};
+  const cli_command cmd = {
+      .name = "report", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
   int r = cli_parse(&cmd, argc, argv, err);
   if (r != CLI_OK) return r;
   if (!o->out) return cli_fail(err, &cmd, "-o is required (the HTML file to write)");

@@ -41,8 +41,10 @@ static const char FOOTER[] =
 /* Cross-option rules, after every option has been read. */
 static int check_opts(const stats_opts *o, const cli_command *c, pg_error *err) {
   if (o->extra.n)
-    return cli_fail(err, c, "unexpected argument '%s' (give manifests and folders with --new or "
-                            "--record)", o->extra.v[0]);
+    return cli_fail(err, c,
+                    "unexpected argument '%s' (give manifests and folders with --new or "
+                    "--record)",
+                    o->extra.v[0]);
   if (!o->new_args.n) return cli_fail(err, c, "--new is required");
   if (!o->rec_args.n == isnan(o->target))
     return cli_fail(err, c, "--record/--target: give exactly one of them");
@@ -61,8 +63,12 @@ static int check_opts(const stats_opts *o, const cli_command *c, pg_error *err) 
 
 /* CLI_OK, CLI_HELP (printed) or CLI_ERROR (in err). */
 static int parse_opts(int argc, char **argv, stats_opts *o, pg_error *err) {
-  *o = (stats_opts){.metric = "bpb", .test = "welch", .margin_nats = CHALLENGE_MARGIN_NATS,
-                    .alpha = CHALLENGE_ALPHA, .tokens_per_byte = NAN, .target = NAN};
+  *o = (stats_opts){.metric = "bpb",
+                    .test = "welch",
+                    .margin_nats = CHALLENGE_MARGIN_NATS,
+                    .alpha = CHALLENGE_ALPHA,
+                    .tokens_per_byte = NAN,
+                    .target = NAN};
   o->new_args = (cli_list){o->new_v, 0, MAX_SET_ARGS};
   o->rec_args = (cli_list){o->rec_v, 0, MAX_SET_ARGS};
   const cli_option opts[] = {
@@ -90,8 +96,8 @@ static int parse_opts(int argc, char **argv, stats_opts *o, pg_error *err) {
       CLI_FLAG("json", 0, &o->json, "machine-readable output"),
       CLI_ARGS(&o->extra, "", NULL),
       CLI_END};
-  const cli_command cmd = {.name = "stats", .usage = USAGE, .about = ABOUT, .options = opts,
-                           .footer = FOOTER};
+  const cli_command cmd = {
+      .name = "stats", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
   int r = cli_parse(&cmd, argc, argv, err);
   if (r != CLI_OK) return r;
   return check_opts(o, &cmd, err) ? CLI_ERROR : CLI_OK;
@@ -149,8 +155,7 @@ static int resolve_tpb(const stats_opts *o, stats_input *in, pg_error *err) {
 
 static int read_inputs(const stats_opts *o, stats_input *in, pg_error *err) {
   int nats = !strcmp(o->metric, "nats");
-  if (read_set(o->new_v, o->new_args.n, "--new", nats, &in->new_set, &in->s_new, err))
-    return -1;
+  if (read_set(o->new_v, o->new_args.n, "--new", nats, &in->new_set, &in->s_new, err)) return -1;
   if (o->rec_args.n &&
       read_set(o->rec_v, o->rec_args.n, "--record", nats, &in->rec_set, &in->s_rec, err))
     return -1;
@@ -235,7 +240,7 @@ static int run_stats(const stats_opts *o, stats_input *in, pg_error *err) {
   margin_test r;
   double margin = metric_margin(o, in->tpb);
   int rc = o->rec_args.n ? welch_margin_test(in->s_new, in->s_rec, margin, o->alpha, &r, err)
-                          : one_sample_margin_test(in->s_new, o->target, margin, o->alpha, &r, err);
+                         : one_sample_margin_test(in->s_new, o->target, margin, o->alpha, &r, err);
   if (rc) return -1;
   if (o->json)
     print_json(o, in, &r);

@@ -270,8 +270,11 @@ static int parse_run_opts(int argc, char **argv, replay_run_opts *o, int *json, 
       CLI_FLAG("quiet", 0, &o->quiet, "no training log lines"),
       CLI_ARGS(&manifests, "MANIFEST", NULL),
       CLI_END};
-  const cli_command cmd = {.name = "replay", .usage = RUN_USAGE, .about = RUN_ABOUT,
-                           .options = opts, .footer = RUN_FOOTER};
+  const cli_command cmd = {.name = "replay",
+                           .usage = RUN_USAGE,
+                           .about = RUN_ABOUT,
+                           .options = opts,
+                           .footer = RUN_FOOTER};
   int r = cli_parse(&cmd, argc, argv, err);
   if (r != CLI_OK) return r;
   if (!(o->budget_train_s > 0))
