@@ -67,6 +67,10 @@ struct cli_option {
   cli_callback callback;
 };
 
+/* Table entries: long name, short name (or 0), destination, value
+ * placeholder, then the inclusive range for numbers, then the help. An
+ * integer's range is also clamped to what its destination can hold;
+ * CLI_DOUBLE takes any finite number. */
 #define CLI_FLAG(l, s, d, h) \
   { .kind = CLI_KIND_FLAG, .name = (l), .short_name = (s), .dest = (d), .help = (h) }
 #define CLI_STRING(l, s, d, a, h) \
