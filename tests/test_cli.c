@@ -30,13 +30,12 @@ static int take_pair(cli_parser *p, const cli_option *o, const char *inline_valu
   return 0;
 }
 
-static opts fresh(void) {
-  opts o;
-  memset(&o, 0, sizeof o);
-  o.delta = -1;
-  o.rate = NAN;
-  o.tags = (cli_list){o.tags_v, 0, 3};
-  return o;
+/* Defaults and sentinels; tags keeps its values in o itself. */
+static void fresh(opts *o) {
+  memset(o, 0, sizeof *o);
+  o->delta = -1;
+  o->rate = NAN;
+  o->tags = (cli_list){o->tags_v, 0, 3};
 }
 
 #define TABLE(o)                                                                            \
@@ -73,7 +72,8 @@ static int run(opts *o, unsigned flags, pg_error *err, const char *const *words)
 
 static void test_every_kind(void **state) {
   (void)state;
-  opts o = fresh();
+  opts o;
+  fresh(&o);
   pg_error e;
   assert_int_equal(PARSE(o, e, "a", "--json", "--output", "x.txt", "--delta", "-3", "--count", "42",
                          "--small", "255", "--rate", "-2.5e3", "--frac", "1", "--tag", "p", "-t",
@@ -100,7 +100,8 @@ static void test_every_kind(void **state) {
 
 static void test_inline_and_short_forms(void **state) {
   (void)state;
-  opts o = fresh();
+  opts o;
+  fresh(&o);
   pg_error e;
   assert_int_equal(PARSE(o, e, "--output=o.txt", "--count=7", "-c8", "--pair=k", "l", "-oz",
                          "--delta=-5", "-t=w"),
@@ -111,7 +112,7 @@ static void test_inline_and_short_forms(void **state) {
   assert_string_equal(o.pair[0], "k");
   assert_string_equal(o.tags.v[0], "w");
   /* A value is the next argument whatever it looks like. */
-  o = fresh();
+  fresh(&o);
   assert_int_equal(PARSE(o, e, "--output", "--json", "-", "--rate", "-1"), CLI_OK);
   assert_string_equal(o.out, "--json");
   assert_false(o.json);
@@ -129,7 +130,8 @@ static void expect_error(pg_error *e, const char *needle) {
 
 static void test_errors(void **state) {
   (void)state;
-  opts o = fresh();
+  opts o;
+  fresh(&o);
   pg_error e;
   assert_int_equal(PARSE(o, e, "a", "--output"), CLI_ERROR);
   expect_error(&e, "--output needs a value");
@@ -149,7 +151,7 @@ static void test_errors(void **state) {
   expect_error(&e, "unknown option '--jso'");
   assert_int_equal(PARSE(o, e, "--pair", "u"), CLI_ERROR);
   expect_error(&e, "--pair wants two values");
-  o = fresh();
+  fresh(&o);
   assert_int_equal(PARSE(o, e, "-t", "1", "-t", "2", "-t", "3", "--tag", "4"), CLI_ERROR);
   expect_error(&e, "--tag given more than 3 times");
   /* A verb's own usage error after parsing reads the same. */
@@ -161,13 +163,14 @@ static void test_errors(void **state) {
 
 static void test_given_twice(void **state) {
   (void)state;
-  opts o = fresh();
+  opts o;
+  fresh(&o);
   pg_error e;
   const char *const twice[] = {"--output", "a", "--output=b", NULL};
   assert_int_equal(run(&o, CLI_ONCE, &e, twice), CLI_ERROR);
   expect_error(&e, "option given twice: --output");
   const char *const flags[] = {"--json", "--json", "-t", "x", "--tag", "y", NULL};
-  o = fresh();
+  fresh(&o);
   assert_int_equal(run(&o, CLI_ONCE, &e, flags), CLI_OK); /* flags and lists repeat */
   assert_int_equal(o.tags.n, 2);
 }
@@ -198,7 +201,8 @@ static void test_strict_numbers(void **state) {
       {"--frac", "-0.5", "from 0 to 1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    opts o = fresh();
+    opts o;
+    fresh(&o);
     pg_error e;
     assert_int_equal(PARSE(o, e, bad[i].opt, bad[i].value), CLI_ERROR);
     expect_error(&e, bad[i].opt);
@@ -220,14 +224,15 @@ static void test_strict_numbers(void **state) {
 
 static void test_double_dash(void **state) {
   (void)state;
-  opts o = fresh();
+  opts o;
+  fresh(&o);
   pg_error e;
   assert_int_equal(PARSE(o, e, "--json", "a", "--", "sh", "-c", "--help"), CLI_OK);
   assert_int_equal(o.args.n, 1);
   assert_int_equal(o.rest.n, 3);
   assert_string_equal(o.rest.v[0], "sh");
   assert_string_equal(o.rest.v[2], "--help");
-  o = fresh();
+  fresh(&o);
   assert_int_equal(PARSE(o, e, "a", "--"), CLI_OK);
   assert_non_null(o.rest.v); /* `--` given, nothing after it */
   assert_int_equal(o.rest.n, 0);
@@ -276,7 +281,8 @@ static char *capture_parse(const cli_command *c, int argc, char **argv, int *res
 
 static void test_generated_help(void **state) {
   (void)state;
-  opts o = fresh();
+  opts o;
+  fresh(&o);
   cli_option table[] = TABLE(o);
   cli_command c = {.name = "demo",
                    .usage = "pgolf demo [OPTIONS] FILE...\n           [-- CMD...]",
