@@ -201,19 +201,12 @@ static int apply(cli_parser *p, const cli_option *o, const char *inline_value) {
     return cli_error(p, "option given twice: %s", p->name);
   p->seen[k] = 1;
   switch (o->kind) {
-    case CLI_KIND_STRING:
-      *(const char **)o->dest = v;
-      return 0;
-    case CLI_KIND_INT:
-      return set_int(p, o, v);
-    case CLI_KIND_UNSIGNED:
-      return set_unsigned(p, o, v);
-    case CLI_KIND_DOUBLE:
-      return set_double(p, o, v);
-    case CLI_KIND_LIST:
-      return set_list(p, o, v);
-    default:
-      return cli_error(p, "%s: not an option", p->name);
+  case CLI_KIND_STRING: *(const char **)o->dest = v; return 0;
+  case CLI_KIND_INT: return set_int(p, o, v);
+  case CLI_KIND_UNSIGNED: return set_unsigned(p, o, v);
+  case CLI_KIND_DOUBLE: return set_double(p, o, v);
+  case CLI_KIND_LIST: return set_list(p, o, v);
+  default: return cli_error(p, "%s: not an option", p->name);
   }
 }
 

@@ -19,7 +19,7 @@ typedef struct bpb_opts {
   uint32_t seq_len;  /* 0: count every target */
   uint32_t vocab;    /* 0: the model's piece count */
   int json;
-  cli_args paths;    /* SHARD_OR_DIR... */
+  cli_args paths; /* SHARD_OR_DIR... */
 } bpb_opts;
 
 static const char USAGE[] =

@@ -61,8 +61,7 @@ int cmd_hash(int argc, char **argv) {
   int jobs = 0;
   cli_args args;
   const cli_option opts[] = {
-      CLI_UNSIGNED("jobs", 'j', &jobs, "N", 1, HASH_POOL_MAX_JOBS,
-                   JOBS_HELP),
+      CLI_UNSIGNED("jobs", 'j', &jobs, "N", 1, HASH_POOL_MAX_JOBS, JOBS_HELP),
       CLI_ARGS(&args, "FILE...", NULL), CLI_END};
   const cli_command cmd = {
       .name = "hash", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
