@@ -1,12 +1,12 @@
 /* pgolf bpb: tokens, bytes and tokens per byte of a split, with the
  * challenge's byte accounting (formats/byte_accounting.h). */
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
 #include "formats/byte_accounting.h"
@@ -19,61 +19,41 @@ typedef struct bpb_opts {
   uint32_t seq_len;  /* 0: count every target */
   uint32_t vocab;    /* 0: the model's piece count */
   int json;
+  cli_args paths; /* SHARD_OR_DIR... */
 } bpb_opts;
 
-static void bpb_usage(FILE *out) {
-  fprintf(out,
-          "usage: pgolf bpb --tokenizer MODEL [--split val|train] [--seq-len L] [--vocab N]\n"
-          "                 [--json] SHARD_OR_DIR...\n"
-          "\n"
-          "Counts the bytes of every target token of a split (all shards form one\n"
-          "stream, in the order given; a directory contributes its fineweb_<split>_*.bin\n"
-          "in sorted order) with the challenge's rule, and prints tokens, targets,\n"
-          "bytes and tokens per byte. --seq-len L counts only the targets the official\n"
-          "evaluation scores: ((tokens-1)/L)*L.\n");
-}
+static const char USAGE[] =
+    "pgolf bpb --tokenizer MODEL [--split val|train] [--seq-len L] [--vocab N]\n"
+    "          [--json] SHARD_OR_DIR...";
+static const char ABOUT[] =
+    "Counts the bytes of every target token of a split (all shards form one\n"
+    "stream, in the order given; a directory contributes its fineweb_<split>_*.bin\n"
+    "in sorted order) with the challenge's rule, and prints tokens, targets,\n"
+    "bytes and tokens per byte. --seq-len L counts only the targets the official\n"
+    "evaluation scores: ((tokens-1)/L)*L.";
 
-static int parse_u32(const char *s, const char *what, uint32_t *out) {
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (!*s || *end || s[0] == '-' || v > UINT32_MAX) {
-    pg_die_msg("bpb: %s must be a non-negative integer, got '%s'", what, s);
-    return -1;
-  }
-  *out = (uint32_t)v;
-  return 0;
-}
-
-static int parse_opts(int argc, char **argv, bpb_opts *o) {
-  static const struct option longopts[] = {
-      {"tokenizer", required_argument, 0, 't'}, {"split", required_argument, 0, 's'},
-      {"seq-len", required_argument, 0, 'L'},   {"vocab", required_argument, 0, 'v'},
-      {"json", no_argument, 0, 'j'},            {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
+/* CLI_OK, CLI_HELP (printed) or CLI_ERROR (in err). */
+static int parse_opts(int argc, char **argv, bpb_opts *o, pg_error *err) {
   *o = (bpb_opts){.split = "val"};
-  optind = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "t:s:L:v:jh", longopts, NULL)) != -1) {
-    switch (ch) {
-      case 't': o->tokenizer = optarg; break;
-      case 's': o->split = optarg; break;
-      case 'L': if (parse_u32(optarg, "--seq-len", &o->seq_len)) return -1; break;
-      case 'v': if (parse_u32(optarg, "--vocab", &o->vocab)) return -1; break;
-      case 'j': o->json = 1; break;
-      case 'h': bpb_usage(stdout); exit(PG_EXIT_OK);
-      default: bpb_usage(stderr); return -1;
-    }
-  }
-  if (!o->tokenizer || optind >= argc) {
-    pg_die_msg("bpb: need --tokenizer MODEL and at least one shard or directory");
-    bpb_usage(stderr);
-    return -1;
-  }
-  if (strcmp(o->split, "val") && strcmp(o->split, "train")) {
-    pg_die_msg("bpb: --split must be val or train, got '%s'", o->split);
-    return -1;
-  }
-  return 0;
+  const cli_option opts[] = {
+      CLI_STRING("tokenizer", 't', &o->tokenizer, "MODEL", "SentencePiece .model (byte tables)"),
+      CLI_STRING("split", 's', &o->split, "val|train",
+                 "the shards a directory contributes (default val)"),
+      CLI_UNSIGNED("seq-len", 'L', &o->seq_len, "L", 0, UINT32_MAX,
+                   "count only whole sequences of L targets (0: all)"),
+      CLI_UNSIGNED("vocab", 'v', &o->vocab, "N", 0, UINT32_MAX,
+                   "table size (default: the model's piece count)"),
+      CLI_FLAG("json", 'j', &o->json, "print one JSON object"),
+      CLI_ARGS(&o->paths, "SHARD_OR_DIR...", NULL),
+      CLI_END};
+  const cli_command cmd = {.name = "bpb", .usage = USAGE, .about = ABOUT, .options = opts};
+  int r = cli_parse(&cmd, argc, argv, err);
+  if (r != CLI_OK) return r;
+  if (!o->tokenizer || !o->paths.n)
+    return cli_fail(err, &cmd, "need --tokenizer MODEL and at least one shard or directory");
+  if (strcmp(o->split, "val") && strcmp(o->split, "train"))
+    return cli_fail(err, &cmd, "--split must be val or train, got '%s'", o->split);
+  return CLI_OK;
 }
 
 /* Expand arguments into shard paths: files as given, directories globbed. */
@@ -159,15 +139,16 @@ static void print_result(const bpb_opts *o, char **paths, size_t n, const byte_c
 
 int cmd_bpb(int argc, char **argv) {
   bpb_opts o;
-  if (parse_opts(argc, argv, &o)) return PG_EXIT_USAGE;
   pg_error err;
+  int pr = parse_opts(argc, argv, &o, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
   sp_model m = {0};
   byte_luts l = {0};
   char **paths = NULL;
   size_t n = 0;
   int rc = PG_EXIT_USAGE;
   if (sp_model_load(o.tokenizer, &m, &err) || luts_from_model(&m, o.vocab, &l, &err) ||
-      collect_paths(argv + optind, argc - optind, o.split, &paths, &n, &err))
+      collect_paths(o.paths.v, o.paths.n, o.split, &paths, &n, &err))
     goto out;
   uint64_t total;
   if (count_tokens(paths, n, l.vocab_size, &total, &err)) goto out;

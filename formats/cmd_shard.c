@@ -7,84 +7,60 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
 #include "common/hash_pool.h"
 #include "common/sha256.h"
 #include "formats/shard.h"
 
-static void usage(FILE *out) {
-  fprintf(out,
-          "usage: pgolf shard info FILE... [--json] [--vocab N]\n"
-          "       pgolf shard glob DIR --split train|val\n"
-          "\n"
-          "info  validate each token shard (header magic %d, version %d, size\n"
-          "      exactly %d + 2*tokens bytes) and print its path, magic, version,\n"
-          "      token count, size in bytes and SHA-256. A bad file is reported on\n"
-          "      stderr as `pgolf: FILE:offset N: message`; the others are still\n"
-          "      printed.\n"
-          "        --json     print a JSON array of objects\n"
-          "                   {path, magic, version, tokens, bytes, sha256}\n"
-          "        --vocab N  also check that every token is below N (1..65536)\n"
-          "glob  print the shards of a split in the order they are read:\n"
-          "      DIR/fineweb_SPLIT_*.bin, sorted by name.\n"
-          "\n"
-          "Exit codes: 0 ok, 2 usage error or a bad shard.\n",
-          SHARD_MAGIC, SHARD_VERSION, SHARD_HEADER_BYTES);
+static const char INFO_USAGE[] = "pgolf shard info FILE... [--json] [--vocab N]";
+static const char GLOB_USAGE[] = "pgolf shard glob DIR --split train|val";
+static const char GLOB_ABOUT[] =
+    "Print the shards of a split in the order they are read:\n"
+    "DIR/fineweb_SPLIT_*.bin, sorted by name.";
+static const char FOOTER[] = "Exit codes: 0 ok, 2 usage error or a bad shard.";
+
+/* The header constants are numbers, so the prose is formatted once. */
+static const char *info_about(void) {
+  static char text[512];
+  snprintf(text, sizeof text,
+           "Validate each token shard (header magic %d, version %d, size\n"
+           "exactly %d + 2*tokens bytes) and print its path, magic, version,\n"
+           "token count, size in bytes and SHA-256. A bad file is reported on\n"
+           "stderr as `pgolf: FILE:offset N: message`; the others are still\n"
+           "printed.",
+           SHARD_MAGIC, SHARD_VERSION, SHARD_HEADER_BYTES);
+  return text;
 }
 
 typedef struct info_opts {
-  const char **files;
-  size_t n;
+  cli_args files;
   int json;
   uint32_t vocab;
 } info_opts;
 
-static int parse_vocab(const char *s, uint32_t *vocab) {
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (!*s || *end || v < 1 || v > 65536) {
-    pg_die_msg("shard: --vocab wants an integer from 1 to 65536, got '%s'", s);
-    return -1;
-  }
-  *vocab = (uint32_t)v;
-  return 0;
-}
-
-/* -1 usage error, 1 --help, 0 ok. Options may come before or after files. */
-static int parse_info(int argc, char **argv, info_opts *o) {
-  int opts_done = 0;
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i];
-    if (opts_done && !strcmp(a, "-")) {
-      pg_die_msg("shard info: shards are memory-mapped, standard input cannot be one");
-      return -1;
-    } else if (opts_done || a[0] != '-') {
-      o->files[o->n++] = a;
-    } else if (!strcmp(a, "--")) {
-      opts_done = 1;
-    } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      return 1;
-    } else if (!strcmp(a, "--json")) {
-      o->json = 1;
-    } else if (!strcmp(a, "--vocab")) {
-      if (i + 1 >= argc) {
-        pg_die_msg("shard: --vocab needs a value");
-        return -1;
-      }
-      if (parse_vocab(argv[++i], &o->vocab) != 0) return -1;
-    } else if (!strncmp(a, "--vocab=", 8)) {
-      if (parse_vocab(a + 8, &o->vocab) != 0) return -1;
-    } else {
-      pg_die_msg("shard: unknown option '%s' (try `pgolf shard --help`)", a);
-      return -1;
-    }
-  }
-  if (o->n == 0) {
-    pg_die_msg("shard info: no FILE given (try `pgolf shard --help`)");
-    return -1;
-  }
-  return 0;
+/* CLI_OK, CLI_HELP (printed) or CLI_ERROR (in err). */
+static int parse_info(int argc, char **argv, info_opts *o, pg_error *err) {
+  *o = (info_opts){0};
+  const cli_option opts[] = {
+      CLI_FLAG("json", 0, &o->json,
+               "print a JSON array of objects\n{path, magic, version, tokens, bytes, sha256}"),
+      CLI_UNSIGNED("vocab", 0, &o->vocab, "N", 1, 65536,
+                   "also check that every token is below N (1..65536)"),
+      CLI_ARGS(&o->files, "FILE...", NULL), CLI_END};
+  const cli_command cmd = {.name = "shard info",
+                           .usage = INFO_USAGE,
+                           .about = info_about(),
+                           .options = opts,
+                           .footer = FOOTER};
+  int r = cli_parse(&cmd, argc, argv, err);
+  if (r != CLI_OK) return r;
+  if (o->files.n == 0) return cli_fail(err, &cmd, "no FILE given");
+  for (int i = 0; i < o->files.n; i++)
+    if (!strcmp(o->files.v[i], "-"))
+      return cli_fail(err, &cmd, "shards are memory-mapped, standard input cannot be one");
+  return CLI_OK;
 }
 
 /* Validate one shard; on success fill s's header fields (the mapping is
@@ -125,7 +101,7 @@ static json_t *info_json(const char *path, const shard *s, const hash_result *h,
 static int report_one(const info_opts *o, size_t i, const hash_result *h, json_t *arr) {
   shard s;
   pg_error err;
-  if (check_one(o->files[i], o->vocab, &s, &err) != 0) {
+  if (check_one(o->files.v[i], o->vocab, &s, &err) != 0) {
     pg_error_print(&err);
     return -1;
   }
@@ -134,10 +110,10 @@ static int report_one(const info_opts *o, size_t i, const hash_result *h, json_t
     return -1;
   }
   if (!arr) {
-    print_text(o->files[i], &s, h);
+    print_text(o->files.v[i], &s, h);
     return 0;
   }
-  json_t *obj = info_json(o->files[i], &s, h, &err);
+  json_t *obj = info_json(o->files.v[i], &s, h, &err);
   if (!obj) {
     pg_error_print(&err);
     return -1;
@@ -155,19 +131,14 @@ static int print_json_array(json_t *arr) {
 }
 
 static int cmd_info(int argc, char **argv) {
-  info_opts o = {.files = calloc((size_t)argc, sizeof(char *))};
-  if (!o.files) {
-    pg_die_msg("shard: out of memory");
-    return PG_EXIT_USAGE;
-  }
+  info_opts o;
+  pg_error err;
+  int pr = parse_info(argc, argv, &o, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
   hash_result *hr = NULL;
-  int rc = PG_EXIT_USAGE, pr = parse_info(argc, argv, &o);
-  if (pr != 0) {
-    if (pr > 0) usage(stdout);
-    free(o.files);
-    return pr > 0 ? PG_EXIT_OK : PG_EXIT_USAGE;
-  }
-  hr = calloc(o.n, sizeof *hr);
+  int rc = PG_EXIT_USAGE;
+  size_t n = (size_t)o.files.n;
+  hr = calloc(n, sizeof *hr);
   json_t *arr = o.json ? json_array() : NULL;
   if (!hr || (o.json && !arr)) {
     pg_die_msg("shard: out of memory");
@@ -175,9 +146,9 @@ static int cmd_info(int argc, char **argv) {
   }
   /* Hash every file first, in parallel; validating afterwards then reads
    * from the page cache the hashing just filled. */
-  hash_pool_run(o.files, o.n, 0, hr);
+  hash_pool_run((const char *const *)o.files.v, n, 0, hr);
   int bad = 0;
-  for (size_t i = 0; i < o.n; i++) bad |= report_one(&o, i, &hr[i], arr) != 0;
+  for (size_t i = 0; i < n; i++) bad |= report_one(&o, i, &hr[i], arr) != 0;
   if (arr && print_json_array(arr) != 0) {
     pg_die_msg("shard: cannot format JSON");
     bad = 1;
@@ -186,38 +157,33 @@ static int cmd_info(int argc, char **argv) {
 out:
   json_decref(arr);
   free(hr);
-  free(o.files);
   return rc;
 }
 
 static int cmd_glob(int argc, char **argv) {
-  const char *dir = NULL, *split = NULL;
-  for (int i = 2; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return PG_EXIT_OK;
-    } else if (!strcmp(argv[i], "--split") && i + 1 < argc) {
-      split = argv[++i];
-    } else if (!strncmp(argv[i], "--split=", 8)) {
-      split = argv[i] + 8;
-    } else if (argv[i][0] != '-' && !dir) {
-      dir = argv[i];
-    } else {
-      pg_die_msg("shard glob: unexpected argument '%s' (try `pgolf shard --help`)", argv[i]);
-      return PG_EXIT_USAGE;
-    }
-  }
+  const char *split = NULL;
+  cli_args dirs;
+  const cli_option opts[] = {
+      CLI_STRING("split", 0, &split, "train|val", "the split whose shards to list"),
+      CLI_ARGS(&dirs, "DIR", NULL), CLI_END};
+  const cli_command cmd = {.name = "shard glob",
+                           .usage = GLOB_USAGE,
+                           .about = GLOB_ABOUT,
+                           .options = opts,
+                           .footer = FOOTER};
+  pg_error err;
+  int pr = cli_parse(&cmd, argc, argv, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
+  if (dirs.n > 1) return cli_usage_error(&cmd, "unexpected argument '%s'", dirs.v[1]);
+  const char *dir = dirs.n ? dirs.v[0] : NULL;
   const char *prefix = !split                   ? NULL
                        : !strcmp(split, "train") ? "fineweb_train_"
                        : !strcmp(split, "val")   ? "fineweb_val_"
                                                  : NULL;
-  if (!dir || !prefix) {
-    pg_die_msg("shard glob: usage: pgolf shard glob DIR --split train|val");
-    return PG_EXIT_USAGE;
-  }
+  if (!dir || !prefix)
+    return cli_usage_error(&cmd, "usage: pgolf shard glob DIR --split train|val");
   char **paths;
   size_t n;
-  pg_error err;
   if (shard_glob(dir, prefix, &paths, &n, &err) != 0) {
     pg_error_print(&err);
     return PG_EXIT_USAGE;
@@ -228,17 +194,13 @@ static int cmd_glob(int argc, char **argv) {
 }
 
 int cmd_shard(int argc, char **argv) {
-  if (argc < 2) {
-    usage(stderr);
-    return PG_EXIT_USAGE;
-  }
-  const char *sub = argv[1];
-  if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
-    usage(stdout);
-    return PG_EXIT_OK;
-  }
-  if (!strcmp(sub, "info")) return cmd_info(argc, argv);
-  if (!strcmp(sub, "glob")) return cmd_glob(argc, argv);
-  pg_die_msg("shard: unknown subcommand '%s' (try `pgolf shard --help`)", sub);
-  return PG_EXIT_USAGE;
+  const cli_sub subs[] = {{"info", cmd_info, INFO_USAGE, info_about()},
+                          {"glob", cmd_glob, GLOB_USAGE, GLOB_ABOUT}};
+  const cli_group g = {.name = "shard",
+                       .usage = "pgolf shard SUBCOMMAND [OPTIONS]",
+                       .about = "Inspect token shards.",
+                       .subs = subs,
+                       .n_subs = 2,
+                       .footer = FOOTER};
+  return cli_dispatch(&g, argc, argv);
 }

@@ -2,27 +2,27 @@
  * challenge's byte accounting will make of it.
  *   luts MODEL [--json] [--vocab N]   the official per-token byte tables
  *   info MODEL [--json]               piece counts, special ids, hazards */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
 #include "formats/tokenizer.h"
 
-static const char USAGE[] =
-    "usage: pgolf tokenizer luts MODEL [--json] [--vocab N]\n"
-    "       pgolf tokenizer info MODEL [--json]\n"
-    "\n"
-    "  luts   the per-token byte tables the challenge's evaluation builds:\n"
-    "         base_bytes, has_leading_space, is_boundary for ids [0, N),\n"
-    "         N = max(pieces, --vocab). --json prints one compact line.\n"
-    "  info   piece counts by type, model type, special ids, byte fallback,\n"
-    "         normalizer, and warnings about byte-accounting hazards.\n"
-    "\nExit codes: 0 ok, 2 usage or input error.\n";
+static const char LUTS_USAGE[] = "pgolf tokenizer luts MODEL [--json] [--vocab N]";
+static const char LUTS_ABOUT[] =
+    "The per-token byte tables the challenge's evaluation builds:\n"
+    "base_bytes, has_leading_space, is_boundary for ids [0, N),\n"
+    "N = max(pieces, --vocab).";
+static const char INFO_USAGE[] = "pgolf tokenizer info MODEL [--json]";
+static const char INFO_ABOUT[] =
+    "Piece counts by type, model type, special ids, byte fallback,\n"
+    "normalizer, and warnings about byte-accounting hazards.";
+static const char FOOTER[] = "Exit codes: 0 ok, 2 usage or input error.";
 
 typedef struct opts {
   const char *model;
@@ -30,45 +30,29 @@ typedef struct opts {
   uint32_t vocab;
 } opts;
 
-static int usage_error(const char *fmt, const char *arg) {
-  fputs("pgolf: tokenizer: ", stderr);
-  fprintf(stderr, fmt, arg);
-  fputs("\n(try `pgolf tokenizer --help`)\n", stderr);
-  return PG_EXIT_USAGE;
-}
-
-static int parse_vocab(const char *s, uint32_t *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s || *end || s[0] == '-' || v == 0 || v > SP_MAX_PIECES) return -1;
-  *out = (uint32_t)v;
-  return 0;
-}
-
-/* Returns -1 to go on, else the exit code (for --help or a usage error). */
+/* Parse a sub-verb's options (--vocab only for luts). Returns -1 to go
+ * on, else the exit code (after --help or a usage error). */
 static int parse_opts(int argc, char **argv, int allow_vocab, opts *o) {
   memset(o, 0, sizeof *o);
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(USAGE, stdout);
-      return PG_EXIT_OK;
-    } else if (!strcmp(a, "--json")) {
-      o->json = 1;
-    } else if (allow_vocab && (!strcmp(a, "--vocab") || !strncmp(a, "--vocab=", 8))) {
-      const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!v) return usage_error("%s needs a number", a);
-      if (parse_vocab(v, &o->vocab)) return usage_error("bad --vocab '%s'", v);
-    } else if (a[0] == '-' && a[1]) {
-      return usage_error("unknown option '%s'", a);
-    } else if (o->model) {
-      return usage_error("more than one MODEL ('%s')", a);
-    } else {
-      o->model = a;
-    }
-  }
-  if (!o->model) return usage_error("%s needs a MODEL file", argv[0]);
+  cli_args models;
+  const cli_option luts_opts[] = {
+      CLI_FLAG("json", 0, &o->json, "print the tables as one compact JSON line"),
+      CLI_UNSIGNED("vocab", 0, &o->vocab, "N", 1, SP_MAX_PIECES,
+                   "table size N when above the piece count"),
+      CLI_ARGS(&models, "MODEL", NULL), CLI_END};
+  const cli_option info_opts[] = {CLI_FLAG("json", 0, &o->json, "print one compact JSON object"),
+                                  CLI_ARGS(&models, "MODEL", NULL), CLI_END};
+  const cli_command cmd = {.name = allow_vocab ? "tokenizer luts" : "tokenizer info",
+                           .usage = allow_vocab ? LUTS_USAGE : INFO_USAGE,
+                           .about = allow_vocab ? LUTS_ABOUT : INFO_ABOUT,
+                           .options = allow_vocab ? luts_opts : info_opts,
+                           .footer = FOOTER};
+  pg_error err;
+  int r = cli_parse(&cmd, argc, argv, &err);
+  if (r != CLI_OK) return cli_status(r, &err);
+  if (models.n > 1) return cli_usage_error(&cmd, "more than one MODEL ('%s')", models.v[1]);
+  if (!models.n) return cli_usage_error(&cmd, "no MODEL given");
+  o->model = models.v[0];
   return -1;
 }
 
@@ -240,16 +224,15 @@ static int cmd_info(int argc, char **argv) {
 }
 
 int cmd_tokenizer(int argc, char **argv) {
-  if (argc < 2) {
-    fputs(USAGE, stderr);
-    return PG_EXIT_USAGE;
-  }
-  const char *sub = argv[1];
-  if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
-    fputs(USAGE, stdout);
-    return PG_EXIT_OK;
-  }
-  if (!strcmp(sub, "luts")) return cmd_luts(argc - 1, argv + 1);
-  if (!strcmp(sub, "info")) return cmd_info(argc - 1, argv + 1);
-  return usage_error("unknown subcommand '%s'", sub);
+  static const cli_sub subs[] = {{"luts", cmd_luts, LUTS_USAGE, LUTS_ABOUT},
+                                 {"info", cmd_info, INFO_USAGE, INFO_ABOUT}};
+  static const cli_group g = {.name = "tokenizer",
+                              .usage = "pgolf tokenizer SUBCOMMAND MODEL [OPTIONS]",
+                              .about =
+                                  "Read a SentencePiece .model and show what the challenge's\n"
+                                  "byte accounting will make of it.",
+                              .subs = subs,
+                              .n_subs = 2,
+                              .footer = FOOTER};
+  return cli_dispatch(&g, argc, argv);
 }

@@ -15,27 +15,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
 #include "common/challenge.h"
 #include "kernels/cuda_common.h"
 #include "kernels/nvml.h"
 
-static const char usage_text[] =
-    "usage: pgolf gpu [--json]\n"
-    "       pgolf gpu attest [--gpus N] [--json]\n"
-    "\n"
+static const char USAGE[] =
+    "pgolf gpu [--json]\n"
+    "pgolf gpu attest [--gpus N] [--json]   (see `pgolf gpu attest --help`)";
+static const char ABOUT[] =
     "List the CUDA devices this pgolf can use, with the driver and runtime\n"
-    "versions. Exits 2, naming the runtime's reason, where there is none.\n"
-    "\n"
-    "attest: read the hardware through NVML (dlopen of libnvidia-ml.so.1, or\n"
+    "versions. Exits 2, naming the runtime's reason, where there is none.";
+static const char FOOTER[] = "Exit codes: 0 ok, 2 no usable GPU or usage error.";
+static const char ATTEST_USAGE[] = "pgolf gpu attest [--gpus N] [--json]";
+static const char ATTEST_ABOUT[] =
+    "Read the hardware through NVML (dlopen of libnvidia-ml.so.1, or\n"
     "PGOLF_NVML_LIBRARY): every GPU's name, form factor, memory, ECC,\n"
     "persistence, clocks, power limits, NVLink and MIG state, the driver, and\n"
-    "every process already on a GPU. Exit 0 when it is the challenge's hardware\n"
-    "(N x H100 SXM, MIG off; N defaults to 8) and idle, 1 otherwise.\n"
-    "\n"
-    "  --gpus N  the number of GPUs the run will use (attest; default 8)\n"
-    "  --json    print one JSON object\n";
+    "every process already on a GPU.";
+static const char ATTEST_FOOTER[] =
+    "Exit 0 when it is the challenge's hardware (N x H100 SXM, MIG off; N\n"
+    "defaults to 8) and idle, 1 otherwise, 2 on a usage error.";
 
 static json_t *device_json(const cuda_device_info *d, const char *cc) {
   return json_pack("{s:i, s:s, s:i, s:s, s:I, s:s}", "index", d->index, "name", d->name, "sm_count",
@@ -125,38 +127,34 @@ static int attest(unsigned want, int json) {
   return rc;
 }
 
-int cmd_gpu(int argc, char **argv) {
-  int json = 0, sub_attest = 0;
+/* `pgolf gpu attest [--gpus N] [--json]`; argv[0] is "attest". Its
+ * messages say "gpu:" as the verb's always have. */
+static int cmd_attest(int argc, char **argv) {
+  int json = 0;
   unsigned want = CHALLENGE_WORLD_SIZE;
-  for (int i = 1; i < argc; i++) {
-    if (i == 1 && !strcmp(argv[i], "attest")) {
-      sub_attest = 1;
-      continue;
-    }
-    if (sub_attest && !strcmp(argv[i], "--gpus") && i + 1 < argc) {
-      char *end;
-      unsigned long v = strtoul(argv[++i], &end, 10);
-      if (*end || argv[i][0] == '-' || v < 1 || v > NVML_ATTEST_MAX_GPUS) {
-        pg_die_msg("gpu: --gpus wants an integer in [1, %d], got '%s'", NVML_ATTEST_MAX_GPUS,
-                   argv[i]);
-        return PG_EXIT_USAGE;
-      }
-      want = (unsigned)v;
-      continue;
-    }
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(usage_text, stdout);
-      return PG_EXIT_OK;
-    }
-    if (!strcmp(argv[i], "--json")) {
-      json = 1;
-      continue;
-    }
-    pg_die_msg("gpu: unknown argument '%s' (try `pgolf gpu --help`)", argv[i]);
-    return PG_EXIT_USAGE;
-  }
-  if (sub_attest) return attest(want, json);
+  const cli_option opts[] = {CLI_UNSIGNED("gpus", 0, &want, "N", 1, NVML_ATTEST_MAX_GPUS,
+                                          "the number of GPUs the run will use (default 8)"),
+                             CLI_FLAG("json", 0, &json, "print one JSON object"), CLI_END};
+  const cli_command cmd = {.name = "gpu",
+                           .usage = ATTEST_USAGE,
+                           .about = ATTEST_ABOUT,
+                           .options = opts,
+                           .footer = ATTEST_FOOTER};
   pg_error err;
+  int pr = cli_parse(&cmd, argc, argv, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
+  return attest(want, json);
+}
+
+int cmd_gpu(int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "attest")) return cmd_attest(argc - 1, argv + 1);
+  int json = 0;
+  const cli_option opts[] = {CLI_FLAG("json", 0, &json, "print one JSON object"), CLI_END};
+  const cli_command cmd = {
+      .name = "gpu", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
+  pg_error err;
+  int pr = cli_parse(&cmd, argc, argv, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
   if (list_devices(json, &err)) {
     pg_error_print(&err);
     return PG_EXIT_USAGE;

@@ -5,37 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
 #include "common/hash_pool.h"
 #include "common/sha256.h"
 
-static void usage(FILE *out) {
-  fprintf(out,
-          "usage: pgolf hash [--jobs N] [FILE...]\n"
-          "\n"
-          "Print the SHA-256 of each FILE in sha256sum's format, in the order given.\n"
-          "Files are hashed in parallel, one file per thread. With no FILE, or\n"
-          "when FILE is -, read standard input.\n"
-          "\n"
-          "  --jobs N   worker threads, 1..%d (default: online CPUs, at most one\n"
-          "             per file)\n"
-          "\n"
-          "Exit codes: 0 ok, 2 usage error or a file could not be read (the\n"
-          "others are still printed).\n",
-          HASH_POOL_MAX_JOBS);
-}
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
-static int parse_jobs(const char *s, int *jobs) {
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (!*s || *end || v < 1 || v > HASH_POOL_MAX_JOBS) {
-    pg_die_msg("hash: --jobs wants an integer from 1 to %d, got '%s'", HASH_POOL_MAX_JOBS, s);
-    return -1;
-  }
-  *jobs = (int)v;
-  return 0;
-}
+static const char USAGE[] = "pgolf hash [--jobs N] [FILE...]";
+static const char ABOUT[] =
+    "Print the SHA-256 of each FILE in sha256sum's format, in the order given.\n"
+    "Files are hashed in parallel, one file per thread. With no FILE, or\n"
+    "when FILE is -, read standard input.";
+static const char JOBS_HELP[] =
+    "worker threads, 1.." STR(HASH_POOL_MAX_JOBS) "\n(default: online CPUs, at most one per file)";
+static const char FOOTER[] =
+    "Exit codes: 0 ok, 2 usage error or a file could not be read (the\n"
+    "others are still printed).";
 
 /* sha256sum marks a name holding a backslash, newline or carriage return
  * with a leading backslash on the line and escapes those three characters,
@@ -69,53 +57,22 @@ static void print_line(FILE *out, const hash_result *r, const char *name) {
   fputc('\n', out);
 }
 
-/* Collects FILE operands into files (argv order); -1 on a usage error,
- * 1 if --help was asked. */
-static int parse_args(int argc, char **argv, const char **files, size_t *n, int *jobs) {
-  int opts_done = 0;
-  *n = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (opts_done || a[0] != '-' || !strcmp(a, "-")) {
-      files[(*n)++] = a;
-    } else if (!strcmp(a, "--")) {
-      opts_done = 1;
-    } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      return 1;
-    } else if (!strcmp(a, "--jobs") || !strcmp(a, "-j")) {
-      if (i + 1 >= argc) {
-        pg_die_msg("hash: %s needs a value", a);
-        return -1;
-      }
-      if (parse_jobs(argv[++i], jobs) != 0) return -1;
-    } else if (!strncmp(a, "--jobs=", 7)) {
-      if (parse_jobs(a + 7, jobs) != 0) return -1;
-    } else {
-      pg_die_msg("hash: unknown option '%s' (try `pgolf hash --help`)", a);
-      return -1;
-    }
-  }
-  return 0;
-}
-
 int cmd_hash(int argc, char **argv) {
-  const char **files = calloc((size_t)argc + 1, sizeof *files);
-  if (!files) {
-    pg_die_msg("hash: out of memory");
-    return PG_EXIT_USAGE;
-  }
-  size_t n = 0;
   int jobs = 0;
-  int pr = parse_args(argc, argv, files, &n, &jobs);
-  if (pr != 0) {
-    free(files);
-    if (pr > 0) usage(stdout); /* a usage error has already said what was wrong */
-    return pr > 0 ? PG_EXIT_OK : PG_EXIT_USAGE;
-  }
-  if (n == 0) files[n++] = "-";
+  cli_args args;
+  const cli_option opts[] = {
+      CLI_UNSIGNED("jobs", 'j', &jobs, "N", 1, HASH_POOL_MAX_JOBS, JOBS_HELP),
+      CLI_ARGS(&args, "FILE...", NULL), CLI_END};
+  const cli_command cmd = {
+      .name = "hash", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
+  pg_error err;
+  int pr = cli_parse(&cmd, argc, argv, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
+  static const char *const stdin_only[] = {"-"};
+  const char *const *files = args.n ? (const char *const *)args.v : stdin_only;
+  size_t n = args.n ? (size_t)args.n : 1;
   hash_result *res = calloc(n, sizeof *res);
   if (!res) {
-    free(files);
     pg_die_msg("hash: out of memory");
     return PG_EXIT_USAGE;
   }
@@ -127,7 +84,6 @@ int cmd_hash(int argc, char **argv) {
       print_line(stdout, &res[i], files[i]);
   }
   free(res);
-  free(files);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     pg_die_msg("hash: cannot write to standard output");
     return PG_EXIT_USAGE;

@@ -2,13 +2,13 @@
  * This file only parses options, calls the library (manifests/manifest.h,
  * dsse.h, keys.h) and prints; exit codes: 0 ok, 1 a check failed,
  * 2 usage or input error. */
-#include <errno.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/verbs.h"
@@ -17,60 +17,33 @@
 #include "manifests/keys.h"
 #include "manifests/manifest.h"
 
-static const char usage_text[] =
-    "usage: pgolf manifest SUBCOMMAND [OPTIONS]\n"
-    "\n"
-    "  create --config CONFIG.json --tokenizer MODEL --data PATH... --seed N\n"
-    "         [--losses FILE] [--artifact FILE] [--steps N] -o OUT.json\n"
-    "      write a run manifest (in-toto Statement, predicate pgolf/run/v1).\n"
-    "      PATH is a shard or a directory of fineweb_{train,val}_*.bin shards.\n"
-    "      FILE of losses: lines `STEP LOSS [LR_MULT [WALL_MS]]`, LOSS as\n"
-    "      0xXXXXXXXX (float32 bits) or decimal; '#' comments.\n"
-    "  show FILE [--json]\n"
-    "      summary of a manifest or of a DSSE envelope holding one.\n"
-    "  verify FILE [--key PUB.pem] [--root DIR] [--json]\n"
-    "      check structure, loss chain, subjects, and the digests of the\n"
-    "      recorded files present under DIR (default .); an envelope needs\n"
-    "      --key and its signature is checked first.\n"
-    "  diff A B [--json]\n"
-    "      first deterministic difference (config, data, step losses).\n"
-    "  keygen -o PREFIX\n"
-    "      new Ed25519 key: PREFIX.key (PKCS#8, mode 0600), PREFIX.pub; prints the keyid.\n"
-    "  sign --key PRIV.pem MANIFEST -o ENVELOPE\n"
-    "      DSSE envelope over the exact bytes of MANIFEST.\n"
-    "\n"
-    "Exit codes: 0 ok, 1 a check failed or manifests differ, 2 usage or input error.\n";
+static const char FOOTER[] =
+    "Exit codes: 0 ok, 1 a check failed or manifests differ, 2 usage or input error.";
+
+static const char CREATE_USAGE[] =
+    "pgolf manifest create --config CONFIG.json --tokenizer MODEL --data PATH... --seed N\n"
+    "                      [--losses FILE] [--artifact FILE] [--steps N] -o OUT.json";
+static const char CREATE_ABOUT[] =
+    "Write a run manifest (in-toto Statement, predicate pgolf/run/v1).";
+static const char SHOW_USAGE[] = "pgolf manifest show FILE [--json]";
+static const char SHOW_ABOUT[] = "Summary of a manifest or of a DSSE envelope holding one.";
+static const char VERIFY_USAGE[] =
+    "pgolf manifest verify FILE [--key PUB.pem] [--root DIR] [--json]";
+static const char VERIFY_ABOUT[] =
+    "Check structure, loss chain, subjects, and the digests of the\n"
+    "recorded files present under DIR (default .); an envelope needs\n"
+    "--key and its signature is checked first.";
+static const char DIFF_USAGE[] = "pgolf manifest diff A B [--json]";
+static const char DIFF_ABOUT[] = "First deterministic difference (config, data, step losses).";
+static const char KEYGEN_USAGE[] = "pgolf manifest keygen -o PREFIX";
+static const char KEYGEN_ABOUT[] =
+    "New Ed25519 key: PREFIX.key (PKCS#8, mode 0600), PREFIX.pub; prints the keyid.";
+static const char SIGN_USAGE[] = "pgolf manifest sign --key PRIV.pem MANIFEST -o ENVELOPE";
+static const char SIGN_ABOUT[] = "DSSE envelope over the exact bytes of MANIFEST.";
 
 static int usage_error(const char *sub, const char *msg) {
   pg_die_msg("manifest %s: %s (try `pgolf manifest %s --help`)", sub, msg, sub);
   return PG_EXIT_USAGE;
-}
-
-static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
-
-/* 1: argv[*i] is option `name` (or "name=value"), value in *val and *i
- * advanced; 0: it is not; -1: it is but has no value. */
-static int take(int argc, char **argv, int *i, const char *name, const char **val) {
-  size_t n = strlen(name);
-  const char *a = argv[*i];
-  if (strncmp(a, name, n) != 0) return 0;
-  if (a[n] == '=') {
-    *val = a + n + 1;
-    return 1;
-  }
-  if (a[n] || *i + 1 >= argc) return a[n] ? 0 : -1;
-  *val = argv[++*i];
-  return 1;
-}
-
-static int parse_count(const char *s, uint64_t *out) {
-  char *end;
-  if (!s[0] || s[0] == '-' || s[0] == '+') return -1;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (*end || errno || v > (unsigned long long)INT64_MAX) return -1;
-  *out = v;
-  return 0;
 }
 
 static int fail_input(const pg_error *e) {
@@ -83,41 +56,52 @@ static int fail_input(const pg_error *e) {
 typedef struct create_opts {
   manifest_inputs in;
   const char *out;
-  const char **data;
-  int have_seed;
+  const char **data;    /* room for every argument */
+  uint64_t seed, steps; /* UINT64_MAX: not given */
 } create_opts;
 
-static int create_opt(int argc, char **argv, int *i, create_opts *o) {
-  const char *v = NULL;
-  int r;
-  uint64_t n;
-#define OPT(name, field) \
-  if ((r = take(argc, argv, i, name, &v)) != 0) return r < 0 ? -1 : (field = v, 0);
-  OPT("--config", o->in.config_path);
-  OPT("--tokenizer", o->in.tokenizer_path);
-  OPT("--losses", o->in.losses_path);
-  OPT("--artifact", o->in.artifact_path);
-  OPT("--output", o->out);
-  OPT("-o", o->out);
-#undef OPT
-  if ((r = take(argc, argv, i, "--seed", &v)) != 0) {
-    if (r < 0 || parse_count(v, &n) != 0) return -1;
-    o->in.seed = n, o->have_seed = 1;
-    return 0;
-  }
-  if ((r = take(argc, argv, i, "--steps", &v)) != 0) {
-    if (r < 0 || parse_count(v, &n) != 0) return -1;
-    o->in.total_steps = (int64_t)n;
-    return 0;
-  }
-  if ((r = take(argc, argv, i, "--data", &v)) != 0) {
-    if (r < 0) return -1;
-    o->data[o->in.n_data++] = v;
-    /* --data takes every following argument up to the next option */
-    while (*i + 1 < argc && argv[*i + 1][0] != '-') o->data[o->in.n_data++] = argv[++*i];
-    return 0;
-  }
-  return -2;
+/* --data PATH...: its value, then every following argument up to the
+ * next option. */
+static int take_data(cli_parser *p, const cli_option *opt, const char *inline_value) {
+  create_opts *o = opt->dest;
+  const char *v = cli_value(p, inline_value), *next;
+  if (!v) return -1;
+  o->data[o->in.n_data++] = v;
+  while ((next = cli_peek(p)) && next[0] != '-') o->data[o->in.n_data++] = cli_next(p);
+  return 0;
+}
+
+/* CLI_OK, CLI_HELP or CLI_ERROR (in err; also a missing option). */
+static int parse_create(int argc, char **argv, create_opts *o, pg_error *err) {
+  const cli_option opts[] = {
+      CLI_STRING("config", 0, &o->in.config_path, "CONFIG.json", "the run's configuration"),
+      CLI_STRING("tokenizer", 0, &o->in.tokenizer_path, "MODEL",
+                 "the SentencePiece model the run read"),
+      CLI_CALLBACK("data", 0, o, "PATH...", take_data,
+                   "shards, or directories of fineweb_{train,val}_*.bin\n"
+                   "shards (every argument up to the next option)"),
+      CLI_UNSIGNED("seed", 0, &o->seed, "N", 0, INT64_MAX, "the run's seed"),
+      CLI_STRING("losses", 0, &o->in.losses_path, "FILE",
+                 "lines `STEP LOSS [LR_MULT [WALL_MS]]`, LOSS as\n"
+                 "0xXXXXXXXX (float32 bits) or decimal; '#' comments"),
+      CLI_STRING("artifact", 0, &o->in.artifact_path, "FILE", "the artifact the run wrote"),
+      CLI_UNSIGNED("steps", 0, &o->steps, "N", 0, INT64_MAX,
+                   "the schedule's length (default: the loss file's)"),
+      CLI_STRING("output", 'o', &o->out, "OUT.json", "the manifest to write"),
+      CLI_END};
+  const cli_command cmd = {.name = "manifest create",
+                           .usage = CREATE_USAGE,
+                           .about = CREATE_ABOUT,
+                           .options = opts,
+                           .footer = FOOTER};
+  int r = cli_parse(&cmd, argc, argv, err);
+  if (r != CLI_OK) return r;
+  if (!o->in.config_path || !o->in.tokenizer_path || !o->in.n_data || o->seed == UINT64_MAX ||
+      !o->out)
+    return cli_fail(err, &cmd, "--config, --tokenizer, --data, --seed and -o are required");
+  o->in.seed = o->seed;
+  o->in.total_steps = o->steps == UINT64_MAX ? -1 : (int64_t)o->steps;
+  return CLI_OK;
 }
 
 static int create_run(create_opts *o) {
@@ -140,27 +124,13 @@ static int create_run(create_opts *o) {
 }
 
 static int cmd_create(int argc, char **argv) {
-  create_opts o;
-  memset(&o, 0, sizeof o);
-  o.in.total_steps = -1;
+  create_opts o = {.seed = UINT64_MAX, .steps = UINT64_MAX};
   o.data = calloc((size_t)argc, sizeof *o.data);
   if (!o.data) abort();
   o.in.data_paths = o.data;
-  for (int i = 1; i < argc; i++) {
-    if (is_help(argv[i])) return free(o.data), fputs(usage_text, stdout), PG_EXIT_OK;
-    int r = create_opt(argc, argv, &i, &o);
-    if (r != 0) {
-      char msg[256];
-      snprintf(msg, sizeof msg, r == -2 ? "unknown argument '%.100s'" : "bad or missing value for %.100s", argv[i]);
-      free(o.data);
-      return usage_error("create", msg);
-    }
-  }
-  int rc;
-  if (!o.in.config_path || !o.in.tokenizer_path || !o.in.n_data || !o.have_seed || !o.out)
-    rc = usage_error("create", "--config, --tokenizer, --data, --seed and -o are required");
-  else
-    rc = create_run(&o);
+  pg_error err;
+  int r = parse_create(argc, argv, &o, &err);
+  int rc = r == CLI_OK ? create_run(&o) : cli_status(r, &err);
   free(o.data);
   return rc;
 }
@@ -168,44 +138,26 @@ static int cmd_create(int argc, char **argv) {
 /* ---- show, verify, diff: positional files and a few options ---- */
 
 typedef struct read_opts {
-  const char *files[2];
-  int n_files, json;
+  cli_args files;
+  int json;
   const char *key, *root, *out;
 } read_opts;
 
-/* Parse argv for sub; allowed lists the options it takes. Returns -1 on
- * success, an exit code otherwise (help or usage error). */
-static int parse_read_opts(int argc, char **argv, const char *sub, const char *allowed, int want_files,
-                           read_opts *o) {
-  memset(o, 0, sizeof *o);
-  char msg[256];
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    int r = 0;
-    if (is_help(a)) return fputs(usage_text, stdout), PG_EXIT_OK;
-    if (strstr(allowed, "json") && !strcmp(a, "--json")) {
-      o->json = 1;
-      continue;
-    }
-    if ((strstr(allowed, "key") && (r = take(argc, argv, &i, "--key", &o->key)) != 0) ||
-        (strstr(allowed, "root") && (r = take(argc, argv, &i, "--root", &o->root)) != 0) ||
-        (strstr(allowed, "out") && ((r = take(argc, argv, &i, "--output", &o->out)) != 0 ||
-                                    (r = take(argc, argv, &i, "-o", &o->out)) != 0))) {
-      if (r < 0) return snprintf(msg, sizeof msg, "%.100s needs a value", a), usage_error(sub, msg);
-      continue;
-    }
-    if (a[0] == '-' && a[1])
-      return snprintf(msg, sizeof msg, "unknown option '%.100s'", a), usage_error(sub, msg);
-    if (o->n_files == want_files)
-      return snprintf(msg, sizeof msg, "unexpected argument '%.100s'", a), usage_error(sub, msg);
-    o->files[o->n_files++] = a;
-  }
-  if (o->n_files != want_files) {
-    snprintf(msg, sizeof msg, "expected %d file argument%s", want_files, want_files > 1 ? "s" : "");
-    return usage_error(sub, msg);
-  }
+/* Parse a sub-verb that takes want_files files. Returns -1 to go on,
+ * else the exit code (after --help or a usage error). */
+static int parse_read(const cli_command *c, int argc, char **argv, int want_files,
+                      const read_opts *o) {
+  pg_error err;
+  int r = cli_parse(c, argc, argv, &err);
+  if (r != CLI_OK) return cli_status(r, &err);
+  if (o->files.n > want_files)
+    return cli_usage_error(c, "unexpected argument '%.100s'", o->files.v[want_files]);
+  if (o->files.n < want_files)
+    return cli_usage_error(c, "expected %d file argument%s", want_files, want_files > 1 ? "s" : "");
   return -1;
 }
+
+#define JSON_OPT(o) CLI_FLAG("json", 0, &(o).json, "print JSON")
 
 static int print_json(json_t *j) {
   char *s = NULL;
@@ -235,10 +187,16 @@ static int load_doc(const char *path, manifest_doc *d) {
 }
 
 static int cmd_show(int argc, char **argv) {
-  read_opts o;
+  read_opts o = {0};
+  const cli_option opts[] = {JSON_OPT(o), CLI_ARGS(&o.files, "FILE", NULL), CLI_END};
+  const cli_command c = {.name = "manifest show",
+                         .usage = SHOW_USAGE,
+                         .about = SHOW_ABOUT,
+                         .options = opts,
+                         .footer = FOOTER};
   manifest_doc d;
-  int rc = parse_read_opts(argc, argv, "show", "json", 1, &o);
-  if (rc >= 0 || (rc = load_doc(o.files[0], &d)) >= 0) return rc;
+  int rc = parse_read(&c, argc, argv, 1, &o);
+  if (rc >= 0 || (rc = load_doc(o.files.v[0], &d)) >= 0) return rc;
   rc = PG_EXIT_OK;
   if (o.json)
     rc = print_json(manifest_show_json(&d)) == 0 ? PG_EXIT_OK : PG_EXIT_USAGE;
@@ -249,11 +207,17 @@ static int cmd_show(int argc, char **argv) {
 }
 
 static int cmd_diff(int argc, char **argv) {
-  read_opts o;
+  read_opts o = {0};
+  const cli_option opts[] = {JSON_OPT(o), CLI_ARGS(&o.files, "A B", NULL), CLI_END};
+  const cli_command c = {.name = "manifest diff",
+                         .usage = DIFF_USAGE,
+                         .about = DIFF_ABOUT,
+                         .options = opts,
+                         .footer = FOOTER};
   manifest_doc a, b;
-  int rc = parse_read_opts(argc, argv, "diff", "json", 2, &o);
-  if (rc >= 0 || (rc = load_doc(o.files[0], &a)) >= 0) return rc;
-  if ((rc = load_doc(o.files[1], &b)) >= 0) {
+  int rc = parse_read(&c, argc, argv, 2, &o);
+  if (rc >= 0 || (rc = load_doc(o.files.v[0], &a)) >= 0) return rc;
+  if ((rc = load_doc(o.files.v[1], &b)) >= 0) {
     manifest_doc_free(&a);
     return rc;
   }
@@ -320,7 +284,7 @@ static void report_text(const char *path, const verify_report *r, const char *ke
 
 static int verify_doc(const read_opts *o, manifest_doc *d) {
   char keyid[SHA256_HEX_LEN + 1] = "";
-  const char *path = o->files[0];
+  const char *path = o->files.v[0];
   if (d->is_envelope && !o->key)
     return usage_error("verify", "the file is a DSSE envelope: --key PUB.pem is required");
   if (!d->is_envelope && o->key) {
@@ -349,12 +313,21 @@ static int verify_doc(const read_opts *o, manifest_doc *d) {
 }
 
 static int cmd_verify(int argc, char **argv) {
-  read_opts o;
+  read_opts o = {0};
+  const cli_option opts[] = {
+      CLI_STRING("key", 0, &o.key, "PUB.pem", "the signer's public key (for an envelope)"),
+      CLI_STRING("root", 0, &o.root, "DIR", "where the recorded files are (default .)"),
+      JSON_OPT(o), CLI_ARGS(&o.files, "FILE", NULL), CLI_END};
+  const cli_command c = {.name = "manifest verify",
+                         .usage = VERIFY_USAGE,
+                         .about = VERIFY_ABOUT,
+                         .options = opts,
+                         .footer = FOOTER};
   manifest_doc d;
   pg_error e;
-  int rc = parse_read_opts(argc, argv, "verify", "json key root", 1, &o);
+  int rc = parse_read(&c, argc, argv, 1, &o);
   if (rc >= 0) return rc;
-  if (manifest_load(o.files[0], &d, &e) != 0) return fail_input(&e);
+  if (manifest_load(o.files.v[0], &d, &e) != 0) return fail_input(&e);
   rc = verify_doc(&o, &d);
   manifest_doc_free(&d);
   return rc;
@@ -381,10 +354,18 @@ static int write_keys(const char *prefix, EVP_PKEY *k, pg_error *e) {
 }
 
 static int cmd_keygen(int argc, char **argv) {
-  read_opts o;
-  int rc = parse_read_opts(argc, argv, "keygen", "out", 0, &o);
+  read_opts o = {0};
+  const cli_option opts[] = {
+      CLI_STRING("output", 'o', &o.out, "PREFIX", "write PREFIX.key and PREFIX.pub"),
+      CLI_ARGS(&o.files, "", NULL), CLI_END};
+  const cli_command c = {.name = "manifest keygen",
+                         .usage = KEYGEN_USAGE,
+                         .about = KEYGEN_ABOUT,
+                         .options = opts,
+                         .footer = FOOTER};
+  int rc = parse_read(&c, argc, argv, 0, &o);
   if (rc >= 0) return rc;
-  if (!o.out) return usage_error("keygen", "-o PREFIX is required");
+  if (!o.out) return cli_usage_error(&c, "-o PREFIX is required");
   pg_error e;
   EVP_PKEY *k = NULL;
   char keyid[SHA256_HEX_LEN + 1];
@@ -419,29 +400,33 @@ static int sign_file(const char *keyfile, const char *in, const char *out) {
 }
 
 static int cmd_sign(int argc, char **argv) {
-  read_opts o;
-  int rc = parse_read_opts(argc, argv, "sign", "key out", 1, &o);
+  read_opts o = {0};
+  const cli_option opts[] = {CLI_STRING("key", 0, &o.key, "PRIV.pem", "the signing key"),
+                             CLI_STRING("output", 'o', &o.out, "ENVELOPE", "the envelope to write"),
+                             CLI_ARGS(&o.files, "MANIFEST", NULL), CLI_END};
+  const cli_command c = {.name = "manifest sign",
+                         .usage = SIGN_USAGE,
+                         .about = SIGN_ABOUT,
+                         .options = opts,
+                         .footer = FOOTER};
+  int rc = parse_read(&c, argc, argv, 1, &o);
   if (rc >= 0) return rc;
-  if (!o.key || !o.out) return usage_error("sign", "--key PRIV.pem and -o ENVELOPE are required");
-  return sign_file(o.key, o.files[0], o.out);
+  if (!o.key || !o.out) return cli_usage_error(&c, "--key PRIV.pem and -o ENVELOPE are required");
+  return sign_file(o.key, o.files.v[0], o.out);
 }
 
 int cmd_manifest(int argc, char **argv) {
-  static const struct {
-    const char *name;
-    int (*run)(int, char **);
-  } subs[] = {{"create", cmd_create}, {"show", cmd_show},     {"verify", cmd_verify},
-              {"diff", cmd_diff},     {"keygen", cmd_keygen}, {"sign", cmd_sign}};
-  if (argc < 2) {
-    fputs(usage_text, stderr);
-    return PG_EXIT_USAGE;
-  }
-  if (is_help(argv[1])) {
-    fputs(usage_text, stdout);
-    return PG_EXIT_OK;
-  }
-  for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
-    if (!strcmp(argv[1], subs[i].name)) return subs[i].run(argc - 1, argv + 1);
-  pg_die_msg("manifest: unknown subcommand '%s' (try `pgolf manifest --help`)", argv[1]);
-  return PG_EXIT_USAGE;
+  static const cli_sub subs[] = {{"create", cmd_create, CREATE_USAGE, CREATE_ABOUT},
+                                 {"show", cmd_show, SHOW_USAGE, SHOW_ABOUT},
+                                 {"verify", cmd_verify, VERIFY_USAGE, VERIFY_ABOUT},
+                                 {"diff", cmd_diff, DIFF_USAGE, DIFF_ABOUT},
+                                 {"keygen", cmd_keygen, KEYGEN_USAGE, KEYGEN_ABOUT},
+                                 {"sign", cmd_sign, SIGN_USAGE, SIGN_ABOUT}};
+  static const cli_group g = {.name = "manifest",
+                              .usage = "pgolf manifest SUBCOMMAND [OPTIONS]",
+                              .about = "Create, show, verify, diff and sign run manifests.",
+                              .subs = subs,
+                              .n_subs = sizeof subs / sizeof subs[0],
+                              .footer = FOOTER};
+  return cli_dispatch(&g, argc, argv);
 }

@@ -1,7 +1,6 @@
 /* pgolf eval: score the validation split with an artifact's model, score
  * first (trainer/eval_session.h), writing the score dump and the event
  * log the audit reads. Exit codes: 0 ok, 2 usage or input error. */
-#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <omp.h>
@@ -17,44 +16,21 @@
 #include "formats/byte_accounting.h"
 #include "trainer/eval_session.h"
 
-static const char usage_text[] =
-    "usage: pgolf eval --artifact FILE --data DIR --tokenizer MODEL --mode MODE\n"
-    "                  --score-dump FILE [OPTIONS]\n"
-    "\n"
+static const char USAGE[] =
+    "pgolf eval --artifact FILE --data DIR --tokenizer MODEL --mode MODE\n"
+    "           --score-dump FILE [OPTIONS]";
+static const char ABOUT[] =
     "Score every target of the validation split (DIR/fineweb_val_*.bin) exactly\n"
-    "once, in order, and write one score-dump record per target.\n"
-    "\n"
-    "  --mode plain|sliding|ttt  plain: windows of seq_len, no overlap (the\n"
-    "                          official metric); sliding: up to seq_len tokens of\n"
-    "                          context, windows every --stride; ttt: chunks of\n"
-    "                          --chunk positions, each scored (sliding) and only\n"
-    "                          then trained on (score-first test-time training)\n"
-    "  --seq-len L             window length (default: the model's)\n"
-    "  --stride S              sliding/ttt window stride (default min(64, L))\n"
-    "  --chunk C               ttt: positions per chunk (default 32768)\n"
-    "  --epochs E              ttt: epochs per chunk (default 3)\n"
-    "  --lr X                  ttt: SGD learning rate, cosine across chunks (0.002)\n"
-    "  --momentum M            ttt: SGD momentum (default 0.9)\n"
-    "  --clip G                ttt: gradient clip norm, 0 for none (default 1.0)\n"
-    "  --ttt-batch N           ttt: sequences per SGD step (default 32)\n"
-    "  --batch N               windows per forward pass (default 32)\n"
-    "  --precision fp32|mixed  fp32 (reference) or the official mixed rounding\n"
-    "  --threads N             OpenMP threads (the results do not depend on it)\n"
-    "  --score-dump FILE       the score dump to write (required)\n"
-    "  --probes N              also dump the full distribution at N positions\n"
-    "                          spread over the split (default 8; 0 for none)\n"
-    "  --probe-at P1,P2,...    probes at these increasing positions instead\n"
-    "  --events FILE           write the SCORE/ADAPT event chain as\n"
-    "                          {\"predicate\": {\"eval\": ...}} (for pgolf audit;\n"
-    "                          default: the --score-dump path + .events.json)\n"
-    "  --json                  print the result as JSON\n"
-    "\n"
-    "Exit codes: 0 ok, 2 usage or input error.\n";
+    "once, in order, and write one score-dump record per target.";
+static const char FOOTER[] = "Exit codes: 0 ok, 2 usage or input error.";
 
+/* Options as given. A number not given keeps a value the parser never
+ * stores: epochs and probes -1, the doubles NaN, the others 0. */
 typedef struct eval_args {
-  const char *artifact, *data, *tokenizer, *mode, *seq_len, *stride, *chunk, *epochs, *lr;
-  const char *momentum, *clip, *ttt_batch, *batch, *precision, *threads, *dump, *probes;
-  const char *probe_at, *events;
+  const char *artifact, *data, *tokenizer, *mode, *precision, *dump, *probe_at, *events;
+  uint32_t seq_len, stride, chunk;
+  int epochs, ttt_batch, batch, probes, threads;
+  double lr, momentum, clip;
   int json;
 } eval_args;
 
@@ -64,53 +40,70 @@ static int usage_error(const char *msg, const char *what) {
 }
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
-  char *end;
-  if (!s[0] || s[0] == '-' || s[0] == '+' || s[0] == ' ') return -1;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (*end || errno || v > max) return -1;
-  *out = v;
-  return 0;
+  return cli_parse_u64(s, 0, max, out);
 }
 
-static int parse_double(const char *s, double *out) {
-  char *end;
-  if (!s[0] || s[0] == ' ') return -1;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (*end || errno || !isfinite(v)) return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_args(int argc, char **argv, eval_args *a) {
-  const cli_value_opt opts[] = {{"--artifact", &a->artifact}, {"--data", &a->data},
-              {"--tokenizer", &a->tokenizer}, {"--mode", &a->mode},
-              {"--seq-len", &a->seq_len},   {"--stride", &a->stride},
-              {"--chunk", &a->chunk},       {"--epochs", &a->epochs},
-              {"--lr", &a->lr},             {"--momentum", &a->momentum},
-              {"--clip", &a->clip},         {"--ttt-batch", &a->ttt_batch},
-              {"--batch", &a->batch},       {"--precision", &a->precision},
-              {"--threads", &a->threads},   {"--score-dump", &a->dump},
-              {"--probes", &a->probes},     {"--probe-at", &a->probe_at},
-              {"--events", &a->events}};
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--json")) {
-      a->json = 1;
-      continue;
-    }
-    const char *which = NULL;
-    int r = cli_take_from_table(argc, argv, &i, opts, sizeof opts / sizeof opts[0], &which);
-    if (r == CLI_NO_VALUE) return usage_error("missing value for ", which);
-    if (r == CLI_TWICE) return usage_error("option given twice: ", which);
-    if (r == CLI_UNKNOWN) return usage_error("unknown argument ", argv[i]);
-  }
-  if (!a->artifact) return usage_error("--artifact is required", NULL);
-  if (!a->data) return usage_error("--data is required", NULL);
-  if (!a->tokenizer) return usage_error("--tokenizer is required", NULL);
-  if (!a->mode) return usage_error("--mode is required", NULL);
-  if (!a->dump) return usage_error("--score-dump is required", NULL);
-  return 0;
+/* CLI_OK, CLI_HELP (printed) or CLI_ERROR (in err; also a missing
+ * required option). */
+static int parse_args(int argc, char **argv, eval_args *a, pg_error *err) {
+  *a = (eval_args){.epochs = -1, .probes = -1, .lr = NAN, .momentum = NAN, .clip = NAN};
+  const cli_option opts[] = {
+      CLI_STRING("artifact", 0, &a->artifact, "FILE", "the model (model.int8.ptz of pgolf train)"),
+      CLI_STRING("data", 0, &a->data, "DIR", "directory of fineweb_val_*.bin"),
+      CLI_STRING("tokenizer", 0, &a->tokenizer, "MODEL", "SentencePiece .model (byte tables)"),
+      CLI_STRING("mode", 0, &a->mode, "plain|sliding|ttt",
+                 "plain: windows of seq_len, no overlap (the\n"
+                 "official metric); sliding: up to seq_len tokens of\n"
+                 "context, windows every --stride; ttt: chunks of\n"
+                 "--chunk positions, each scored (sliding) and only\n"
+                 "then trained on (score-first test-time training)"),
+      CLI_UNSIGNED("seq-len", 0, &a->seq_len, "L", 1, UINT32_MAX,
+                   "window length (default: the model's)"),
+      CLI_UNSIGNED("stride", 0, &a->stride, "S", 1, UINT32_MAX,
+                   "sliding/ttt window stride (default min(64, L))"),
+      CLI_UNSIGNED("chunk", 0, &a->chunk, "C", 1, UINT32_MAX,
+                   "ttt: positions per chunk (default 32768)"),
+      CLI_INT("epochs", 0, &a->epochs, "E", 0, 1000, "ttt: epochs per chunk (default 3)"),
+      CLI_DOUBLE("lr", 0, &a->lr, "X", "ttt: SGD learning rate, cosine across chunks (0.002)"),
+      CLI_DOUBLE("momentum", 0, &a->momentum, "M", "ttt: SGD momentum (default 0.9)"),
+      CLI_DOUBLE("clip", 0, &a->clip, "G", "ttt: gradient clip norm, 0 for none (default 1.0)"),
+      CLI_UNSIGNED("ttt-batch", 0, &a->ttt_batch, "N", 1, 4096,
+                   "ttt: sequences per SGD step (default 32)"),
+      CLI_UNSIGNED("batch", 0, &a->batch, "N", 1, 4096, "windows per forward pass (default 32)"),
+      CLI_STRING("precision", 0, &a->precision, "fp32|mixed",
+                 "fp32 (reference) or the official mixed rounding"),
+      CLI_UNSIGNED("threads", 0, &a->threads, "N", 1, 1024,
+                   "OpenMP threads (the results do not depend on it)"),
+      CLI_STRING("score-dump", 0, &a->dump, "FILE", "the score dump to write (required)"),
+      CLI_INT("probes", 0, &a->probes, "N", 0, EVAL_MAX_PROBES,
+              "also dump the full distribution at N positions\n"
+              "spread over the split (default 8; 0 for none)"),
+      CLI_STRING("probe-at", 0, &a->probe_at, "P1,P2,...",
+                 "probes at these increasing positions instead"),
+      CLI_STRING("events", 0, &a->events, "FILE",
+                 "write the SCORE/ADAPT event chain as\n"
+                 "{\"predicate\": {\"eval\": ...}} (for pgolf audit;\n"
+                 "default: the --score-dump path + .events.json)"),
+      CLI_FLAG("json", 0, &a->json, "print the result as JSON"),
+      CLI_END};
+  const cli_command cmd = {.name = "eval",
+                           .usage = USAGE,
+                           .about = ABOUT,
+                           .options = opts,
+                           .footer = FOOTER,
+                           .flags = CLI_ONCE};
+  int r = cli_parse(&cmd, argc, argv, err);
+  if (r != CLI_OK) return r;
+  const struct {
+    const char *value, *what;
+  } required[] = {{a->artifact, "--artifact"},
+                  {a->data, "--data"},
+                  {a->tokenizer, "--tokenizer"},
+                  {a->mode, "--mode"},
+                  {a->dump, "--score-dump"}};
+  for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+    if (!required[i].value) return cli_fail(err, &cmd, "%s is required", required[i].what);
+  return CLI_OK;
 }
 
 /* "P1,P2,..." into a fresh array. */
@@ -141,55 +134,43 @@ static int parse_positions(const char *s, uint64_t **out, size_t *n) {
   return 0;
 }
 
-/* Options over the mode's defaults. probe_at receives the parsed list. */
+/* Options over the mode's defaults; the parser has checked the ranges
+ * that do not depend on the model. probe_at receives the parsed list. */
 static int apply_options(const eval_args *a, const gpt_layout *l, eval_config *c,
                          uint64_t **probe_at) {
   eval_mode mode;
-  if (eval_mode_parse(a->mode, &mode)) return usage_error("--mode wants plain, sliding or ttt: ", a->mode);
-  uint64_t v;
+  if (eval_mode_parse(a->mode, &mode))
+    return usage_error("--mode wants plain, sliding or ttt: ", a->mode);
   uint32_t T = (uint32_t)l->cfg.seq_len;
+  char v[32];
   if (a->seq_len) {
-    if (parse_u64(a->seq_len, (uint64_t)l->cfg.seq_len, &v) || v == 0)
-      return usage_error("--seq-len wants an integer in [1, the model's seq_len]: ", a->seq_len);
-    T = (uint32_t)v;
+    snprintf(v, sizeof v, "%u", a->seq_len);
+    if (a->seq_len > T)
+      return usage_error("--seq-len wants an integer in [1, the model's seq_len]: ", v);
+    T = a->seq_len;
   }
   eval_config_default(c, mode, T);
-  struct {
-    const char *val, *name;
-    uint64_t lo, hi;
-  } ints[] = {{a->stride, "--stride", 1, T},        {a->chunk, "--chunk", 1, UINT32_MAX},
-              {a->epochs, "--epochs", 0, 1000},     {a->ttt_batch, "--ttt-batch", 1, 4096},
-              {a->batch, "--batch", 1, 4096},       {a->probes, "--probes", 0, EVAL_MAX_PROBES},
-              {a->threads, "--threads", 1, 1024}};
-  uint64_t got[7] = {c->stride, c->chunk, (uint64_t)c->epochs, (uint64_t)c->ttt_batch_seqs,
-                     (uint64_t)c->batch_seqs, c->n_probes, 0};
-  for (int k = 0; k < 7; k++) {
-    if (!ints[k].val) continue;
-    if (parse_u64(ints[k].val, ints[k].hi, &got[k]) || got[k] < ints[k].lo) {
-      char msg[96];
-      snprintf(msg, sizeof msg, "%s wants an integer in [%llu, %llu]: ", ints[k].name,
-               (unsigned long long)ints[k].lo, (unsigned long long)ints[k].hi);
-      return usage_error(msg, ints[k].val);
-    }
+  if (a->stride) {
+    char msg[64];
+    snprintf(v, sizeof v, "%u", a->stride);
+    snprintf(msg, sizeof msg, "--stride wants an integer in [1, %u]: ", T);
+    if (a->stride > T) return usage_error(msg, v);
+    if (mode == EVAL_MODE_PLAIN && a->stride != T)
+      return usage_error("--stride: plain windows do not overlap; use --mode sliding", NULL);
+    c->stride = a->stride;
   }
-  if (a->stride && mode == EVAL_MODE_PLAIN && got[0] != T)
-    return usage_error("--stride: plain windows do not overlap; use --mode sliding", NULL);
-  c->stride = (uint32_t)got[0];
-  c->chunk = got[1];
-  c->epochs = (int)got[2];
-  c->ttt_batch_seqs = (int)got[3];
-  c->batch_seqs = (int)got[4];
-  c->n_probes = (uint32_t)got[5];
-  if (got[6]) omp_set_num_threads((int)got[6]);
-  struct {
-    const char *val, *name;
-    double *dst;
-  } reals[] = {{a->lr, "--lr", &c->lr}, {a->momentum, "--momentum", &c->momentum},
-               {a->clip, "--clip", &c->clip}};
-  for (int k = 0; k < 3; k++)
-    if (reals[k].val && parse_double(reals[k].val, reals[k].dst))
-      return usage_error("not a finite number: ", reals[k].val);
-  if (mode != EVAL_MODE_TTT && (a->chunk || a->epochs || a->lr || a->momentum || a->clip || a->ttt_batch))
+  if (a->chunk) c->chunk = a->chunk;
+  if (a->epochs >= 0) c->epochs = a->epochs;
+  if (a->ttt_batch) c->ttt_batch_seqs = a->ttt_batch;
+  if (a->batch) c->batch_seqs = a->batch;
+  if (a->probes >= 0) c->n_probes = (uint32_t)a->probes; /* else the default, 8 */
+  if (a->threads) omp_set_num_threads(a->threads);
+  if (!isnan(a->lr)) c->lr = a->lr;
+  if (!isnan(a->momentum)) c->momentum = a->momentum;
+  if (!isnan(a->clip)) c->clip = a->clip;
+  int ttt_only = a->chunk || a->epochs >= 0 || !isnan(a->lr) || !isnan(a->momentum) ||
+                 !isnan(a->clip) || a->ttt_batch;
+  if (mode != EVAL_MODE_TTT && ttt_only)
     return usage_error("--chunk, --epochs, --lr, --momentum, --clip and --ttt-batch are for --mode ttt", NULL);
   if (a->precision) {
     if (!strcmp(a->precision, "fp32")) c->precision = GPT_FP32;
@@ -197,7 +178,7 @@ static int apply_options(const eval_args *a, const gpt_layout *l, eval_config *c
     else return usage_error("--precision wants fp32 or mixed: ", a->precision);
   }
   if (a->probe_at) {
-    if (a->probes) return usage_error("--probes and --probe-at exclude each other", NULL);
+    if (a->probes >= 0) return usage_error("--probes and --probe-at exclude each other", NULL);
     if (parse_positions(a->probe_at, probe_at, &c->n_probe_at))
       return usage_error("--probe-at wants increasing positions P1,P2,...: ", a->probe_at);
     c->probe_at = *probe_at;
@@ -301,14 +282,10 @@ static void print_result(const eval_args *a, const eval_config *c, const eval_ou
 }
 
 int cmd_eval(int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(usage_text, stdout);
-      return PG_EXIT_OK;
-    }
-  eval_args a = {0};
-  if (parse_args(argc, argv, &a)) return PG_EXIT_USAGE;
+  eval_args a;
   pg_error err;
+  int pr = parse_args(argc, argv, &a, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
   gpt_layout l;
   float *flat;
   if (eval_model_load(a.artifact, &l, &flat, &err)) {

@@ -2,7 +2,6 @@
  * (trainer/train.h), print a summary. Exit codes: 0 ok, 2 usage or input
  * error (a bad option, a bad configuration key or value, unreadable data),
  * 1 never (training has nothing to check). */
-#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,38 +15,20 @@
 #include "common/sha256.h"
 #include "trainer/train.h"
 
-static const char usage_text[] =
-    "usage: pgolf train (--preset NAME | --config FILE | --resume DIR) [OPTIONS]\n"
-    "\n"
+static const char USAGE[] = "pgolf train (--preset NAME | --config FILE | --resume DIR) [OPTIONS]";
+static const char ABOUT[] =
     "Train the challenge's baseline GPT deterministically on the CPU and write\n"
-    "DIR/manifest.json, DIR/model.int8.ptz, DIR/checkpoint and DIR/train.log.\n"
-    "\n"
-    "  --preset NAME           baseline (official defaults) or tiny\n"
-    "  --config FILE           JSON configuration (keys: trainer/train_config.h);\n"
-    "                          a \"preset\" key is applied first, other keys override\n"
-    "  --seed N                seed (default 1337)\n"
-    "  --steps N               iterations (the schedule's length)\n"
-    "  --budget SECONDS        plan the step count from measured step time\n"
-    "                          (recorded in the manifest); not with --steps\n"
-    "  --threads N             OpenMP threads (the results do not depend on it)\n"
-    "  --data DIR              directory of fineweb_train_*.bin / fineweb_val_*.bin\n"
-    "  --tokenizer MODEL       SentencePiece .model (its vocabulary must match)\n"
-    "  --precision fp32|mixed  fp32 (reference) or the official mixed rounding\n"
-    "  --out DIR               output directory (default: the --resume DIR)\n"
-    "  --checkpoint-every N    write DIR/checkpoint every N steps\n"
-    "  --stop-after N          stop after step N, leaving a checkpoint (as if\n"
-    "                          interrupted; continue with --resume)\n"
-    "  --resume DIR            continue from DIR/checkpoint with its configuration\n"
-    "                          (only --threads, --out, --checkpoint-every,\n"
-    "                          --stop-after may be given with it)\n"
-    "  --quiet                 no log lines on stdout, no progress line\n"
-    "  --json                  print the result as JSON (implies --quiet)\n"
-    "\n"
-    "Exit codes: 0 ok, 2 usage or input error.\n";
+    "DIR/manifest.json, DIR/model.int8.ptz, DIR/checkpoint and DIR/train.log.";
+static const char FOOTER[] = "Exit codes: 0 ok, 2 usage or input error.";
 
+/* Options as given. A number not given keeps a value the parser never
+ * stores: seed UINT64_MAX, budget NaN, the others 0. */
 typedef struct train_args {
-  const char *preset, *config, *seed, *steps, *budget, *threads, *data, *tokenizer, *precision;
-  const char *out, *ckpt_every, *stop_after, *resume;
+  const char *preset, *config, *data, *tokenizer, *precision, *out, *resume;
+  uint64_t seed;
+  int64_t steps, ckpt_every, stop_after;
+  int threads;
+  double budget;
   int quiet, json;
 } train_args;
 
@@ -56,34 +37,50 @@ static int usage_error(const char *msg, const char *what) {
   return PG_EXIT_USAGE;
 }
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
-  char *end;
-  if (!s[0] || s[0] == '-' || s[0] == '+' || s[0] == ' ') return -1;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (*end || errno || v > max) return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_args(int argc, char **argv, train_args *a) {
-  const cli_value_opt opts[] = {{"--preset", &a->preset},       {"--config", &a->config},
-              {"--seed", &a->seed},           {"--steps", &a->steps},
-              {"--budget", &a->budget},       {"--threads", &a->threads},
-              {"--data", &a->data},           {"--tokenizer", &a->tokenizer},
-              {"--precision", &a->precision}, {"--out", &a->out},
-              {"--checkpoint-every", &a->ckpt_every}, {"--stop-after", &a->stop_after},
-              {"--resume", &a->resume}};
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--quiet")) { a->quiet = 1; continue; }
-    if (!strcmp(argv[i], "--json")) { a->json = a->quiet = 1; continue; }
-    const char *which = NULL;
-    int r = cli_take_from_table(argc, argv, &i, opts, sizeof opts / sizeof opts[0], &which);
-    if (r == CLI_NO_VALUE) return usage_error("missing value for ", which);
-    if (r == CLI_TWICE) return usage_error("option given twice: ", which);
-    if (r == CLI_UNKNOWN) return usage_error("unknown argument ", argv[i]);
-  }
-  return 0;
+/* CLI_OK, CLI_HELP (printed) or CLI_ERROR (in err). */
+static int parse_args(int argc, char **argv, train_args *a, pg_error *err) {
+  *a = (train_args){.seed = UINT64_MAX, .budget = NAN};
+  const cli_option opts[] = {
+      CLI_STRING("preset", 0, &a->preset, "NAME", "baseline (official defaults) or tiny"),
+      CLI_STRING("config", 0, &a->config, "FILE",
+                 "JSON configuration (keys: trainer/train_config.h);\n"
+                 "a \"preset\" key is applied first, other keys override"),
+      CLI_UNSIGNED("seed", 0, &a->seed, "N", 0, INT64_MAX, "seed (default 1337)"),
+      CLI_UNSIGNED("steps", 0, &a->steps, "N", 1, TRAIN_MAX_ITERATIONS,
+                   "iterations (the schedule's length)"),
+      CLI_DOUBLE("budget", 0, &a->budget, "SECONDS",
+                 "plan the step count from measured step time\n"
+                 "(recorded in the manifest); not with --steps"),
+      CLI_UNSIGNED("threads", 0, &a->threads, "N", 1, 1024,
+                   "OpenMP threads (the results do not depend on it)"),
+      CLI_STRING("data", 0, &a->data, "DIR",
+                 "directory of fineweb_train_*.bin / fineweb_val_*.bin"),
+      CLI_STRING("tokenizer", 0, &a->tokenizer, "MODEL",
+                 "SentencePiece .model (its vocabulary must match)"),
+      CLI_STRING("precision", 0, &a->precision, "fp32|mixed",
+                 "fp32 (reference) or the official mixed rounding"),
+      CLI_STRING("out", 0, &a->out, "DIR", "output directory (default: the --resume DIR)"),
+      CLI_UNSIGNED("checkpoint-every", 0, &a->ckpt_every, "N", 1, TRAIN_MAX_ITERATIONS,
+                   "write DIR/checkpoint every N steps"),
+      CLI_UNSIGNED("stop-after", 0, &a->stop_after, "N", 1, TRAIN_MAX_ITERATIONS,
+                   "stop after step N, leaving a checkpoint (as if\n"
+                   "interrupted; continue with --resume)"),
+      CLI_STRING("resume", 0, &a->resume, "DIR",
+                 "continue from DIR/checkpoint with its configuration\n"
+                 "(only --threads, --out, --checkpoint-every,\n"
+                 "--stop-after may be given with it)"),
+      CLI_FLAG("quiet", 0, &a->quiet, "no log lines on stdout, no progress line"),
+      CLI_FLAG("json", 0, &a->json, "print the result as JSON (implies --quiet)"),
+      CLI_END};
+  const cli_command cmd = {.name = "train",
+                           .usage = USAGE,
+                           .about = ABOUT,
+                           .options = opts,
+                           .footer = FOOTER,
+                           .flags = CLI_ONCE};
+  int r = cli_parse(&cmd, argc, argv, err);
+  if (a->json) a->quiet = 1;
+  return r;
 }
 
 /* ---- the configuration ---- */
@@ -95,29 +92,20 @@ static int set_path(char *dst, const char *v, const char *opt) {
   return 0;
 }
 
-/* Command-line values over the configuration, each range-checked as the
- * configuration key it sets. */
+/* Command-line values over the configuration (the parser has checked
+ * their ranges, those of the configuration keys they set). */
 static int apply_overrides(const train_args *a, train_config *c) {
-  uint64_t v;
-  if (a->seed) {
-    if (parse_u64(a->seed, INT64_MAX, &v)) return usage_error("--seed wants an integer in [0, 2^63): ", a->seed);
-    c->seed = v;
+  if (a->seed != UINT64_MAX) c->seed = a->seed;
+  if (a->steps) c->opt.iterations = a->steps;
+  if (!isnan(a->budget)) {
+    if (!(a->budget > 0 && a->budget <= 1e7)) {
+      char v[32];
+      snprintf(v, sizeof v, "%g", a->budget);
+      return usage_error("--budget wants seconds in (0, 1e7]: ", v);
+    }
+    c->budget_seconds = a->budget;
   }
-  if (a->steps) {
-    if (parse_u64(a->steps, TRAIN_MAX_ITERATIONS, &v) || v == 0) return usage_error("--steps wants an integer in [1, 1000000]: ", a->steps);
-    c->opt.iterations = (int64_t)v;
-  }
-  if (a->budget) {
-    char *end;
-    double b = strtod(a->budget, &end);
-    if (*end || !a->budget[0] || !isfinite(b) || b <= 0 || b > 1e7)
-      return usage_error("--budget wants seconds in (0, 1e7]: ", a->budget);
-    c->budget_seconds = b;
-  }
-  if (a->threads) {
-    if (parse_u64(a->threads, 1024, &v) || v == 0) return usage_error("--threads wants an integer in [1, 1024]: ", a->threads);
-    c->threads = (int)v;
-  }
+  if (a->threads) c->threads = a->threads;
   if (a->precision) {
     if (!strcmp(a->precision, "fp32")) c->precision = TRAIN_FP32;
     else if (!strcmp(a->precision, "mixed")) c->precision = TRAIN_MIXED;
@@ -130,7 +118,8 @@ static int apply_overrides(const train_args *a, train_config *c) {
 static int fresh_config(const train_args *a, train_config *c) {
   pg_error e;
   if (!a->preset && !a->config) return usage_error("give --preset NAME, --config FILE or --resume DIR", NULL);
-  if (a->steps && a->budget) return usage_error("--steps and --budget exclude each other", NULL);
+  if (a->steps && !isnan(a->budget))
+    return usage_error("--steps and --budget exclude each other", NULL);
   if (!a->out) return usage_error("--out DIR is required", NULL);
   if (train_config_preset(a->preset ? a->preset : "baseline", c, &e) != 0) {
     pg_error_print(&e);
@@ -153,7 +142,8 @@ static int fresh_config(const train_args *a, train_config *c) {
 
 static int resume_config(const train_args *a, checkpoint *ck, char *path, size_t cap, train_config *c) {
   pg_error e;
-  if (a->preset || a->config || a->seed || a->steps || a->budget || a->data || a->tokenizer || a->precision)
+  if (a->preset || a->config || a->seed != UINT64_MAX || a->steps || !isnan(a->budget) || a->data ||
+      a->tokenizer || a->precision)
     return usage_error("--resume takes the configuration from the checkpoint; only --threads, --out, "
                        "--checkpoint-every and --stop-after may be given with it", NULL);
   if ((size_t)snprintf(path, cap, "%s/%s", a->resume, TRAIN_CHECKPOINT_NAME) >= cap)
@@ -164,18 +154,6 @@ static int resume_config(const train_args *a, checkpoint *ck, char *path, size_t
   }
   c->threads = 0;
   return apply_overrides(a, c);
-}
-
-/* An optional positive step count (NULL leaves *out at 0). */
-static int parse_positive(const char *s, const char *opt, int64_t *out) {
-  uint64_t v;
-  if (!s) return 0;
-  if (parse_u64(s, TRAIN_MAX_ITERATIONS, &v) || v == 0) {
-    pg_die_msg("train: %s wants an integer in [1, 1000000]: %s (try `pgolf train --help`)", opt, s);
-    return -1;
-  }
-  *out = (int64_t)v;
-  return 0;
 }
 
 /* ---- output ---- */
@@ -217,21 +195,17 @@ static void print_json(const train_options *o, const train_result *r) {
 }
 
 int cmd_train(int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(usage_text, stdout);
-      return PG_EXIT_OK;
-    }
   train_args a;
-  memset(&a, 0, sizeof a);
-  if (parse_args(argc, argv, &a) != 0) return PG_EXIT_USAGE;
+  pg_error err;
+  int pr = parse_args(argc, argv, &a, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
   train_options o;
   memset(&o, 0, sizeof o);
   checkpoint ck = {0};
   char ckpath[TRAIN_PATH_MAX + 32];
   int rc = a.resume ? resume_config(&a, &ck, ckpath, sizeof ckpath, &o.cfg) : fresh_config(&a, &o.cfg);
-  if (rc == 0) rc = parse_positive(a.ckpt_every, "--checkpoint-every", &o.checkpoint_every);
-  if (rc == 0) rc = parse_positive(a.stop_after, "--stop-after", &o.stop_after);
+  o.checkpoint_every = a.ckpt_every;
+  o.stop_after = a.stop_after;
   if (rc != 0) {
     ckpt_free(&ck);
     return PG_EXIT_USAGE;

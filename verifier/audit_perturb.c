@@ -15,36 +15,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cli.h"
 #include "common/error.h"
 #include "verifier/audit.h"
 #include "verifier/audit_perturb.h"
 
-static const char usage_text[] =
-    "usage: pgolf audit --perturb --data DIR [OPTIONS] --self MODE [EVAL OPTIONS...]\n"
-    "       pgolf audit --perturb --data DIR [OPTIONS] -- COMMAND [ARGS...]\n"
-    "\n"
+static const char USAGE[] =
+    "pgolf audit --perturb --data DIR [OPTIONS] --self MODE [EVAL OPTIONS...]\n"
+    "pgolf audit --perturb --data DIR [OPTIONS] -- COMMAND [ARGS...]";
+static const char ABOUT[] =
     "Run an evaluation on the validation split in DIR and again, once per cut k, on a\n"
     "copy whose tokens from index k on are replaced by a fixed different stream\n"
     "(splitmix64, SUBMISSION.md). Pass iff at every cut each nll before k is\n"
     "unchanged (bit for bit, or within --tolerance), each probe at or before k holds\n"
-    "the same distribution, and something at or after k moved.\n"
-    "\n"
-    "  --data DIR         directory with fineweb_val_*.bin (other entries are linked\n"
-    "                     into each copy)\n"
-    "  --cut K            a cut position (repeatable); default: chosen from --chunk\n"
-    "                     (boundaries and insides of chunks) or the stream's quarters\n"
-    "  --chunk C          the evaluator's chunk size, for choosing cuts (with --self\n"
-    "                     ttt it defaults to the evaluation's --chunk)\n"
-    "  --tolerance X      allowed |nll difference| for evaluators that are not\n"
-    "                     deterministic (default 0: bit-identical)\n"
-    "  --keep DIR         keep the copies and dumps in DIR (created)\n"
-    "  --json             the report as JSON\n"
-    "  --self MODE ...    pgolf eval --mode MODE with the options that follow\n"
-    "                     (--artifact, --tokenizer, --seq-len, --stride, --chunk, ...)\n"
-    "  -- COMMAND ...     any evaluator: reads $DATA_PATH, writes $PGOLF_SCORE_DUMP\n"
-    "\n"
+    "the same distribution, and something at or after k moved.";
+static const char FOOTER[] =
     "Exit: 0 every cut passes, 1 a cut moved or was inconclusive, 2 usage error or\n"
-    "the evaluation could not run.\n";
+    "the evaluation could not run.";
 
 typedef struct perturb_args {
   const char *data, *keep, *self_mode;
@@ -52,25 +39,13 @@ typedef struct perturb_args {
   size_t n_cuts;
   uint64_t chunk;
   double tolerance;
-  int json;
-  char **tail; /* eval options (--self) or the command (--) */
+  int json, perturb;
+  cli_args self_tail, command; /* eval options (--self) or the command (--) */
+  char **tail;
   int n_tail;
 } perturb_args;
 
-static int usage_error(const char *msg, const char *what) {
-  pg_die_msg("audit --perturb: %s%s (try `pgolf audit --perturb --help`)", msg, what ? what : "");
-  return -1;
-}
-
-static int parse_u64(const char *s, uint64_t *out) {
-  char *end;
-  if (!s[0] || s[0] == '-' || s[0] == '+') return -1;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (*end || errno) return -1;
-  *out = v;
-  return 0;
-}
+static int parse_u64(const char *s, uint64_t *out) { return cli_parse_u64(s, 0, UINT64_MAX, out); }
 
 /* The --chunk among pgolf eval options, or 32768 (its default). */
 static uint64_t eval_chunk(char **opts, int n) {
@@ -80,44 +55,67 @@ static uint64_t eval_chunk(char **opts, int n) {
   return c;
 }
 
-static int parse_args(int argc, char **argv, perturb_args *a) {
-  memset(a, 0, sizeof *a);
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    int v = i + 1 < argc;
-    if (!strcmp(s, "--perturb")) continue;
-    if (!strcmp(s, "--json")) a->json = 1;
-    else if (!strcmp(s, "--data") && v) a->data = argv[++i];
-    else if (!strcmp(s, "--keep") && v) a->keep = argv[++i];
-    else if (!strcmp(s, "--cut") && v) {
-      if (a->n_cuts == PERTURB_MAX_CUTS) return usage_error("too many --cut", NULL);
-      if (parse_u64(argv[++i], &a->cuts[a->n_cuts++])) return usage_error("--cut wants a position: ", argv[i]);
-    } else if (!strcmp(s, "--chunk") && v) {
-      if (parse_u64(argv[++i], &a->chunk) || a->chunk == 0) return usage_error("--chunk wants a positive integer: ", argv[i]);
-    } else if (!strcmp(s, "--tolerance") && v) {
-      char *end;
-      a->tolerance = strtod(argv[++i], &end);
-      if (*end || !argv[i][0] || !(a->tolerance >= 0 && a->tolerance < 1e300))
-        return usage_error("--tolerance wants a number >= 0: ", argv[i]);
-    } else if (!strcmp(s, "--self") && v) {
-      a->self_mode = argv[++i];
-      a->tail = argv + i + 1;
-      a->n_tail = argc - i - 1;
-      break;
-    } else if (!strcmp(s, "--")) {
-      a->tail = argv + i + 1;
-      a->n_tail = argc - i - 1;
-      if (a->n_tail == 0) return usage_error("no command after --", NULL);
-      break;
-    } else return usage_error("unknown argument or missing value: ", s);
-  }
-  if (!a->data) return usage_error("--data is required", NULL);
-  if (!a->tail) return usage_error("give the evaluator: --self MODE ... or -- COMMAND ...", NULL);
-  if (a->self_mode && !a->chunk && !strcmp(a->self_mode, "ttt")) a->chunk = eval_chunk(a->tail, a->n_tail);
-  for (int i = 0; a->self_mode && i < a->n_tail; i++)
-    if (!strcmp(a->tail[i], "--data") || !strcmp(a->tail[i], "--score-dump") || !strcmp(a->tail[i], "--mode"))
-      return usage_error("--self sets this eval option itself: ", a->tail[i]);
+/* --cut K, repeatable. */
+static int take_cut(cli_parser *p, const cli_option *o, const char *inline_value) {
+  perturb_args *a = o->dest;
+  const char *v = cli_value(p, inline_value);
+  if (!v) return -1;
+  if (a->n_cuts == PERTURB_MAX_CUTS) return cli_error(p, "too many --cut");
+  if (parse_u64(v, &a->cuts[a->n_cuts])) return cli_error(p, "--cut wants a position: %s", v);
+  a->n_cuts++;
   return 0;
+}
+
+/* --self MODE: the mode, then everything after it is eval's. */
+static int take_self(cli_parser *p, const cli_option *o, const char *inline_value) {
+  perturb_args *a = o->dest;
+  if (!(a->self_mode = cli_value(p, inline_value))) return -1;
+  cli_take_rest(p, &a->self_tail);
+  return 0;
+}
+
+/* CLI_OK, CLI_HELP (printed) or CLI_ERROR (in err). */
+static int parse_args(int argc, char **argv, perturb_args *a, pg_error *err) {
+  memset(a, 0, sizeof *a);
+  const cli_option opts[] = {
+      CLI_FLAG("perturb", 0, &a->perturb, "run the perturbation test (this usage)"),
+      CLI_STRING("data", 0, &a->data, "DIR",
+                 "directory with fineweb_val_*.bin (other entries are linked\n"
+                 "into each copy)"),
+      CLI_CALLBACK("cut", 0, a, "K", take_cut,
+                   "a cut position (repeatable); default: chosen from --chunk\n"
+                   "(boundaries and insides of chunks) or the stream's quarters"),
+      CLI_UNSIGNED("chunk", 0, &a->chunk, "C", 1, UINT64_MAX,
+                   "the evaluator's chunk size, for choosing cuts (with --self\n"
+                   "ttt it defaults to the evaluation's --chunk)"),
+      CLI_DOUBLE_RANGE("tolerance", 0, &a->tolerance, "X", 0, 1e300,
+                       "allowed |nll difference| for evaluators that are not\n"
+                       "deterministic (default 0: bit-identical)"),
+      CLI_STRING("keep", 0, &a->keep, "DIR", "keep the copies and dumps in DIR (created)"),
+      CLI_FLAG("json", 0, &a->json, "the report as JSON"),
+      CLI_CALLBACK("self", 0, a, "MODE ...", take_self,
+                   "pgolf eval --mode MODE with the options that follow\n"
+                   "(--artifact, --tokenizer, --seq-len, --stride, --chunk, ...)"),
+      CLI_REST(&a->command, "COMMAND ...",
+               "any evaluator: reads $DATA_PATH, writes $PGOLF_SCORE_DUMP"),
+      CLI_END};
+  const cli_command cmd = {
+      .name = "audit --perturb", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
+  int r = cli_parse(&cmd, argc, argv, err);
+  if (r != CLI_OK) return r;
+  if (a->command.v && !a->command.n) return cli_fail(err, &cmd, "no command after --");
+  if (!a->data) return cli_fail(err, &cmd, "--data is required");
+  const cli_args *tail = a->self_mode ? &a->self_tail : &a->command;
+  if (!tail->v) return cli_fail(err, &cmd, "give the evaluator: --self MODE ... or -- COMMAND ...");
+  a->tail = tail->v;
+  a->n_tail = tail->n;
+  if (a->self_mode && !a->chunk && !strcmp(a->self_mode, "ttt"))
+    a->chunk = eval_chunk(a->tail, a->n_tail);
+  for (int i = 0; a->self_mode && i < a->n_tail; i++)
+    if (!strcmp(a->tail[i], "--data") || !strcmp(a->tail[i], "--score-dump") ||
+        !strcmp(a->tail[i], "--mode"))
+      return cli_fail(err, &cmd, "--self sets this eval option itself: %s", a->tail[i]);
+  return CLI_OK;
 }
 
 /* "k1,k2,..." (malloc'd). */
@@ -234,13 +232,10 @@ static void print_json(const perturb_report *r, double tol, int failed) {
 }
 
 int audit_perturb_main(int argc, char **argv) {
-  for (int i = 1; i < argc && strcmp(argv[i], "--") && strcmp(argv[i], "--self"); i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(usage_text, stdout);
-      return PG_EXIT_OK;
-    }
   perturb_args a;
-  if (parse_args(argc, argv, &a)) return PG_EXIT_USAGE;
+  pg_error err;
+  int pr = parse_args(argc, argv, &a, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
   perturb_opts o = {.data_dir = a.data, .cuts = a.n_cuts ? a.cuts : NULL, .n_cuts = a.n_cuts,
                     .chunk = a.chunk, .tolerance = a.tolerance, .scratch = NULL, .keep = 0};
   if (a.keep) {
@@ -252,7 +247,6 @@ int audit_perturb_main(int argc, char **argv) {
   }
   perturb_report *r = malloc(sizeof *r);
   if (!r) return pg_die_msg("audit --perturb: out of memory"), PG_EXIT_USAGE;
-  pg_error err;
   int failed = perturb_run(&o, eval_command, &a, r, &err);
   if (failed < 0) {
     pg_error_print(&err);

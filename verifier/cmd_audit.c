@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
 #include "formats/val_data.h"
@@ -22,86 +23,80 @@
 #include "verifier/audit.h"
 #include "verifier/findings.h"
 
-static void audit_usage(FILE *out) {
-  fprintf(out,
-          "usage: pgolf audit DUMP --tokenizer MODEL --val SHARDS... [--claim BPB]\n"
-          "                   [--manifest FILE] [--seq-len T] [--json]\n"
-          "       pgolf audit --perturb ...   (see `pgolf audit --perturb --help`)\n"
-          "\n"
-          "Audits a score dump (the PGSD format in SUBMISSION.md) written by an evaluation,\n"
-          "one finding per condition:\n"
-          "  AUDIT_COVERAGE       every target of the split scored exactly once, in order (C4)\n"
-          "  AUDIT_BYTES          val_bpb recomputed by the official byte rule, against --claim\n"
-          "  AUDIT_NORMALIZATION  each probe sums to 1 and matches its record's nll (C2)\n"
-          "  AUDIT_ORDER          no ADAPT event before the SCORE of its positions (C3), from\n"
-          "                       the manifest's predicate.eval event log\n"
-          "\n"
-          "  --tokenizer MODEL  the SentencePiece model (byte tables)\n"
-          "  --val SHARDS...    validation shards (files, or directories of fineweb_val_*.bin)\n"
-          "                     forming one stream, in the order given\n"
-          "  --claim BPB        the claimed val_bpb, compared to the digits given\n"
-          "                     (default: the val_bpb the dump's own event log reports)\n"
-          "  --manifest FILE    run manifest (or DSSE envelope) with predicate.eval\n"
-          "                     (default: DUMP.events.json, when present)\n"
-          "  --seq-len T        the split is truncated as the official plain evaluation does:\n"
-          "                     ((N-1)/T)*T + 1 tokens (default: the T the dump records;\n"
-          "                     every target for a version 1 dump)\n"
-          "  --json             {\"dump\",\"verdict\",\"findings\",\"summary\"}\n"
-          "\n"
-          "Exit: 0 all conditions pass, 1 a condition fails, 2 usage error or malformed input.\n");
-}
+static const char USAGE[] =
+    "pgolf audit DUMP --tokenizer MODEL --val SHARDS... [--claim BPB]\n"
+    "            [--manifest FILE] [--seq-len T] [--json]\n"
+    "pgolf audit --perturb ...   (see `pgolf audit --perturb --help`)";
+static const char ABOUT[] =
+    "Audits a score dump (the PGSD format in SUBMISSION.md) written by an evaluation,\n"
+    "one finding per condition:\n"
+    "  AUDIT_COVERAGE       every target of the split scored exactly once, in order (C4)\n"
+    "  AUDIT_BYTES          val_bpb recomputed by the official byte rule, against --claim\n"
+    "  AUDIT_NORMALIZATION  each probe sums to 1 and matches its record's nll (C2)\n"
+    "  AUDIT_ORDER          no ADAPT event before the SCORE of its positions (C3), from\n"
+    "                       the evaluation's event log (predicate.eval)";
+static const char FOOTER[] =
+    "Exit: 0 all conditions pass, 1 a condition fails, 2 usage error or malformed input.";
 
 typedef struct audit_args {
   const char *dump, *tokenizer, *claim, *manifest;
-  const char **val;
+  const char **val; /* room for every argument */
   size_t n_val;
   uint32_t seq_len;
   int json;
+  cli_args dumps;
 } audit_args;
 
-static int parse_u32(const char *s, uint32_t *out) {
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (!*s || *end || *s == '-' || v == 0 || v > UINT32_MAX) return -1;
-  *out = (uint32_t)v;
+/* --val SHARDS...: every following argument up to the next `--option`. */
+static int take_val(cli_parser *p, const cli_option *o, const char *inline_value) {
+  audit_args *a = o->dest;
+  const char *next;
+  if (inline_value) a->val[a->n_val++] = inline_value;
+  while ((next = cli_peek(p)) && strncmp(next, "--", 2)) a->val[a->n_val++] = cli_next(p);
+  if (!a->n_val) return cli_error(p, "--val needs at least one shard");
   return 0;
 }
 
-/* -1 usage error (printed), 0 ok, 1 --help. */
-static int parse_args(int argc, char **argv, audit_args *a) {
-  memset(a, 0, sizeof *a); /* seq_len 0: not given */
+/* CLI_OK, CLI_HELP (printed) or CLI_ERROR (in err). a->val is
+ * allocated in every case. */
+static int parse_args(int argc, char **argv, audit_args *a, pg_error *err) {
+  memset(a, 0, sizeof *a); /* seq_len 0: not given (the dump's T) */
   a->val = calloc((size_t)argc, sizeof *a->val);
-  if (!a->val) return pg_die_msg("audit: out of memory"), -1;
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    int has_value = i + 1 < argc;
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return 1;
-    if (!strcmp(s, "--json")) a->json = 1;
-    else if (!strcmp(s, "--tokenizer") && has_value) a->tokenizer = argv[++i];
-    else if (!strcmp(s, "--claim") && has_value) a->claim = argv[++i];
-    else if (!strcmp(s, "--manifest") && has_value) a->manifest = argv[++i];
-    else if (!strcmp(s, "--seq-len") && has_value) {
-      if (parse_u32(argv[++i], &a->seq_len))
-        return pg_die_msg("audit: --seq-len: expected a positive integer, got '%s'", argv[i]), -1;
-    } else if (!strcmp(s, "--val")) {
-      while (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) a->val[a->n_val++] = argv[++i];
-      if (!a->n_val) return pg_die_msg("audit: --val needs at least one shard"), -1;
-    } else if (s[0] == '-' && s[1]) {
-      return pg_die_msg("audit: unknown or incomplete option '%s' (try --help)", s), -1;
-    } else if (!a->dump) {
-      a->dump = s;
-    } else {
-      return pg_die_msg("audit: one dump at a time (got '%s' and '%s')", a->dump, s), -1;
-    }
-  }
+  if (!a->val) return pg_fail(err, "audit", -1, "out of memory"), CLI_ERROR;
+  const cli_option opts[] = {
+      CLI_STRING("tokenizer", 0, &a->tokenizer, "MODEL", "the SentencePiece model (byte tables)"),
+      CLI_CALLBACK("val", 0, a, "SHARDS...", take_val,
+                   "validation shards (files, or directories of fineweb_val_*.bin)\n"
+                   "forming one stream, in the order given"),
+      CLI_STRING("claim", 0, &a->claim, "BPB",
+                 "the claimed val_bpb, compared to the digits given\n"
+                 "(default: the val_bpb the dump's own event log reports)"),
+      CLI_STRING("manifest", 0, &a->manifest, "FILE",
+                 "run manifest (or DSSE envelope) with predicate.eval\n"
+                 "(default: DUMP.events.json, when present)"),
+      CLI_UNSIGNED("seq-len", 0, &a->seq_len, "T", 1, UINT32_MAX,
+                   "the split is truncated as the official plain evaluation does:\n"
+                   "((N-1)/T)*T + 1 tokens (default: the T the dump records;\n"
+                   "every target for a version 1 dump)"),
+      CLI_FLAG("json", 0, &a->json, "{\"dump\",\"verdict\",\"findings\",\"summary\"}"),
+      CLI_ARGS(&a->dumps, "DUMP", NULL),
+      CLI_END};
+  const cli_command cmd = {
+      .name = "audit", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
+  int r = cli_parse(&cmd, argc, argv, err);
+  if (r != CLI_OK) return r;
+  if (a->dumps.n > 1)
+    return cli_fail(err, &cmd, "one dump at a time (got '%s' and '%s')", a->dumps.v[0],
+                    a->dumps.v[1]);
+  a->dump = a->dumps.n ? a->dumps.v[0] : NULL;
   if (!a->dump || !a->tokenizer || !a->n_val)
-    return pg_die_msg("audit: DUMP, --tokenizer and --val are required (try --help)"), -1;
+    return cli_fail(err, &cmd, "DUMP, --tokenizer and --val are required");
   double v;
   int d;
   if (a->claim && audit_parse_claim(a->claim, &v, &d))
-    return pg_die_msg("audit: --claim: expected a plain decimal such as 1.2244, got '%s'",
-                      a->claim), -1;
-  return 0;
+    return cli_fail(err, &cmd, "--claim: expected a plain decimal such as 1.2244, got '%s'",
+                    a->claim);
+  return CLI_OK;
 }
 
 /* The shard files named by --val: files as given, directories expanded. */
@@ -285,14 +280,13 @@ static int wants_perturb(int argc, char **argv) {
 int cmd_audit(int argc, char **argv) {
   if (wants_perturb(argc, argv)) return audit_perturb_main(argc, argv);
   audit_args a;
-  int p = parse_args(argc, argv, &a);
-  if (p) {
-    if (p > 0) audit_usage(stdout);
+  pg_error err;
+  int pr = parse_args(argc, argv, &a, &err);
+  if (pr != CLI_OK) {
     free(a.val);
-    return p > 0 ? PG_EXIT_OK : PG_EXIT_USAGE;
+    return cli_status(pr, &err);
   }
   audit_loaded l;
-  pg_error err;
   if (load_all(&a, &l, &err)) {
     pg_error_print(&err);
     loaded_free(&l);

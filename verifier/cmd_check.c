@@ -4,33 +4,27 @@
  * file per rule: verifier/rule_*.c). Exit 0 if every folder passes, 1 if
  * any has an error finding, 2 on usage errors or a folder that cannot be
  * read. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/challenge.h"
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
 #include "verifier/rules.h"
 
-static void check_usage(FILE *out) {
-  fprintf(out,
-          "usage: pgolf check DIR... [--json] [--track 10min|nonrecord]\n"
-          "\n"
-          "Checks submission folders (records/<track>/<date>_<name>/) against the challenge's\n"
-          "rules: required files, submission.json fields, claims against the logs, the\n"
-          CHALLENGE_SIZE_LIMIT_TEXT "-byte limit, the " CHALLENGE_TIME_LIMIT_TEXT " training and evaluation budgets (record track),\n"
-          "seeds, configuration of the seed logs, and a shipped tokenizer's byte accounting.\n"
-          "Every finding has a stable code, documented in SUBMISSION.md.\n"
-          "\n"
-          "  --json          {\"folder\",\"verdict\",\"findings\",\"summary\"} (an array for several folders)\n"
-          "  --track T       10min (record track) or nonrecord; default: submission.json \"track\",\n"
-          "                  else the folder path, else 10min\n"
-          "\n"
-          "Exit: 0 all pass, 1 an error finding, 2 usage error or unreadable folder.\n");
-}
+static const char USAGE[] = "pgolf check DIR... [--json] [--track 10min|nonrecord]";
+static const char ABOUT[] =
+    "Checks submission folders (records/<track>/<date>_<name>/) against the challenge's\n"
+    "rules: required files, submission.json fields, claims against the logs, "
+    "the\n" CHALLENGE_SIZE_LIMIT_TEXT "-byte limit, the " CHALLENGE_TIME_LIMIT_TEXT
+    " training and evaluation budgets (record track),\n"
+    "seeds, configuration of the seed logs, and a shipped tokenizer's byte accounting.\n"
+    "Every finding has a stable code, documented in SUBMISSION.md.";
+static const char FOOTER[] =
+    "Exit: 0 all pass, 1 an error finding, 2 usage error or unreadable folder.";
 
 static int parse_track(const char *t) {
   if (!strcmp(t, "10min") || !strcmp(t, "record") || !strcmp(t, "10min_16mb")) return TRACK_RECORD;
@@ -107,41 +101,36 @@ static int check_one(const char *dir, int track, int as_json, json_t *all, int *
 
 int cmd_check(int argc, char **argv) {
   int as_json = 0, track = -1;
-  static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                       {"track", required_argument, 0, 't'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-  optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (c == 'h') {
-      check_usage(stdout);
-      return PG_EXIT_OK;
-    } else if (c == 'j') {
-      as_json = 1;
-    } else if (c == 't') {
-      track = parse_track(optarg);
-      if (track < 0) {
-        pg_die_msg("check: unknown track '%s' (10min or nonrecord)", optarg);
-        return PG_EXIT_USAGE;
-      }
-    } else {
-      pg_die_msg("check: unknown option or missing value (try `pgolf check --help`)");
-      return PG_EXIT_USAGE;
-    }
+  const char *track_name = NULL;
+  cli_args dirs;
+  const cli_option opts[] = {
+      CLI_FLAG("json", 0, &as_json,
+               "{\"folder\",\"verdict\",\"findings\",\"summary\"} (an array for several folders)"),
+      CLI_STRING("track", 0, &track_name, "T",
+                 "10min (record track) or nonrecord; default: submission.json \"track\",\n"
+                 "else the folder path, else 10min"),
+      CLI_ARGS(&dirs, "DIR...", NULL), CLI_END};
+  const cli_command cmd = {
+      .name = "check", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
+  pg_error err;
+  int pr = cli_parse(&cmd, argc, argv, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
+  if (track_name && (track = parse_track(track_name)) < 0) {
+    pg_die_msg("check: unknown track '%s' (10min or nonrecord)", track_name);
+    return PG_EXIT_USAGE;
   }
-  if (optind >= argc) {
-    check_usage(stderr);
+  if (!dirs.n) {
+    cli_usage(&cmd, stderr);
     return PG_EXIT_USAGE;
   }
   json_t *all = json_array();
   int failed = 0, bad = 0;
-  for (int i = optind; i < argc && !bad; i++) {
-    if (!as_json && i > optind) putchar('\n');
-    bad = check_one(argv[i], track, as_json, all, &failed) != 0;
+  for (int i = 0; i < dirs.n && !bad; i++) {
+    if (!as_json && i > 0) putchar('\n');
+    bad = check_one(dirs.v[i], track, as_json, all, &failed) != 0;
   }
   if (!bad && as_json) {
-    json_t *out = argc - optind == 1 ? json_array_get(all, 0) : all;
+    json_t *out = dirs.n == 1 ? json_array_get(all, 0) : all;
     char *text = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(16));
     if (text) puts(text);
     free(text);

@@ -1,11 +1,11 @@
 /* pgolf regress: CI's gate on val_bpb and, for deterministic
  * configurations, on the loss chain (verifier/regress.h). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/verbs.h"
@@ -13,71 +13,48 @@
 
 typedef struct regress_opts {
   const char *golden, *junit, *markdown, *config;
-  double k;
-  int have_k, json;
-  char **runs;
-  int n_runs;
+  double k; /* NaN: not given */
+  int json;
+  cli_args runs;
 } regress_opts;
 
-static void regress_usage(FILE *out) {
-  fprintf(out,
-          "usage: pgolf regress --golden FILE [--config NAME] [--k K] [--junit FILE]\n"
-          "                     [--markdown FILE] [--json] [NAME=]RUN_MANIFEST...\n"
-          "\n"
-          "Judge training runs (their manifests, as pgolf train writes them) against\n"
-          "the golden file's reference runs of their configuration. A run fails when\n"
-          "  - the configuration is deterministic and its loss chain head differs from\n"
-          "    the golden head of the same seed, or\n"
-          "  - its val_bpb > mean + k * sd of the golden seeds.\n"
-          "k defaults to t_{n-1}.isf(p) * sqrt(1 + 1/n) for n golden seeds and the\n"
-          "golden's false_failure_probability p (default 1e-3): a correct run then fails\n"
-          "with probability p (a prediction bound; the sd is estimated from n seeds).\n"
-          "\n"
-          "  --golden FILE     reference values (format pgolf/regress/v1)\n"
-          "  --config NAME     configuration for runs given without NAME= (needed when\n"
-          "                    the golden holds more than one)\n"
-          "  --k K             override k for every configuration\n"
-          "  --junit FILE      write JUnit XML (two test cases per run: band, chain)\n"
-          "  --markdown FILE   write a Markdown summary\n"
-          "  --json            print JSON instead of the table\n"
-          "Exit codes: 0 every run passed, 1 a run regressed, 2 usage or input error.\n");
-}
+static const char USAGE[] =
+    "pgolf regress --golden FILE [--config NAME] [--k K] [--junit FILE]\n"
+    "              [--markdown FILE] [--json] [NAME=]RUN_MANIFEST...";
+static const char ABOUT[] =
+    "Judge training runs (their manifests, as pgolf train writes them) against\n"
+    "the golden file's reference runs of their configuration. A run fails when\n"
+    "  - the configuration is deterministic and its loss chain head differs from\n"
+    "    the golden head of the same seed, or\n"
+    "  - its val_bpb > mean + k * sd of the golden seeds.\n"
+    "k defaults to t_{n-1}.isf(p) * sqrt(1 + 1/n) for n golden seeds and the\n"
+    "golden's false_failure_probability p (default 1e-3): a correct run then fails\n"
+    "with probability p (a prediction bound; the sd is estimated from n seeds).";
+static const char FOOTER[] =
+    "Exit codes: 0 every run passed, 1 a run regressed, 2 usage or input error.";
 
+/* CLI_OK, CLI_HELP (printed) or CLI_ERROR (in err). */
 static int parse_opts(int argc, char **argv, regress_opts *o, pg_error *err) {
-  static const struct option longopts[] = {
-      {"golden", required_argument, 0, 'g'}, {"junit", required_argument, 0, 'u'},
-      {"markdown", required_argument, 0, 'm'}, {"config", required_argument, 0, 'c'},
-      {"k", required_argument, 0, 'k'},        {"json", no_argument, 0, 'j'},
-      {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
-  memset(o, 0, sizeof *o);
-  optind = 1;
-  opterr = 0;
-  int ch;
-  char *end;
-  while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-    switch (ch) {
-      case 'h': regress_usage(stdout); exit(PG_EXIT_OK);
-      case 'g': o->golden = optarg; break;
-      case 'u': o->junit = optarg; break;
-      case 'm': o->markdown = optarg; break;
-      case 'c': o->config = optarg; break;
-      case 'j': o->json = 1; break;
-      case 'k':
-        o->k = strtod(optarg, &end);
-        if (end == optarg || *end || !isfinite(o->k) || o->k < 0)
-          return pg_fail(err, "--k", -1, "'%s' is not a non-negative number", optarg);
-        o->have_k = 1;
-        break;
-      default:
-        return pg_fail(err, argv[optind - 1], -1,
-                       "unknown option or missing value (try `pgolf regress --help`)");
-    }
-  }
-  if (!o->golden) return pg_fail(err, "--golden", -1, "is required");
-  if (optind >= argc) return pg_fail(err, "", -1, "no runs given (try `pgolf regress --help`)");
-  o->runs = argv + optind;
-  o->n_runs = argc - optind;
-  return 0;
+  *o = (regress_opts){.k = NAN};
+  const cli_option opts[] = {
+      CLI_STRING("golden", 0, &o->golden, "FILE", "reference values (format pgolf/regress/v1)"),
+      CLI_STRING("config", 0, &o->config, "NAME",
+                 "configuration for runs given without NAME= (needed when\n"
+                 "the golden holds more than one)"),
+      CLI_DOUBLE_RANGE("k", 0, &o->k, "K", 0, INFINITY, "override k for every configuration"),
+      CLI_STRING("junit", 0, &o->junit, "FILE",
+                 "write JUnit XML (two test cases per run: band, chain)"),
+      CLI_STRING("markdown", 0, &o->markdown, "FILE", "write a Markdown summary"),
+      CLI_FLAG("json", 0, &o->json, "print JSON instead of the table"),
+      CLI_ARGS(&o->runs, "[NAME=]RUN_MANIFEST...", NULL),
+      CLI_END};
+  const cli_command cmd = {
+      .name = "regress", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
+  int r = cli_parse(&cmd, argc, argv, err);
+  if (r != CLI_OK) return r;
+  if (!o->golden) return cli_fail(err, &cmd, "--golden is required");
+  if (!o->runs.n) return cli_fail(err, &cmd, "no runs given");
+  return CLI_OK;
 }
 
 /* Split [NAME=]PATH; the configuration is NAME, else --config, else the
@@ -112,7 +89,7 @@ static int judge_run(const regress_opts *o, const regress_golden *g, const char 
   const regress_config *c = run_config(o, g, arg, &path, err);
   if (!c) return -1;
   regress_config cc = *c;
-  if (o->have_k) cc.k = o->k;
+  if (!isnan(o->k)) cc.k = o->k;
   manifest_doc d;
   if (manifest_load(path, &d, err)) return -1;
   int rc;
@@ -154,17 +131,19 @@ int cmd_regress(int argc, char **argv) {
   regress_result *res = NULL;
   pg_error err = {0};
   int rc = PG_EXIT_USAGE, failed = 0;
-  if (parse_opts(argc, argv, &o, &err) || regress_golden_load(o.golden, &g, &err)) goto out;
-  res = calloc((size_t)o.n_runs, sizeof *res);
+  int pr = parse_opts(argc, argv, &o, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
+  if (regress_golden_load(o.golden, &g, &err)) goto out;
+  res = calloc((size_t)o.runs.n, sizeof *res);
   if (!res) {
     pg_fail(&err, "", -1, "out of memory");
     goto out;
   }
-  for (int i = 0; i < o.n_runs; i++) {
-    if (judge_run(&o, &g, o.runs[i], &res[i], &err)) goto out;
+  for (int i = 0; i < o.runs.n; i++) {
+    if (judge_run(&o, &g, o.runs.v[i], &res[i], &err)) goto out;
     failed |= regress_failed(&res[i]);
   }
-  if (emit(&o, res, (size_t)o.n_runs, &err)) goto out;
+  if (emit(&o, res, (size_t)o.runs.n, &err)) goto out;
   rc = failed ? PG_EXIT_CHECK_FAILED : PG_EXIT_OK;
 out:
   if (rc == PG_EXIT_USAGE) pg_error_print(&err);

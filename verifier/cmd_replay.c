@@ -1,9 +1,6 @@
 /* pgolf replay: re-run a submission under the replay's own clock and a
  * sandbox, and judge what it printed and produced (replay_external.h). */
-#include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/challenge.h"
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/verbs.h"
@@ -21,77 +19,38 @@
 #define DEFAULT_GRACE_S 60.0
 #define DEFAULT_TOLERANCE_BPB 0.002
 
-static void replay_usage(FILE *out) {
-  fprintf(out,
-          "usage: pgolf replay --record DIR --seed S [--budget-train SEC] [--budget-eval SEC]\n"
-          "                    [--grace SEC] [--tolerance BPB] [--out DIR] [--data DIR]\n"
-          "                    [--tokenizer MODEL] [--artifact FILE] [--ro-bind PATH]...\n"
-          "                    [--json] -- CMD ARGS...\n"
-          "\n"
-          "Runs CMD in a scratch copy of the submission folder DIR under bubblewrap (no\n"
-          "network, only the scratch copy writable, data and tokenizer read-only at /data\n"
-          "and /tokenizer/NAME), with only SEED, DATA_PATH, TOKENIZER_PATH, RUN_ID, PATH\n"
-          "and HOME set. Its output and log are timed on pgolf's own monotonic clock, the\n"
-          "whole process group is killed at train + eval budget + grace seconds, and the\n"
-          "log, the produced artifact and the folder's claim for seed S are checked.\n"
-          "  --budget-train/--budget-eval  seconds (default " CHALLENGE_TIME_LIMIT_TEXT " each)\n"
-          "  --grace SEC       added to the hard limit (default 60)\n"
-          "  --tolerance BPB   allowed |replayed - claimed| val_bpb (default 0.002)\n"
-          "  --out DIR         where the replay manifest replay-seedS.json and the\n"
-          "                    scratch folder scratch-seedS/ go (default: replay-out)\n"
-          "  --artifact FILE   the produced file that is the model (default: the one whose\n"
-          "                    size the log's `Serialized model LABEL:` line reports)\n"
-          "  --ro-bind PATH    also bind PATH read-only (an interpreter outside /usr)\n"
-          "  --json            print the replay manifest on stdout\n"
-          "Exit 0 pass, 1 findings (an error-severity finding), 2 usage or input error.\n");
-}
-
-static int parse_seconds(const char *s, const char *opt, double *out, pg_error *err) {
-  char *end;
-  errno = 0;
-  *out = strtod(s, &end);
-  if (end == s || *end || errno || !isfinite(*out) || *out < 0 || *out > 1e7)
-    return pg_fail(err, opt, -1, "'%s' is not a number of seconds", s);
-  return 0;
-}
-
-static int parse_seed(const char *s, uint64_t *out, pg_error *err) {
-  char *end;
-  errno = 0;
-  if (*s < '0' || *s > '9') return pg_fail(err, "--seed", -1, "'%s' is not a seed", s);
-  *out = strtoull(s, &end, 10);
-  if (*end || errno) return pg_fail(err, "--seed", -1, "'%s' is not a seed", s);
-  return 0;
-}
+static const char USAGE[] =
+    "pgolf replay --record DIR --seed S [--budget-train SEC] [--budget-eval SEC]\n"
+    "             [--grace SEC] [--tolerance BPB] [--out DIR] [--data DIR]\n"
+    "             [--tokenizer MODEL] [--artifact FILE] [--ro-bind PATH]...\n"
+    "             [--json] -- CMD ARGS...\n"
+    "pgolf replay MANIFEST [OPTIONS]   (see `pgolf replay MANIFEST --help`)";
+static const char ABOUT[] =
+    "Runs CMD in a scratch copy of the submission folder DIR under bubblewrap (no\n"
+    "network, only the scratch copy writable, data and tokenizer read-only at /data\n"
+    "and /tokenizer/NAME), with only SEED, DATA_PATH, TOKENIZER_PATH, RUN_ID, PATH\n"
+    "and HOME set. Its output and log are timed on pgolf's own monotonic clock, the\n"
+    "whole process group is killed at train + eval budget + grace seconds, and the\n"
+    "log, the produced artifact and the folder's claim for seed S are checked.";
+static const char FOOTER[] =
+    "Exit 0 pass, 1 findings (an error-severity finding), 2 usage or input error.";
 
 typedef struct replay_cli {
   replay_ext_opts o;
-  int have_seed, json, help;
+  cli_list ro_bind;
+  cli_args cmd, extra;
+  int have_seed, json;
 } replay_cli;
 
-static int parse_opt(int ch, const char *arg, replay_cli *c, pg_error *err) {
-  replay_ext_opts *o = &c->o;
-  switch (ch) {
-    case 'r': o->record_dir = arg; return 0;
-    case 's': c->have_seed = 1; return parse_seed(arg, &o->seed, err);
-    case 't': return parse_seconds(arg, "--budget-train", &o->budget_train_s, err);
-    case 'e': return parse_seconds(arg, "--budget-eval", &o->budget_eval_s, err);
-    case 'g': return parse_seconds(arg, "--grace", &o->grace_s, err);
-    case 'T': return parse_seconds(arg, "--tolerance", &o->tolerance_bpb, err);
-    case 'o': o->out_dir = arg; return 0;
-    case 'd': o->data_dir = arg; return 0;
-    case 'k': o->tokenizer = arg; return 0;
-    case 'a': o->artifact = arg; return 0;
-    case 'b':
-      if (o->n_ro_extra == SANDBOX_MAX_EXTRA)
-        return pg_fail(err, "--ro-bind", -1, "at most %d", SANDBOX_MAX_EXTRA);
-      if (arg[0] != '/') return pg_fail(err, "--ro-bind", -1, "'%s' is not an absolute path", arg);
-      o->ro_extra[o->n_ro_extra++] = arg;
-      return 0;
-    case 'j': c->json = 1; return 0;
-    case 'h': c->help = 1; return 0;
-  }
-  return pg_fail(err, "", -1, "unknown option or missing value (try `pgolf replay --help`)");
+/* --seed S: any unsigned 64-bit integer, "not a seed" otherwise. */
+static int take_seed(cli_parser *p, const cli_option *opt, const char *inline_value) {
+  replay_cli *c = opt->dest;
+  const char *v = cli_value(p, inline_value);
+  if (!v) return -1;
+  if (cli_parse_u64(v, 0, UINT64_MAX, &c->o.seed))
+    return cli_error(p, "%s: '%s' is not a seed", cli_option_name(p), v);
+  c->have_seed = 1;
+  return 0;
 }
 
 /* An input path must exist with the right type before anything runs. */
@@ -103,52 +62,70 @@ static int need(const char *path, int want_dir, const char *opt, pg_error *err) 
   return 0;
 }
 
-static int check_cli(const replay_cli *c, pg_error *err) {
-  const replay_ext_opts *o = &c->o;
-  if (!o->record_dir) return pg_fail(err, "--record", -1, "is required");
-  if (!c->have_seed) return pg_fail(err, "--seed", -1, "is required");
-  if (!o->cmd || !o->cmd[0]) return pg_fail(err, "", -1, "no command after `--`");
+static int check_cli(replay_cli *c, const cli_command *cmd, pg_error *err) {
+  replay_ext_opts *o = &c->o;
+  if (c->extra.n)
+    return cli_fail(err, cmd,
+                    "unexpected argument '%s' before `--` (a manifest replay takes only MANIFEST)",
+                    c->extra.v[0]);
+  o->cmd = c->cmd.v;
+  o->n_ro_extra = c->ro_bind.n;
+  for (size_t i = 0; i < o->n_ro_extra; i++)
+    if (o->ro_extra[i][0] != '/')
+      return cli_fail(err, cmd, "--ro-bind: '%s' is not an absolute path", o->ro_extra[i]);
+  if (!o->record_dir) return cli_fail(err, cmd, "--record is required");
+  if (!c->have_seed) return cli_fail(err, cmd, "--seed is required");
+  if (!c->cmd.n) return cli_fail(err, cmd, "no command after `--`");
   if (need(o->record_dir, 1, "--record", err)) return -1;
   if (o->data_dir && need(o->data_dir, 1, "--data", err)) return -1;
   if (o->tokenizer && need(o->tokenizer, 0, "--tokenizer", err)) return -1;
   if (o->artifact && (o->artifact[0] == '/' || strstr(o->artifact, "..")))
-    return pg_fail(err, "--artifact", -1, "'%s' must be a path inside the folder", o->artifact);
+    return cli_fail(err, cmd, "--artifact: '%s' must be a path inside the folder", o->artifact);
   return 0;
 }
 
-/* Options before `--`, the command after it. */
+/* Options before `--`, the command after it. CLI_OK, CLI_HELP (printed)
+ * or CLI_ERROR (in err; also a missing or bad input path). */
 static int parse_cli(int argc, char **argv, replay_cli *c, pg_error *err) {
-  static const struct option longopts[] = {
-      {"record", required_argument, 0, 'r'},  {"seed", required_argument, 0, 's'},
-      {"budget-train", required_argument, 0, 't'}, {"budget-eval", required_argument, 0, 'e'},
-      {"grace", required_argument, 0, 'g'},   {"tolerance", required_argument, 0, 'T'},
-      {"out", required_argument, 0, 'o'},     {"data", required_argument, 0, 'd'},
-      {"tokenizer", required_argument, 0, 'k'}, {"artifact", required_argument, 0, 'a'},
-      {"ro-bind", required_argument, 0, 'b'}, {"json", no_argument, 0, 'j'},
-      {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
   memset(c, 0, sizeof *c);
-  c->o.budget_train_s = CHALLENGE_TRAIN_LIMIT_S;
-  c->o.budget_eval_s = CHALLENGE_EVAL_LIMIT_S;
-  c->o.grace_s = DEFAULT_GRACE_S;
-  c->o.tolerance_bpb = DEFAULT_TOLERANCE_BPB;
-  c->o.out_dir = "replay-out";
-  int dash = argc;
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--")) {
-      dash = i;
-      break;
-    }
-  optind = 1;
-  opterr = 0;
-  int ch;
-  while ((ch = getopt_long(dash, argv, "+", longopts, NULL)) != -1)
-    if (parse_opt(ch, optarg, c, err)) return -1;
-  if (c->help) return 0;
-  if (optind < dash)
-    return pg_fail(err, argv[optind], -1, "unexpected argument before `--` (a manifest replay "
-                                          "takes only MANIFEST)");
-  c->o.cmd = dash < argc ? argv + dash + 1 : NULL;
-  return check_cli(c, err);
+  replay_ext_opts *o = &c->o;
+  o->budget_train_s = CHALLENGE_TRAIN_LIMIT_S;
+  o->budget_eval_s = CHALLENGE_EVAL_LIMIT_S;
+  o->grace_s = DEFAULT_GRACE_S;
+  o->tolerance_bpb = DEFAULT_TOLERANCE_BPB;
+  o->out_dir = "replay-out";
+  c->ro_bind = (cli_list){o->ro_extra, 0, SANDBOX_MAX_EXTRA};
+  const cli_option opts[] = {
+      CLI_STRING("record", 0, &o->record_dir, "DIR", "the submission folder"),
+      CLI_CALLBACK("seed", 0, c, "S", take_seed, "the seed whose claim is checked"),
+      CLI_DOUBLE_RANGE("budget-train", 0, &o->budget_train_s, "SEC", 0, 1e7,
+                       "training budget (default " CHALLENGE_TIME_LIMIT_TEXT ")"),
+      CLI_DOUBLE_RANGE("budget-eval", 0, &o->budget_eval_s, "SEC", 0, 1e7,
+                       "evaluation budget (default " CHALLENGE_TIME_LIMIT_TEXT ")"),
+      CLI_DOUBLE_RANGE("grace", 0, &o->grace_s, "SEC", 0, 1e7,
+                       "added to the hard limit (default 60)"),
+      CLI_DOUBLE_RANGE("tolerance", 0, &o->tolerance_bpb, "BPB", 0, 1e7,
+                       "allowed |replayed - claimed| val_bpb (default 0.002)"),
+      CLI_STRING("out", 0, &o->out_dir, "DIR",
+                 "where the replay manifest replay-seedS.json and the\n"
+                 "scratch folder scratch-seedS/ go (default: replay-out)"),
+      CLI_STRING("data", 0, &o->data_dir, "DIR", "the data, read-only at /data"),
+      CLI_STRING("tokenizer", 0, &o->tokenizer, "MODEL",
+                 "the tokenizer, read-only at /tokenizer/NAME"),
+      CLI_STRING("artifact", 0, &o->artifact, "FILE",
+                 "the produced file that is the model (default: the one whose\n"
+                 "size the log's `Serialized model LABEL:` line reports)"),
+      CLI_LIST("ro-bind", 0, &c->ro_bind, "PATH",
+               "also bind PATH read-only (an interpreter outside /usr)"),
+      CLI_FLAG("json", 0, &c->json, "print the replay manifest on stdout"),
+      CLI_ARGS(&c->extra, "", NULL),
+      CLI_REST(&c->cmd, "CMD ARGS...", "the submission's command, run in the scratch copy"),
+      CLI_END};
+  const cli_command cmd = {
+      .name = "replay", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
+  int r = cli_parse(&cmd, argc, argv, err);
+  if (r != CLI_OK) return r;
+  return check_cli(c, &cmd, err) ? CLI_ERROR : CLI_OK;
 }
 
 static void print_findings(const replay_ext_opts *o, finding_list *f, const char *path) {
@@ -208,13 +185,7 @@ int cmd_replay(int argc, char **argv) {
   if (argc >= 2 && argv[1][0] != '-') return replay_run_main(argc, argv);
   replay_cli c;
   pg_error err;
-  if (parse_cli(argc, argv, &c, &err)) {
-    pg_error_print(&err);
-    return PG_EXIT_USAGE;
-  }
-  if (c.help) {
-    replay_usage(stdout);
-    return PG_EXIT_OK;
-  }
+  int pr = parse_cli(argc, argv, &c, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
   return replay_external(&c);
 }

@@ -2,7 +2,6 @@
  * One-sided Welch test (or one-sample test against --target) on per-seed
  * final metrics given as numbers, run manifests or submission folders
  * (verifier/stats_inputs.h); see verifier/welch.h. */
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 
 #include "common/challenge.h"
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
 #include "verifier/stats_inputs.h"
@@ -19,116 +19,88 @@
 #define MAX_SET_ARGS 256
 
 typedef struct stats_opts {
-  const char *new_args[MAX_SET_ARGS], *rec_args[MAX_SET_ARGS];
-  size_t n_new_args, n_rec_args;
+  const char *new_v[MAX_SET_ARGS], *rec_v[MAX_SET_ARGS];
+  cli_list new_args, rec_args;
   const char *metric, *test;
-  double margin_nats, tokens_per_byte, alpha, target;
-  int have_tpb, have_target, json;
+  double margin_nats, tokens_per_byte, alpha, target; /* tpb and target NaN: not given */
+  int json;
+  cli_args extra; /* positional arguments, all refused */
 } stats_opts;
 
-static void stats_usage(FILE *out) {
-  fprintf(out,
-          "usage: pgolf stats --new SET (--record SET | --target X)\n"
-          "                   [--metric bpb|nats] [--margin-nats M] [--tokens-per-byte R]\n"
-          "                   [--alpha A] [--test welch|mann-whitney] [--json]\n"
-          "\n"
-          "One-sided test that the new runs beat the record by the margin, for a\n"
-          "metric where lower is better: diff = mean(record) - mean(new) > margin.\n"
-          "  --new, --record    per-seed final values (val_bpb or val_loss); SET is a\n"
-          "                     comma-separated list of numbers, a run manifest (one\n"
-          "                     seed), or a submission folder (one value per training\n"
-          "                     log with a final metric); repeat the option to join several\n"
-          "  --target X         one-sample test against a fixed value instead of --record\n"
-          "  --metric           bpb (default) or nats (per token)\n"
-          "  --margin-nats M    margin in nats per token (default 0.005); for bpb it is\n"
-          "                     converted as M * R / ln 2 with R from --tokens-per-byte,\n"
-          "                     else the new set's own val_loss / (val_bpb ln 2) (the\n"
-          "                     record's when the new values are plain numbers)\n"
-          "  --alpha A          significance level, 0 < A < 1 (default 0.01)\n"
-          "  --test             welch (default); mann-whitney is only checked for\n"
-          "                     whether its smallest p can reach alpha, and refused\n"
-          "  --json             machine-readable output\n"
-          "Power is at the observed effect and sds (shifted central t); seeds_needed\n"
-          "is per side for 80%% power. Exit 0 significant, 1 not significant, 2 bad input.\n");
-}
-
-/* A finite number from an option's argument. */
-static int parse_number(const char *s, const char *option, double *out, pg_error *err) {
-  char *end;
-  *out = strtod(s, &end);
-  if (end == s || *end) return pg_fail(err, option, -1, "'%s' is not a number", s);
-  if (!isfinite(*out)) return pg_fail(err, option, -1, "'%s' is not a finite number", s);
-  return 0;
-}
-
-static int parse_one(int ch, const char *arg, stats_opts *o, pg_error *err) {
-  switch (ch) {
-    case 'n':
-    case 'r': {
-      const char **v = ch == 'n' ? o->new_args : o->rec_args;
-      size_t *n = ch == 'n' ? &o->n_new_args : &o->n_rec_args;
-      if (*n == MAX_SET_ARGS)
-        return pg_fail(err, ch == 'n' ? "--new" : "--record", -1, "given more than %d times",
-                       MAX_SET_ARGS);
-      v[(*n)++] = arg;
-      return 0;
-    }
-    case 'm': o->metric = arg; return 0;
-    case 'T': o->test = arg; return 0;
-    case 'j': o->json = 1; return 0;
-    case 'M': return parse_number(arg, "--margin-nats", &o->margin_nats, err);
-    case 'a': return parse_number(arg, "--alpha", &o->alpha, err);
-    case 'R': o->have_tpb = 1; return parse_number(arg, "--tokens-per-byte", &o->tokens_per_byte, err);
-    case 'x': o->have_target = 1; return parse_number(arg, "--target", &o->target, err);
-  }
-  return pg_fail(err, "", -1, "unknown option (try `pgolf stats --help`)");
-}
+static const char USAGE[] =
+    "pgolf stats --new SET (--record SET | --target X)\n"
+    "            [--metric bpb|nats] [--margin-nats M] [--tokens-per-byte R]\n"
+    "            [--alpha A] [--test welch|mann-whitney] [--json]";
+static const char ABOUT[] =
+    "One-sided test that the new runs beat the record by the margin, for a\n"
+    "metric where lower is better: diff = mean(record) - mean(new) > margin.";
+static const char FOOTER[] =
+    "Power is at the observed effect and sds (shifted central t); seeds_needed\n"
+    "is per side for 80% power. Exit 0 significant, 1 not significant, 2 bad input.";
 
 /* Cross-option rules, after every option has been read. */
-static int check_opts(const stats_opts *o, pg_error *err) {
-  if (!o->n_new_args) return pg_fail(err, "--new", -1, "is required");
-  if (!o->n_rec_args == !o->have_target)
-    return pg_fail(err, "--record/--target", -1, "give exactly one of them");
+static int check_opts(const stats_opts *o, const cli_command *c, pg_error *err) {
+  if (o->extra.n)
+    return cli_fail(err, c,
+                    "unexpected argument '%s' (give manifests and folders with --new or "
+                    "--record)",
+                    o->extra.v[0]);
+  if (!o->new_args.n) return cli_fail(err, c, "--new is required");
+  if (!o->rec_args.n == isnan(o->target))
+    return cli_fail(err, c, "--record/--target: give exactly one of them");
   if (strcmp(o->metric, "bpb") && strcmp(o->metric, "nats"))
-    return pg_fail(err, "--metric", -1, "must be bpb or nats, got '%s'", o->metric);
+    return cli_fail(err, c, "--metric must be bpb or nats, got '%s'", o->metric);
   if (strcmp(o->test, "welch") && strcmp(o->test, "mann-whitney"))
-    return pg_fail(err, "--test", -1, "must be welch or mann-whitney, got '%s'", o->test);
+    return cli_fail(err, c, "--test must be welch or mann-whitney, got '%s'", o->test);
   if (!(o->alpha > 0 && o->alpha < 1))
-    return pg_fail(err, "--alpha", -1, "must be strictly between 0 and 1, got %g", o->alpha);
+    return cli_fail(err, c, "--alpha must be strictly between 0 and 1, got %g", o->alpha);
   if (o->margin_nats < 0)
-    return pg_fail(err, "--margin-nats", -1, "must not be negative, got %g", o->margin_nats);
-  if (o->have_tpb && !(o->tokens_per_byte > 0))
-    return pg_fail(err, "--tokens-per-byte", -1, "must be positive, got %g", o->tokens_per_byte);
+    return cli_fail(err, c, "--margin-nats must not be negative, got %g", o->margin_nats);
+  if (!isnan(o->tokens_per_byte) && !(o->tokens_per_byte > 0))
+    return cli_fail(err, c, "--tokens-per-byte must be positive, got %g", o->tokens_per_byte);
   return 0;
 }
 
+/* CLI_OK, CLI_HELP (printed) or CLI_ERROR (in err). */
 static int parse_opts(int argc, char **argv, stats_opts *o, pg_error *err) {
-  static const struct option longopts[] = {
-      {"new", required_argument, 0, 'n'},         {"record", required_argument, 0, 'r'},
-      {"metric", required_argument, 0, 'm'},      {"margin-nats", required_argument, 0, 'M'},
-      {"tokens-per-byte", required_argument, 0, 'R'}, {"alpha", required_argument, 0, 'a'},
-      {"target", required_argument, 0, 'x'},      {"test", required_argument, 0, 'T'},
-      {"json", no_argument, 0, 'j'},              {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
-  *o = (stats_opts){.metric = "bpb", .test = "welch", .margin_nats = CHALLENGE_MARGIN_NATS,
-                    .alpha = CHALLENGE_ALPHA};
-  optind = 1;
-  opterr = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-    if (ch == 'h') {
-      stats_usage(stdout);
-      exit(PG_EXIT_OK);
-    }
-    if (ch == '?' || ch == ':')
-      return pg_fail(err, argv[optind - 1], -1,
-                     "unknown option or missing value (try `pgolf stats --help`)");
-    if (parse_one(ch, optarg, o, err)) return -1;
-  }
-  if (optind < argc)
-    return pg_fail(err, argv[optind], -1,
-                   "unexpected argument (give manifests and folders with --new or --record)");
-  return check_opts(o, err);
+  *o = (stats_opts){.metric = "bpb",
+                    .test = "welch",
+                    .margin_nats = CHALLENGE_MARGIN_NATS,
+                    .alpha = CHALLENGE_ALPHA,
+                    .tokens_per_byte = NAN,
+                    .target = NAN};
+  o->new_args = (cli_list){o->new_v, 0, MAX_SET_ARGS};
+  o->rec_args = (cli_list){o->rec_v, 0, MAX_SET_ARGS};
+  const cli_option opts[] = {
+      CLI_LIST("new", 0, &o->new_args, "SET",
+               "per-seed final values (val_bpb or val_loss) of the new\n"
+               "runs; SET is a comma-separated list of numbers, a run\n"
+               "manifest (one seed), or a submission folder (one value\n"
+               "per training log with a final metric); repeat the option\n"
+               "to join several"),
+      CLI_LIST("record", 0, &o->rec_args, "SET", "the record's values, as --new"),
+      CLI_DOUBLE("target", 0, &o->target, "X",
+                 "one-sample test against a fixed value instead of --record"),
+      CLI_STRING("metric", 0, &o->metric, "bpb|nats", "bpb (default) or nats (per token)"),
+      CLI_DOUBLE("margin-nats", 0, &o->margin_nats, "M",
+                 "margin in nats per token (default 0.005); for bpb it is\n"
+                 "converted as M * R / ln 2 with R from --tokens-per-byte,\n"
+                 "else the new set's own val_loss / (val_bpb ln 2) (the\n"
+                 "record's when the new values are plain numbers)"),
+      CLI_DOUBLE("tokens-per-byte", 0, &o->tokens_per_byte, "R",
+                 "tokens per byte R for the margin's conversion"),
+      CLI_DOUBLE("alpha", 0, &o->alpha, "A", "significance level, 0 < A < 1 (default 0.01)"),
+      CLI_STRING("test", 0, &o->test, "welch|mann-whitney",
+                 "welch (default); mann-whitney is only checked for\n"
+                 "whether its smallest p can reach alpha, and refused"),
+      CLI_FLAG("json", 0, &o->json, "machine-readable output"),
+      CLI_ARGS(&o->extra, "", NULL),
+      CLI_END};
+  const cli_command cmd = {
+      .name = "stats", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
+  int r = cli_parse(&cmd, argc, argv, err);
+  if (r != CLI_OK) return r;
+  return check_opts(o, &cmd, err) ? CLI_ERROR : CLI_OK;
 }
 
 /* Margin in the metric's unit: bpb = nats per token / ln 2 * tokens per byte. */
@@ -172,8 +144,8 @@ static int read_set(const char *const *args, size_t n, const char *option, int n
 /* --tokens-per-byte, else the new set's own, else the record's. */
 static int resolve_tpb(const stats_opts *o, stats_input *in, pg_error *err) {
   double own_new = stats_set_tpb(&in->new_set), own_rec = stats_set_tpb(&in->rec_set);
-  in->tpb = o->have_tpb ? o->tokens_per_byte : isfinite(own_new) ? own_new : own_rec;
-  in->tpb_source = o->have_tpb ? "option" : isfinite(own_new) ? "new" : "record";
+  in->tpb = !isnan(o->tokens_per_byte) ? o->tokens_per_byte : isfinite(own_new) ? own_new : own_rec;
+  in->tpb_source = !isnan(o->tokens_per_byte) ? "option" : isfinite(own_new) ? "new" : "record";
   if (isfinite(in->tpb) || strcmp(o->metric, "bpb") || o->margin_nats == 0) return 0;
   return pg_fail(err, "--tokens-per-byte", -1,
                  "is required with --metric bpb and a nonzero --margin-nats: values given "
@@ -183,10 +155,9 @@ static int resolve_tpb(const stats_opts *o, stats_input *in, pg_error *err) {
 
 static int read_inputs(const stats_opts *o, stats_input *in, pg_error *err) {
   int nats = !strcmp(o->metric, "nats");
-  if (read_set(o->new_args, o->n_new_args, "--new", nats, &in->new_set, &in->s_new, err))
-    return -1;
-  if (o->n_rec_args &&
-      read_set(o->rec_args, o->n_rec_args, "--record", nats, &in->rec_set, &in->s_rec, err))
+  if (read_set(o->new_v, o->new_args.n, "--new", nats, &in->new_set, &in->s_new, err)) return -1;
+  if (o->rec_args.n &&
+      read_set(o->rec_v, o->rec_args.n, "--record", nats, &in->rec_set, &in->s_rec, err))
     return -1;
   return resolve_tpb(o, in, err);
 }
@@ -194,7 +165,7 @@ static int read_inputs(const stats_opts *o, stats_input *in, pg_error *err) {
 static json_t *real_or_null(double v, int present) { return present ? json_real(v) : json_null(); }
 
 static void print_json(const stats_opts *o, const stats_input *in, const margin_test *r) {
-  int two = o->n_rec_args != 0;
+  int two = o->rec_args.n != 0;
   json_t *j = json_object();
   json_object_set_new(j, "test", json_string(two ? "welch" : "one_sample"));
   json_object_set_new(j, "metric", json_string(o->metric));
@@ -229,7 +200,7 @@ static void print_json(const stats_opts *o, const stats_input *in, const margin_
 }
 
 static void print_text(const stats_opts *o, const stats_input *in, const margin_test *r) {
-  int two = o->n_rec_args != 0;
+  int two = o->rec_args.n != 0;
   const char *u = o->metric;
   printf("%s test, one-sided, metric %s (lower is better), alpha %g\n\n",
          two ? "Welch" : "One-sample t", u, o->alpha);
@@ -265,11 +236,11 @@ static void print_text(const stats_opts *o, const stats_input *in, const margin_
 static int run_stats(const stats_opts *o, stats_input *in, pg_error *err) {
   if (read_inputs(o, in, err)) return -1;
   if (!strcmp(o->test, "mann-whitney"))
-    return check_rank_test(in->s_new.n, o->n_rec_args ? in->s_rec.n : 0, o->alpha, err);
+    return check_rank_test(in->s_new.n, o->rec_args.n ? in->s_rec.n : 0, o->alpha, err);
   margin_test r;
   double margin = metric_margin(o, in->tpb);
-  int rc = o->n_rec_args ? welch_margin_test(in->s_new, in->s_rec, margin, o->alpha, &r, err)
-                          : one_sample_margin_test(in->s_new, o->target, margin, o->alpha, &r, err);
+  int rc = o->rec_args.n ? welch_margin_test(in->s_new, in->s_rec, margin, o->alpha, &r, err)
+                         : one_sample_margin_test(in->s_new, o->target, margin, o->alpha, &r, err);
   if (rc) return -1;
   if (o->json)
     print_json(o, in, &r);
@@ -282,7 +253,9 @@ int cmd_stats(int argc, char **argv) {
   stats_opts o;
   stats_input in = {0};
   pg_error err = {0};
-  int rc = parse_opts(argc, argv, &o, &err) ? -1 : run_stats(&o, &in, &err);
+  int pr = parse_opts(argc, argv, &o, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
+  int rc = run_stats(&o, &in, &err);
   stats_set_free(&in.new_set);
   stats_set_free(&in.rec_set);
   if (rc < 0) {

@@ -1,7 +1,6 @@
 #include "common/challenge.h"
 #include "verifier/replay_run.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <omp.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/cli.h"
 #include "common/fileio.h"
 #include "common/json_read.h"
 #include "manifests/manifest.h"
@@ -234,80 +234,68 @@ int replay_pgolf_run(const replay_run_opts *o, finding_list *f, char *replay_pat
   return rc;
 }
 
-static void replay_run_usage(FILE *out) {
-  fprintf(out,
-          "usage: pgolf replay MANIFEST [--threads N] [--out DIR] [--data DIR]\n"
-          "                    [--tokenizer MODEL] [--budget-train S] [--budget-eval S]\n"
-          "                    [--json] [--quiet]\n"
-          "\n"
-          "Re-runs a pgolf training run with the configuration, seed and step count its\n"
-          "manifest records, compares the loss chain step by step (naming the first step\n"
-          "that differs), the artifact bytes and the final metric bit for bit, and checks\n"
-          "the budgets (default " CHALLENGE_TIME_LIMIT_TEXT " each) on this process's clock. The re-run writes to\n"
-          "DIR (default MANIFEST minus .json, plus .replay.d); the replay manifest goes\n"
-          "beside the original as NAME.replay.json. Exit 0 identical, 1 findings, 2 input\n"
-          "error. (External submissions: pgolf replay --record DIR --seed S -- CMD ...)\n");
-}
+static const char RUN_USAGE[] =
+    "pgolf replay MANIFEST [--threads N] [--out DIR] [--data DIR]\n"
+    "             [--tokenizer MODEL] [--budget-train S] [--budget-eval S]\n"
+    "             [--json] [--quiet]";
+static const char RUN_ABOUT[] =
+    "Re-runs a pgolf training run with the configuration, seed and step count its\n"
+    "manifest records, compares the loss chain step by step (naming the first step\n"
+    "that differs), the artifact bytes and the final metric bit for bit, and checks\n"
+    "the budgets on this process's clock. The replay manifest goes beside the\n"
+    "original as NAME.replay.json.";
+static const char RUN_FOOTER[] =
+    "Exit 0 identical, 1 findings, 2 input error.\n"
+    "(External submissions: pgolf replay --record DIR --seed S -- CMD ...)";
 
-static int parse_seconds(const char *s, const char *opt, double *out) {
-  char *end;
-  double v = strtod(s, &end);
-  if (!*s || *end || !(v > 0) || !isfinite(v)) {
-    pg_die_msg("replay: %s needs a positive number of seconds, got '%s'", opt, s);
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
-
-static int parse_run_opts(int argc, char **argv, replay_run_opts *o, int *json) {
-  static const struct option longopts[] = {
-      {"threads", required_argument, 0, 'n'},      {"out", required_argument, 0, 'o'},
-      {"data", required_argument, 0, 'd'},         {"tokenizer", required_argument, 0, 'k'},
-      {"budget-train", required_argument, 0, 't'}, {"budget-eval", required_argument, 0, 'e'},
-      {"json", no_argument, 0, 'j'},               {"quiet", no_argument, 0, 'q'},
-      {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
+/* CLI_OK, CLI_HELP (printed) or CLI_ERROR (in err). */
+static int parse_run_opts(int argc, char **argv, replay_run_opts *o, int *json, pg_error *err) {
   *o = (replay_run_opts){.budget_train_s = CHALLENGE_TRAIN_LIMIT_S,
-                            .budget_eval_s = CHALLENGE_EVAL_LIMIT_S};
-  optind = 1;
-  opterr = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-    char *end;
-    switch (ch) {
-      case 'n':
-        o->threads = (int)strtol(optarg, &end, 10);
-        if (!*optarg || *end || o->threads < 1 || o->threads > 1024) {
-          pg_die_msg("replay: --threads must be 1..1024, got '%s'", optarg);
-          return -1;
-        }
-        break;
-      case 'o': o->out_dir = optarg; break;
-      case 'd': o->data = optarg; break;
-      case 'k': o->tokenizer = optarg; break;
-      case 't': if (parse_seconds(optarg, "--budget-train", &o->budget_train_s)) return -1; break;
-      case 'e': if (parse_seconds(optarg, "--budget-eval", &o->budget_eval_s)) return -1; break;
-      case 'j': *json = 1; break;
-      case 'q': o->quiet = 1; break;
-      case 'h': replay_run_usage(stdout); exit(PG_EXIT_OK);
-      default: replay_run_usage(stderr); return -1;
-    }
-  }
-  if (optind != argc - 1) {
-    pg_die_msg("replay: expected exactly one MANIFEST");
-    return -1;
-  }
-  o->manifest_path = argv[optind];
-  return 0;
+                         .budget_eval_s = CHALLENGE_EVAL_LIMIT_S};
+  cli_args manifests;
+  const cli_option opts[] = {
+      CLI_UNSIGNED("threads", 0, &o->threads, "N", 1, 1024,
+                   "OpenMP threads (the results do not depend on it)"),
+      CLI_STRING("out", 0, &o->out_dir, "DIR",
+                 "where the re-run writes (default: MANIFEST minus .json,\n"
+                 "plus .replay.d)"),
+      CLI_STRING("data", 0, &o->data, "DIR", "the data (default: where the manifest says)"),
+      CLI_STRING("tokenizer", 0, &o->tokenizer, "MODEL",
+                 "the tokenizer (default: where the manifest says)"),
+      CLI_DOUBLE("budget-train", 0, &o->budget_train_s, "S",
+                 "training budget in seconds (default " CHALLENGE_TIME_LIMIT_TEXT ")"),
+      CLI_DOUBLE("budget-eval", 0, &o->budget_eval_s, "S",
+                 "evaluation budget in seconds (default " CHALLENGE_TIME_LIMIT_TEXT ")"),
+      CLI_FLAG("json", 0, json, "print the replay manifest"),
+      CLI_FLAG("quiet", 0, &o->quiet, "no training log lines"),
+      CLI_ARGS(&manifests, "MANIFEST", NULL),
+      CLI_END};
+  const cli_command cmd = {.name = "replay",
+                           .usage = RUN_USAGE,
+                           .about = RUN_ABOUT,
+                           .options = opts,
+                           .footer = RUN_FOOTER};
+  int r = cli_parse(&cmd, argc, argv, err);
+  if (r != CLI_OK) return r;
+  if (!(o->budget_train_s > 0))
+    return cli_fail(err, &cmd, "--budget-train needs a positive number of seconds, got %g",
+                    o->budget_train_s);
+  if (!(o->budget_eval_s > 0))
+    return cli_fail(err, &cmd, "--budget-eval needs a positive number of seconds, got %g",
+                    o->budget_eval_s);
+  if (manifests.n != 1) return cli_fail(err, &cmd, "expected exactly one MANIFEST");
+  o->manifest_path = manifests.v[0];
+  return CLI_OK;
 }
 
 int replay_run_main(int argc, char **argv) {
   replay_run_opts o;
   int json = 0;
-  if (parse_run_opts(argc, argv, &o, &json)) return PG_EXIT_USAGE;
+  pg_error err;
+  int pr = parse_run_opts(argc, argv, &o, &json, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
   finding_list f = {0};
   char replay_path[4096];
-  pg_error err;
   if (replay_pgolf_run(&o, &f, replay_path, sizeof replay_path, &err)) {
     pg_error_print(&err);
     findings_free(&f);
