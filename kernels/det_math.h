@@ -25,9 +25,9 @@
  * that, and for infinities, it returns NaN.
  *
  * The array versions are vectorised (AVX2 when present) and give the same
- * bits as the scalar ones (the scalar ones call the same vector code). y
- * may be x. The CUDA twins will be the same operation sequences in
- * double. */
+ * bits as the scalar ones. y may be x. The scalar functions are
+ * det_math_hd.h's shared host/device code, so the CUDA kernels get the
+ * same bits for every non-NaN result. */
 #ifndef PGOLF_DET_MATH_H
 #define PGOLF_DET_MATH_H
 
