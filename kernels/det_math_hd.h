@@ -89,13 +89,11 @@ PGOLF_HD double det_log_hd(double x) {
   double logm = (s + s) + (s + s) * (s2 * q);
   double r = ed * DET_LN2_HI + (ed * DET_LN2_LO + logm);
   /* Special values, last: +0/-0 -> -inf, x < 0 -> NaN, +inf -> +inf; NaN
-   * stays NaN, quieted by x + x as the vector code's conversions quiet it
-   * (a bare x lets gcc fold det_logf_hd's (float)(double)f to f, giving a
-   * signalling NaN back unchanged). */
+   * comes back as it is. */
   r = x == 0.0 ? hd_bits_double(0xfff0000000000000ull) : r;
   r = x < 0.0 ? hd_bits_double(0x7ff8000000000000ull) : r;
   r = x == hd_bits_double(0x7ff0000000000000ull) ? x : r;
-  return x != x ? x + x : r;
+  return x != x ? x : r;
 }
 
 /* tanh u in double. */
@@ -119,7 +117,10 @@ PGOLF_HD double det_tanh_hd(double u) {
 
 /* The float functions: computed in double, rounded once. */
 PGOLF_HD float det_expf_hd(float x) { return (float)det_exp_hd((double)x); }
-PGOLF_HD float det_logf_hd(float x) { return (float)det_log_hd((double)x); }
+/* A NaN input is quieted by x + x, as det_math.c's float-to-double
+ * conversions quiet it: through det_log_hd, gcc would fold (float)(double)x
+ * to x and hand a signalling NaN back unchanged. */
+PGOLF_HD float det_logf_hd(float x) { return x != x ? x + x : (float)det_log_hd((double)x); }
 PGOLF_HD float det_tanhf_hd(float x) { return (float)det_tanh_hd((double)x); }
 
 /* sin and cos of x, |x| <= 2^20 (NaN beyond, and for NaN and infinities):
