@@ -14,7 +14,7 @@
 #include "kernels/cuda_common.h"
 #include "kernels/reduce_tree.h"
 
-#define COL_DOT_TILE 8                            /* channels per block: 32 bytes of a row */
+#define COL_DOT_TILE 8                           /* channels per block: 32 bytes of a row */
 #define COL_DOT_STEP (TREE_LANES / COL_DOT_TILE) /* lane stride within a thread */
 
 /* ---- kernels ---- */

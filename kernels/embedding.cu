@@ -67,7 +67,7 @@ extern "C" int embedding_forward_cuda(float *y, const float *table, const uint16
   size_t total = (size_t)n * d;
   if (total == 0) return 0;
   embedding_forward_kernel<<<cuda_ew_blocks(total), CUDA_EW_THREADS, 0, stream>>>(y, table, ids,
-                                                                                   total, d);
+                                                                                  total, d);
   return cuda_check_launch(err, "embedding_forward_kernel");
 }
 

@@ -45,8 +45,8 @@ void q_gain_backward(float *dq, float *dg, const float *dy, const float *q, cons
   backward_dq(dq, dy, g, rows, heads, head_dim, flags);
 }
 
-void q_gain_backward_tree_ref(float *dq, float *dg, const float *dy, const float *q,
-                              const float *g, int rows, int heads, int head_dim, int flags) {
+void q_gain_backward_tree_ref(float *dq, float *dg, const float *dy, const float *q, const float *g,
+                              int rows, int heads, int head_dim, int flags) {
   const size_t w = (size_t)heads * head_dim, terms = (size_t)rows * head_dim;
 #pragma omp parallel for schedule(static)
   for (int h = 0; h < heads; h++) {

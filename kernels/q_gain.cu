@@ -10,8 +10,8 @@
 /* ---- kernels ---- */
 
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
-    q_gain_forward_kernel(float *y, const float *q, const float *g, size_t n, int head_dim,
-                          int w, int flags) {
+    q_gain_forward_kernel(float *y, const float *q, const float *g, size_t n, int head_dim, int w,
+                          int flags) {
   size_t stride = (size_t)gridDim.x * blockDim.x;
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
     y[i] = q_gain_y(q[i], g[(i % (size_t)w) / (size_t)head_dim], flags);
@@ -64,7 +64,7 @@ extern "C" int q_gain_forward_cuda(float *y, const float *q, const float *g, int
   size_t n = (size_t)rows * w;
   if (n == 0) return 0;
   q_gain_forward_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(y, q, g, n, head_dim, w,
-                                                                            flags);
+                                                                           flags);
   return cuda_check_launch(err, "q_gain_forward_kernel");
 }
 
@@ -79,6 +79,6 @@ extern "C" int q_gain_backward_cuda(float *dq, float *dg, const float *dy, const
   size_t n = (size_t)rows * w;
   if (n == 0) return 0;
   q_gain_dq_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dq, dy, g, n, head_dim, w,
-                                                                       flags);
+                                                                      flags);
   return cuda_check_launch(err, "q_gain_dq_kernel");
 }

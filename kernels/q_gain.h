@@ -37,8 +37,8 @@ void q_gain_backward(float *dq, float *dg, const float *dy, const float *q, cons
                      int rows, int heads, int head_dim, int flags);
 
 /* The backward with dg summed by the GPU's tree; dq as q_gain_backward. */
-void q_gain_backward_tree_ref(float *dq, float *dg, const float *dy, const float *q,
-                              const float *g, int rows, int heads, int head_dim, int flags);
+void q_gain_backward_tree_ref(float *dq, float *dg, const float *dy, const float *q, const float *g,
+                              int rows, int heads, int head_dim, int flags);
 
 #ifdef PGOLF_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -48,8 +48,8 @@ void q_gain_backward_tree_ref(float *dq, float *dg, const float *dy, const float
 /* The CUDA twins: device pointers, launched on stream; no allocation. The
  * backward sums dg (one block of TREE_LANES threads per head) before it
  * writes dq (dq may alias dy). */
-int q_gain_forward_cuda(float *y, const float *q, const float *g, int rows, int heads,
-                        int head_dim, int flags, cudaStream_t stream, pg_error *err);
+int q_gain_forward_cuda(float *y, const float *q, const float *g, int rows, int heads, int head_dim,
+                        int flags, cudaStream_t stream, pg_error *err);
 int q_gain_backward_cuda(float *dq, float *dg, const float *dy, const float *q, const float *g,
                          int rows, int heads, int head_dim, int flags, cudaStream_t stream,
                          pg_error *err);

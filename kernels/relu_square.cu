@@ -34,6 +34,6 @@ extern "C" int relu_square_backward_cuda(float *dh, const float *dy, const float
                                          int flags, cudaStream_t stream, pg_error *err) {
   if (n == 0) return 0;
   relu_square_backward_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dh, dy, h, n,
-                                                                                  flags);
+                                                                                 flags);
   return cuda_check_launch(err, "relu_square_backward_kernel");
 }

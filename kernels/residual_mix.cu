@@ -20,8 +20,8 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
 
 /* dx may alias dout: each element is read and then written by one thread. */
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
-    residual_mix_inputs_kernel(float *dx, float *dx0, const float *dout, const float *mix,
-                               size_t n, int d, int flags) {
+    residual_mix_inputs_kernel(float *dx, float *dx0, const float *dout, const float *mix, size_t n,
+                               int d, int flags) {
   size_t stride = (size_t)gridDim.x * blockDim.x;
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     size_t c = i % (size_t)d;
@@ -42,8 +42,8 @@ extern "C" int residual_mix_forward_cuda(float *out, const float *x, const float
   if (check_shape(rows, d, err)) return -1;
   size_t n = (size_t)rows * d;
   if (n == 0) return 0;
-  residual_mix_forward_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(out, x, x0, mix,
-                                                                                  n, d, flags);
+  residual_mix_forward_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(out, x, x0, mix, n,
+                                                                                 d, flags);
   return cuda_check_launch(err, "residual_mix_forward_kernel");
 }
 
@@ -58,6 +58,6 @@ extern "C" int residual_mix_backward_cuda(float *dx, float *dx0, float *dmix, co
   size_t n = (size_t)rows * d;
   if (n == 0) return 0;
   residual_mix_inputs_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dx, dx0, dout, mix,
-                                                                                 n, d, flags);
+                                                                                n, d, flags);
   return cuda_check_launch(err, "residual_mix_inputs_kernel");
 }

@@ -32,8 +32,7 @@ PGOLF_HD float residual_mix_out(float x, float x0, float m0, float m1, int flags
 
 /* One element of the input gradients: *dx = dout m0 (overwritten),
  * *dx0 += dout m1. dout is read before *dx is written (dx may alias it). */
-PGOLF_HD void residual_mix_grads(float *dx, float *dx0, float dout, float m0, float m1,
-                                 int flags) {
+PGOLF_HD void residual_mix_grads(float *dx, float *dx0, float dout, float m0, float m1, int flags) {
   m0 = kernel_round(m0, flags);
   m1 = kernel_round(m1, flags);
   *dx0 = kernel_round(*dx0 + kernel_round(dout * m1, flags), flags);

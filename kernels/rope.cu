@@ -55,8 +55,8 @@ static int launch(float *out, const float *in, const float *cos_t, const float *
   int half = head_dim / 2;
   size_t n = (size_t)rows * heads * half;
   if (n == 0) return 0;
-  rope_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(out, in, cos_t, sin_t, n, T,
-                                                                  heads, half, flags, backward);
+  rope_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(out, in, cos_t, sin_t, n, T, heads,
+                                                                 half, flags, backward);
   return cuda_check_launch(err, backward ? "rope_kernel (backward)" : "rope_kernel (forward)");
 }
 
@@ -66,7 +66,7 @@ extern "C" int rope_table_cuda(float *cos_t, float *sin_t, int T, int head_dim, 
   int half = head_dim / 2;
   size_t n = (size_t)T * half;
   rope_table_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(cos_t, sin_t, n, half,
-                                                                        head_dim, base, flags);
+                                                                       head_dim, base, flags);
   return cuda_check_launch(err, "rope_table_kernel");
 }
 

@@ -96,8 +96,8 @@ int rope_table_cuda(float *cos_t, float *sin_t, int T, int head_dim, float base,
 int rope_forward_cuda(float *y, const float *x, const float *cos_t, const float *sin_t, int rows,
                       int T, int heads, int head_dim, int flags, cudaStream_t stream,
                       pg_error *err);
-int rope_backward_cuda(float *dx, const float *dy, const float *cos_t, const float *sin_t,
-                       int rows, int T, int heads, int head_dim, int flags, cudaStream_t stream,
+int rope_backward_cuda(float *dx, const float *dy, const float *cos_t, const float *sin_t, int rows,
+                       int T, int heads, int head_dim, int flags, cudaStream_t stream,
                        pg_error *err);
 #endif
 

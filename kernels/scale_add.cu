@@ -37,7 +37,7 @@ extern "C" int scale_add_forward_cuda(float *out, const float *x, const float *s
   size_t n = (size_t)rows * d;
   if (n == 0) return 0;
   scale_add_forward_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(out, x, s, y, n, d,
-                                                                               flags);
+                                                                              flags);
   return cuda_check_launch(err, "scale_add_forward_kernel");
 }
 

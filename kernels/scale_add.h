@@ -55,9 +55,8 @@ void scale_add_backward_tree_ref(float *dy, float *ds, const float *dout, const 
  * backward sums ds before it writes dy (dy may alias dout). */
 int scale_add_forward_cuda(float *out, const float *x, const float *s, const float *y, int rows,
                            int d, int flags, cudaStream_t stream, pg_error *err);
-int scale_add_backward_cuda(float *dy, float *ds, const float *dout, const float *s,
-                            const float *y, int rows, int d, int flags, cudaStream_t stream,
-                            pg_error *err);
+int scale_add_backward_cuda(float *dy, float *ds, const float *dout, const float *s, const float *y,
+                            int rows, int d, int flags, cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

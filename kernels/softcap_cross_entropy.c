@@ -81,7 +81,8 @@ static float row_tree_ref(float *tr, float *lse, const float *zr, int yr, int V,
   float m = tree_combine_max(p);
   for (int k = 0; k < TREE_LANES; k++) {
     float s = 0.0f;
-    for (int i = k; i < V; i += TREE_LANES) s = s + det_expf_hd(softcap_logit(tr[i], cap, flags) - m);
+    for (int i = k; i < V; i += TREE_LANES)
+      s = s + det_expf_hd(softcap_logit(tr[i], cap, flags) - m);
     p[k] = s;
   }
   *lse = m + det_logf_hd(tree_combine(p));
@@ -96,8 +97,8 @@ float softcap_cross_entropy_forward_tree_ref(float *th, float *lse, float *nll, 
   if (!row_nll) abort();
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < N; r++)
-    row_nll[r] = row_tree_ref(th + (size_t)r * V, &lse[r], z + (size_t)r * V, y[r], V, cap,
-                              inv_cap, flags);
+    row_nll[r] =
+        row_tree_ref(th + (size_t)r * V, &lse[r], z + (size_t)r * V, y[r], V, cap, inv_cap, flags);
   double p[TREE_LANES];
   for (int k = 0; k < TREE_LANES; k++) {
     double acc = 0.0;

@@ -78,8 +78,7 @@ void softcap_cross_entropy_backward(float *dz, const float *th, const float *lse
 /* The forward by the GPU's trees (row max, row sum of exp, mean over
  * rows); nll may be NULL. */
 float softcap_cross_entropy_forward_tree_ref(float *th, float *lse, float *nll, const float *z,
-                                             const uint16_t *y, int N, int V, float cap,
-                                             int flags);
+                                             const uint16_t *y, int N, int V, float cap, int flags);
 
 #ifdef PGOLF_HAVE_CUDA
 #include <cuda_runtime_api.h>

@@ -26,12 +26,12 @@ static inline int gpu_ready(void) {
   return 0;
 }
 
-#define NEED_GPU()                                  \
-  do {                                              \
-    if (gpu_ready()) {                              \
-      fprintf(stderr, "skipped: %s\n", g_why);      \
-      skip();                                       \
-    }                                               \
+#define NEED_GPU()                             \
+  do {                                         \
+    if (gpu_ready()) {                         \
+      fprintf(stderr, "skipped: %s\n", g_why); \
+      skip();                                  \
+    }                                          \
   } while (0)
 
 #define CK(call) assert_int_equal((call), cudaSuccess)
@@ -60,8 +60,7 @@ static inline void assert_same_bits(const float *a, const float *b, size_t n, co
   if (memcmp(a, b, n * sizeof *a) == 0) return;
   for (size_t i = 0; i < n; i++)
     if (memcmp(&a[i], &b[i], sizeof *a)) {
-      fprintf(stderr, "%s: element %zu: gpu %.9g, cpu %.9g\n", what, i, (double)a[i],
-              (double)b[i]);
+      fprintf(stderr, "%s: element %zu: gpu %.9g, cpu %.9g\n", what, i, (double)a[i], (double)b[i]);
       break;
     }
   fail();

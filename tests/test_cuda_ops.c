@@ -57,8 +57,7 @@ static float *mode_copy(const float *x, size_t n, int flags) {
 }
 
 static const int FWD_FLAGS[] = {0, KERNEL_BF16};
-static const int BWD_FLAGS[] = {0, KERNEL_BF16, KERNEL_BF16 | KERNEL_ACCUMULATE,
-                                KERNEL_ACCUMULATE};
+static const int BWD_FLAGS[] = {0, KERNEL_BF16, KERNEL_BF16 | KERNEL_ACCUMULATE, KERNEL_ACCUMULATE};
 
 /* ---- relu_square: elementwise, against the CPU kernel ---- */
 
@@ -118,20 +117,23 @@ static void test_scale_add(void **state) {
     int rows = shapes[k][0], d = shapes[k][1];
     size_t n = (size_t)rows * d;
     float *x0 = fill_new(&rng, n, 1.0), *s0 = fill_new(&rng, d, 1.0), *y0 = fill_new(&rng, n, 1.0);
-    float *g0 = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5), *ds0 = fill_new(&rng, d, 0.25);
+    float *g0 = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5),
+          *ds0 = fill_new(&rng, d, 0.25);
     float *want = malloc(n * sizeof *want), *want_ds = malloc(d * sizeof *want_ds);
     float *d_out = to_device(acc, n), *d_x = to_device(x0, n), *d_s = to_device(s0, d);
     float *d_y = to_device(y0, n), *d_g = to_device(g0, n), *d_ds = to_device(ds0, d);
     for (int f = 0; f < 3; f++) {
       int flags = BWD_FLAGS[f];
-      float *x = mode_copy(x0, n, flags), *y = mode_copy(y0, n, flags), *g = mode_copy(g0, n, flags);
+      float *x = mode_copy(x0, n, flags), *y = mode_copy(y0, n, flags),
+            *g = mode_copy(g0, n, flags);
       to_device_again(d_x, x, n);
       to_device_again(d_y, y, n);
       to_device_again(d_g, g, n);
       if (f < 2) {
         scale_add_forward(want, x, s0, y, rows, d, flags);
         TWICE {
-          assert_int_equal(scale_add_forward_cuda(d_out, d_x, d_s, d_y, rows, d, flags, 0, &err), 0);
+          assert_int_equal(scale_add_forward_cuda(d_out, d_x, d_s, d_y, rows, d, flags, 0, &err),
+                           0);
           expect_device(d_out, want, n, "scale_add forward");
           /* out = x, in place, as the trainer's skip connections */
           to_device_again(d_out, x, n);
@@ -169,15 +171,18 @@ static void test_residual_mix(void **state) {
   for (int k = 0; k < 2; k++) {
     int rows = shapes[k][0], d = shapes[k][1];
     size_t n = (size_t)rows * d;
-    float *x0v = fill_new(&rng, n, 1.0), *e0 = fill_new(&rng, n, 1.0), *mix = fill_new(&rng, 2 * d, 1.0);
-    float *g0 = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5), *dm0 = fill_new(&rng, 2 * d, 0.25);
+    float *x0v = fill_new(&rng, n, 1.0), *e0 = fill_new(&rng, n, 1.0),
+          *mix = fill_new(&rng, 2 * d, 1.0);
+    float *g0 = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5),
+          *dm0 = fill_new(&rng, 2 * d, 0.25);
     float *want = malloc(n * sizeof *want), *want_dx0 = malloc(n * sizeof *want_dx0);
     float *want_dm = malloc(2 * d * sizeof *want_dm);
     float *d_out = to_device(acc, n), *d_x = to_device(x0v, n), *d_e = to_device(e0, n);
     float *d_mix = to_device(mix, 2 * d), *d_dx0 = to_device(acc, n), *d_dm = to_device(dm0, 2 * d);
     for (int f = 0; f < 2; f++) {
       int flags = FWD_FLAGS[f];
-      float *x = mode_copy(x0v, n, flags), *e = mode_copy(e0, n, flags), *g = mode_copy(g0, n, flags);
+      float *x = mode_copy(x0v, n, flags), *e = mode_copy(e0, n, flags),
+            *g = mode_copy(g0, n, flags);
       to_device_again(d_x, x, n);
       to_device_again(d_e, e, n);
       residual_mix_forward(want, x, e, mix, rows, d, flags);
@@ -195,8 +200,8 @@ static void test_residual_mix(void **state) {
         to_device_again(d_out, g, n);
         to_device_again(d_dx0, acc, n);
         to_device_again(d_dm, dm0, 2 * d);
-        assert_int_equal(residual_mix_backward_cuda(d_out, d_dx0, d_dm, d_out, d_x, d_e, d_mix, rows,
-                                                    d, flags, 0, &err),
+        assert_int_equal(residual_mix_backward_cuda(d_out, d_dx0, d_dm, d_out, d_x, d_e, d_mix,
+                                                    rows, d, flags, 0, &err),
                          0);
         expect_device(d_out, want, n, "residual_mix backward dx");
         expect_device(d_dx0, want_dx0, n, "residual_mix backward dx0");
@@ -222,7 +227,8 @@ static void test_q_gain(void **state) {
     int rows = shapes[k][0], heads = shapes[k][1], hd = shapes[k][2];
     size_t n = (size_t)rows * heads * hd;
     float *q0 = fill_new(&rng, n, 1.0), *gain = fill_new(&rng, heads, 2.0);
-    float *g0 = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5), *dg0 = fill_new(&rng, heads, 0.25);
+    float *g0 = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5),
+          *dg0 = fill_new(&rng, heads, 0.25);
     float *want = malloc(n * sizeof *want), *want_dg = malloc(heads * sizeof *want_dg);
     float *d_out = to_device(acc, n), *d_q = to_device(q0, n), *d_gain = to_device(gain, heads);
     float *d_g = to_device(g0, n), *d_dg = to_device(dg0, heads);
@@ -246,7 +252,8 @@ static void test_q_gain(void **state) {
         to_device_again(d_out, acc, n);
         to_device_again(d_dg, dg0, heads);
         assert_int_equal(
-            q_gain_backward_cuda(d_out, d_dg, d_g, d_q, d_gain, rows, heads, hd, flags, 0, &err), 0);
+            q_gain_backward_cuda(d_out, d_dg, d_g, d_q, d_gain, rows, heads, hd, flags, 0, &err),
+            0);
         expect_device(d_out, want, n, "q_gain backward dq");
         expect_device(d_dg, want_dg, heads, "q_gain backward dg (tree)");
       }
@@ -389,8 +396,8 @@ static void test_rope(void **state) {
     if (f < 2) {
       rope_forward(want, x, c, s, rows, T, heads, hd, flags);
       TWICE {
-        assert_int_equal(rope_forward_cuda(d_out, d_x, d_c, d_s, rows, T, heads, hd, flags, 0, &err),
-                         0);
+        assert_int_equal(
+            rope_forward_cuda(d_out, d_x, d_c, d_s, rows, T, heads, hd, flags, 0, &err), 0);
         expect_device(d_out, want, n, "rope forward");
       }
     }
@@ -434,7 +441,8 @@ static void test_softcap_ce(void **state) {
     float *z0 = fill_new(&rng, n, 60.0), *acc = fill_new(&rng, n, 0.5);
     uint16_t *y = malloc((size_t)N * sizeof *y);
     for (int r = 0; r < N; r++) y[r] = (uint16_t)((r * 7919) % V);
-    float *th = malloc(n * sizeof *th), *lse = malloc(N * sizeof *lse), *nll = malloc(N * sizeof *nll);
+    float *th = malloc(n * sizeof *th), *lse = malloc(N * sizeof *lse),
+          *nll = malloc(N * sizeof *nll);
     float *want = malloc(n * sizeof *want);
     float *d_z = to_device(z0, n), *d_th = to_device(acc, n), *d_dz = to_device(acc, n);
     float *d_lse = to_device(acc, N), *d_nll = to_device(acc, N), *d_loss = to_device(acc, 1);
@@ -480,9 +488,9 @@ static void test_softcap_ce(void **state) {
 static void test_det_math_sweep(void **state) {
   (void)state;
   NEED_GPU();
-  const float chosen[] = {0.0f,   -0.0f,    INFINITY, -INFINITY, 0x1p-149f, -0x1p-149f,
-                          88.72f, -103.9f,  20.0f,    0x1p-4f,   0x1p-30f,  1.0f,
-                          0.5f,   0x1p20f,  -0x1p20f, 3.1415927f};
+  const float chosen[] = {0.0f,   -0.0f,   INFINITY, -INFINITY, 0x1p-149f, -0x1p-149f,
+                          88.72f, -103.9f, 20.0f,    0x1p-4f,   0x1p-30f,  1.0f,
+                          0.5f,   0x1p20f, -0x1p20f, 3.1415927f};
   size_t nc = sizeof chosen / sizeof chosen[0], n = nc;
   for (uint64_t u = 0; u < 0x100000000ull; u += 4093) n++;
   float *x = malloc(n * sizeof *x), *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
@@ -528,9 +536,8 @@ static void test_bad_shapes(void **state) {
   pg_error err;
   assert_int_equal(scale_add_forward_cuda(NULL, NULL, NULL, NULL, 4, 0, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "scale_add"));
-  assert_int_equal(residual_mix_backward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1, 8, 0,
-                                              0, &err),
-                   -1);
+  assert_int_equal(
+      residual_mix_backward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "residual_mix"));
   assert_int_equal(q_gain_forward_cuda(NULL, NULL, NULL, 4, 0, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "q_gain"));
@@ -571,11 +578,11 @@ static void no_cuda(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bad_shapes),   cmocka_unit_test(test_relu_square),
-      cmocka_unit_test(test_scale_add),    cmocka_unit_test(test_residual_mix),
-      cmocka_unit_test(test_q_gain),       cmocka_unit_test(test_l2norm),
-      cmocka_unit_test(test_embedding),    cmocka_unit_test(test_rope_table),
-      cmocka_unit_test(test_rope),         cmocka_unit_test(test_softcap_ce),
+      cmocka_unit_test(test_bad_shapes),     cmocka_unit_test(test_relu_square),
+      cmocka_unit_test(test_scale_add),      cmocka_unit_test(test_residual_mix),
+      cmocka_unit_test(test_q_gain),         cmocka_unit_test(test_l2norm),
+      cmocka_unit_test(test_embedding),      cmocka_unit_test(test_rope_table),
+      cmocka_unit_test(test_rope),           cmocka_unit_test(test_softcap_ce),
       cmocka_unit_test(test_det_math_sweep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -132,7 +132,8 @@ static void test_scale_add_residual_mix(void **state) {
   const int rows = 300, d = 20;
   const size_t n = (size_t)rows * d;
   kc_rng rng = {102};
-  float *g = alloc_fill(&rng, n, 1.0), *x = alloc_fill(&rng, n, 1.0), *x0 = alloc_fill(&rng, n, 1.0);
+  float *g = alloc_fill(&rng, n, 1.0), *x = alloc_fill(&rng, n, 1.0),
+        *x0 = alloc_fill(&rng, n, 1.0);
   float *mix = alloc_fill(&rng, 2 * (size_t)d, 1.0), *s = alloc_fill(&rng, (size_t)d, 1.0);
   float *dy1 = malloc(n * sizeof *dy1), *dy2 = malloc(n * sizeof *dy2);
   float *dx01 = malloc(n * sizeof *dx01), *dx02 = malloc(n * sizeof *dx02);
@@ -168,7 +169,8 @@ static void test_q_gain(void **state) {
   const int rows = 70, heads = 3, hd = 8; /* 560 terms per head: lanes wrap twice */
   const size_t w = (size_t)heads * hd, n = (size_t)rows * w, terms = (size_t)rows * hd;
   kc_rng rng = {103};
-  float *dy = alloc_fill(&rng, n, 1.0), *q = alloc_fill(&rng, n, 1.0), *g = alloc_fill(&rng, 3, 1.0);
+  float *dy = alloc_fill(&rng, n, 1.0), *q = alloc_fill(&rng, n, 1.0),
+        *g = alloc_fill(&rng, 3, 1.0);
   float *dq1 = malloc(n * sizeof *dq1), *dq2 = malloc(n * sizeof *dq2);
   double *t = malloc(terms * sizeof *t);
   for (int f = 0; f < 2; f++) {
@@ -261,7 +263,8 @@ static void test_softcap_ce(void **state) {
     float *z = alloc_fill(&rng, n, 60.0);
     uint16_t *y = malloc((size_t)N * sizeof *y);
     for (int r = 0; r < N; r++) y[r] = (uint16_t)((r * 7919) % V);
-    float *th1 = malloc(n * sizeof *th1), *th2 = malloc(n * sizeof *th2), *e = malloc(V * sizeof *e);
+    float *th1 = malloc(n * sizeof *th1), *th2 = malloc(n * sizeof *th2),
+          *e = malloc(V * sizeof *e);
     float *lse1 = malloc(N * sizeof *lse1), *lse2 = malloc(N * sizeof *lse2);
     float *nll1 = malloc(N * sizeof *nll1), *nll2 = malloc(N * sizeof *nll2);
     double *nd = malloc(N * sizeof *nd);
@@ -321,9 +324,12 @@ static void test_tree_max(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tree_order_by_hand),
-      cmocka_unit_test(test_col_dot),   cmocka_unit_test(test_scale_add_residual_mix),
-      cmocka_unit_test(test_q_gain),    cmocka_unit_test(test_l2norm),
-      cmocka_unit_test(test_embedding), cmocka_unit_test(test_softcap_ce),
+      cmocka_unit_test(test_col_dot),
+      cmocka_unit_test(test_scale_add_residual_mix),
+      cmocka_unit_test(test_q_gain),
+      cmocka_unit_test(test_l2norm),
+      cmocka_unit_test(test_embedding),
+      cmocka_unit_test(test_softcap_ce),
       cmocka_unit_test(test_tree_max),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
