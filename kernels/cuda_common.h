@@ -5,6 +5,8 @@
 #ifndef PGOLF_CUDA_COMMON_H
 #define PGOLF_CUDA_COMMON_H
 
+#include <stddef.h>
+
 #include "common/error.h"
 
 #ifdef PGOLF_HAVE_CUDA
@@ -51,6 +53,17 @@ int cuda_fail(pg_error *err, cudaError_t rc, const char *what);
 /* After a kernel launch: the launch's own error (bad configuration, no
  * device) as err. Does not synchronize. */
 int cuda_check_launch(pg_error *err, const char *kernel);
+
+/* The launch shape of the elementwise kernels: blocks of CUDA_EW_THREADS
+ * threads walking n elements in a grid-stride loop, at most
+ * CUDA_EW_MAX_BLOCKS blocks. Each element's result depends on its own
+ * inputs alone, so the shape changes no bits. */
+#define CUDA_EW_THREADS 256
+#define CUDA_EW_MAX_BLOCKS 4096
+static inline unsigned cuda_ew_blocks(size_t n) {
+  size_t b = (n + CUDA_EW_THREADS - 1) / CUDA_EW_THREADS;
+  return (unsigned)(b < CUDA_EW_MAX_BLOCKS ? (b > 0 ? b : 1) : CUDA_EW_MAX_BLOCKS);
+}
 
 /* Evaluate a runtime call; on failure fill err and return -1 from the
  * enclosing function. */

@@ -1,10 +1,13 @@
 /* Deterministic exp, log, tanh, sin/cos (see det_math.h for the contract).
  *
- * Every function is one fixed sequence of IEEE double operations written
- * on vectors of four doubles (GCC vector extensions); the scalar entry
- * points run the same code on a broadcast vector, so scalar and array
- * results are the same bits by construction. Branches are replaced by
- * bitwise selects, which are exact.
+ * Every function is one fixed sequence of IEEE double operations. The
+ * array versions run it on vectors of four doubles (GCC vector
+ * extensions), branches replaced by bitwise selects, which are exact. The
+ * scalar entry points run the same sequence on one double, written once in
+ * det_math_hd.h so that the CUDA kernels compile the same code; the two
+ * spellings are kept equal operation for operation, and the tests hold
+ * them to the same bits (arrays against scalars, and a pinned hash of
+ * both).
  *
  * Methods (the constants are exact facts about the functions: Taylor
  * coefficients as correctly rounded quotients of integers, ln 2 and pi/2
@@ -26,6 +29,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/det_math_hd.h"
+
 typedef double v4df __attribute__((vector_size(32)));
 typedef long v4di __attribute__((vector_size(32)));
 typedef float v4sf __attribute__((vector_size(16)));
@@ -40,10 +45,10 @@ typedef float v4sf __attribute__((vector_size(16)));
  * would make GCC warn about the AVX calling convention (-Wpsabi). */
 #define select(m, a, b) ((v4df)(((v4di)(a) & (m)) | ((v4di)(b) & ~(m))))
 
-static const double INV_LN2 = 0x1.71547652b82fep0;
-static const double LN2_HI = 0x1.62e42fee00000p-1; /* 32 bits: k * LN2_HI exact, |k| < 2^21 */
-static const double LN2_LO = 0x1.a39ef35793c76p-33;
-static const double ROUND_SHIFT = 0x1.8p52; /* x + 1.5*2^52: rounds x to an integer */
+static const double INV_LN2 = DET_INV_LN2;
+static const double LN2_HI = DET_LN2_HI; /* 32 bits: k * LN2_HI exact, |k| < 2^21 */
+static const double LN2_LO = DET_LN2_LO;
+static const double ROUND_SHIFT = DET_ROUND_SHIFT; /* x + 1.5*2^52: rounds x to an integer */
 
 /* c[n] = 1/n!, n = 0..13. */
 static const double EXP_TAYLOR[14] = {
@@ -74,36 +79,6 @@ ALWAYS_INLINE void exp_core(v4df *v) {
   *v = p * e1 * e2;
 }
 
-/* 1/(2n+1) for n = 9 down to 1. */
-static const double ATANH_SERIES[9] = {1.0 / 19.0, 1.0 / 17.0, 1.0 / 15.0, 1.0 / 13.0, 1.0 / 11.0,
-                                       1.0 / 9.0,  1.0 / 7.0,  1.0 / 5.0,  1.0 / 3.0};
-
-/* *v = log *v for every double. */
-ALWAYS_INLINE void log_core(v4df *v) {
-  v4df x = *v;
-  /* Denormals: scale by 2^54 first so the exponent field is meaningful. */
-  v4di tiny = x < SPLAT(0x1p-1022);
-  v4df xs = select(tiny, x * SPLAT(0x1p54), x);
-  v4di bits = (v4di)xs;
-  v4di e = ((bits >> 52) & SPLATI(0x7ff)) - SPLATI(1023) - (tiny & SPLATI(54));
-  v4df m = (v4df)((bits & SPLATI(0x000fffffffffffffL)) | SPLATI(0x3ff0000000000000L));
-  v4di big = m > SPLAT(0x1.6a09e667f3bcdp0); /* sqrt(2) */
-  m = select(big, m * SPLAT(0.5), m);
-  e = e - big; /* big lanes are -1 */
-  v4df s = (m - SPLAT(1.0)) / (m + SPLAT(1.0)), s2 = s * s;
-  v4df q = SPLAT(ATANH_SERIES[0]);
-  for (int i = 1; i < 9; i++) q = q * s2 + SPLAT(ATANH_SERIES[i]);
-  v4df ed = __builtin_convertvector(e, v4df);
-  v4df logm = (s + s) + (s + s) * (s2 * q);
-  v4df r = ed * SPLAT(LN2_HI) + (ed * SPLAT(LN2_LO) + logm);
-  /* Special values, last: +0/-0 -> -inf, x < 0 -> NaN, +inf -> +inf; NaN
-   * stays NaN through the arithmetic. */
-  r = select(x == SPLAT(0.0), SPLAT(-__builtin_inf()), r);
-  r = select(x < SPLAT(0.0), SPLAT(__builtin_nan("")), r);
-  r = select(x == SPLAT(__builtin_inf()), x, r);
-  *v = select(x != x, x, r);
-}
-
 /* Taylor coefficients of tanh: u^11 down to u^3. */
 static const double TANH_TAYLOR[5] = {-1382.0 / 155925.0, 62.0 / 2835.0, -17.0 / 315.0, 2.0 / 15.0,
                                       -1.0 / 3.0};
@@ -125,18 +100,15 @@ ALWAYS_INLINE void tanh_core(v4df *v) {
   *v = select(a < SPLAT(0x1p-4), small, big);
 }
 
-/* ---- Scalar entry points: lane 0 of the vector code. ---- */
+/* ---- Scalar entry points: det_math_hd.h, the same sequence for one
+ * value (shared with the CUDA kernels). ---- */
 
-#define SCALAR(core, x)      \
-  v4df v_ = SPLAT((double)(x)); \
-  core(&v_);                 \
-  return v_[0]
-
-float det_expf(float x) { SCALAR(exp_core, x); }
-float det_logf(float x) { SCALAR(log_core, x); }
-float det_tanhf(float x) { SCALAR(tanh_core, x); }
-double det_exp(double x) { SCALAR(exp_core, x); }
-double det_log(double x) { SCALAR(log_core, x); }
+float det_expf(float x) { return det_expf_hd(x); }
+float det_logf(float x) { return det_logf_hd(x); }
+float det_tanhf(float x) { return det_tanhf_hd(x); }
+double det_exp(double x) { return det_exp_hd(x); }
+double det_log(double x) { return det_log_hd(x); }
+void det_sincosf(float x, float *s, float *c) { det_sincosf_hd(x, s, c); }
 
 /* ---- Arrays ---- */
 
@@ -203,44 +175,3 @@ void det_expf_shift_array(float *y, const float *x, float sub, size_t n) {
 }
 
 void det_tanhf_array(float *y, const float *x, size_t n) { tanhf_array(y, x, n); }
-
-/* ---- sin and cos (RoPE tables; scalar double) ---- */
-
-static const double TWO_OVER_PI = 0x1.45f306dc9c883p-1;
-static const double PIO2_HI = 0x1.921fb54400000p0; /* 33 bits: k * PIO2_HI exact, |k| < 2^20 */
-static const double PIO2_LO = 0x1.0b4611a626331p-34;
-
-/* 1/n! with alternating signs: sin from r^15 down to r^3, cos from r^16
- * down to r^2. */
-static const double SIN_TAYLOR[7] = {-1.0 / 1307674368000.0, 1.0 / 6227020800.0,
-                                     -1.0 / 39916800.0,      1.0 / 362880.0,
-                                     -1.0 / 5040.0,          1.0 / 120.0,
-                                     -1.0 / 6.0};
-static const double COS_TAYLOR[8] = {1.0 / 20922789888000.0, -1.0 / 87178291200.0,
-                                     1.0 / 479001600.0,      -1.0 / 3628800.0,
-                                     1.0 / 40320.0,          -1.0 / 720.0,
-                                     1.0 / 24.0,             -1.0 / 2.0};
-
-void det_sincosf(float x, float *s, float *c) {
-  double d = x;
-  if (!(d >= -0x1p20 && d <= 0x1p20)) { /* also NaN and infinities */
-    *s = *c = __builtin_nanf("");
-    return;
-  }
-  double t = d * TWO_OVER_PI + ROUND_SHIFT, kd = t - ROUND_SHIFT;
-  int64_t tb, sb;
-  memcpy(&tb, &t, sizeof tb);
-  double shift = ROUND_SHIFT;
-  memcpy(&sb, &shift, sizeof sb);
-  int quadrant = (int)((tb - sb) & 3);
-  /* d - kd*PIO2_HI is exact (Sterbenz), leaving the tail's rounding. */
-  double r = (d - kd * PIO2_HI) - kd * PIO2_LO, r2 = r * r;
-  double ps = SIN_TAYLOR[0], pc = COS_TAYLOR[0];
-  for (int i = 1; i < 7; i++) ps = ps * r2 + SIN_TAYLOR[i];
-  for (int i = 1; i < 8; i++) pc = pc * r2 + COS_TAYLOR[i];
-  double sr = r + r * (r2 * ps), cr = 1.0 + r2 * pc;
-  if (quadrant == 0 && d == 0.0) sr = d; /* sin(-0) = -0 */
-  double sv[4] = {sr, cr, -sr, -cr}, cv[4] = {cr, -sr, -cr, sr};
-  *s = (float)sv[quadrant];
-  *c = (float)cv[quadrant];
-}

@@ -25,13 +25,17 @@
  * that, and for infinities, it returns NaN.
  *
  * The array versions are vectorised (AVX2 when present) and give the same
- * bits as the scalar ones (the scalar ones call the same vector code). y
- * may be x. The CUDA twins will be the same operation sequences in
- * double. */
+ * bits as the scalar ones. y may be x. The scalar functions are
+ * det_math_hd.h's shared host/device code, so the CUDA kernels get the
+ * same bits for every non-NaN result. */
 #ifndef PGOLF_DET_MATH_H
 #define PGOLF_DET_MATH_H
 
 #include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 float det_expf(float x);
 float det_logf(float x);
@@ -46,5 +50,25 @@ double det_log(double x);
 void det_expf_shift_array(float *y, const float *x, float sub, size_t n);
 /* y[i] = det_tanhf(x[i]). */
 void det_tanhf_array(float *y, const float *x, size_t n);
+
+/* The functions a GPU sweep can evaluate (det_math_eval_cuda). */
+enum { DET_FN_EXPF = 0, DET_FN_LOGF = 1, DET_FN_TANHF = 2, DET_FN_SINCOSF = 3 };
+
+#ifdef PGOLF_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "common/error.h"
+
+/* det_math_hd.h's float functions on the GPU, one per element of x
+ * (device pointers): a[i] = f(x[i]); for DET_FN_SINCOSF a[i] = sin, b[i] =
+ * cos (b unused otherwise). So the tests can hold the device's bits to the
+ * CPU's over dense sweeps, not only through the kernels that use them. */
+int det_math_eval_cuda(float *a, float *b, const float *x, size_t n, int fn, cudaStream_t stream,
+                       pg_error *err);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

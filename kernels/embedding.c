@@ -45,3 +45,19 @@ void embedding_backward(float *dtable, const float *dy, const uint16_t *ids, int
   free(start);
   free(order);
 }
+
+void embedding_backward_tree_ref(float *dtable, const float *dy, const uint16_t *ids, int n,
+                                 int vocab, int d, int flags) {
+  for (int v = 0; v < vocab; v++)
+    for (int j = 0; j < d; j++) {
+      float acc = 0.0f;
+      int found = 0;
+      for (int r = 0; r < n; r++)
+        if (ids[r] == v) acc = acc + dy[(size_t)r * d + j], found = 1;
+      float *out = &dtable[(size_t)v * d + j];
+      if (found)
+        kernel_store(out, acc, flags);
+      else if (!(flags & KERNEL_ACCUMULATE))
+        *out = 0.0f;
+    }
+}

@@ -39,4 +39,25 @@ PGOLF_HD float hd_bits_float(uint32_t u) {
 #endif
 }
 
+/* The same for float64 (det_math's exponent and mantissa arithmetic). */
+PGOLF_HD uint64_t hd_double_bits(double x) {
+#if defined(__CUDA_ARCH__)
+  return (uint64_t)__double_as_longlong(x);
+#else
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+
+PGOLF_HD double hd_bits_double(uint64_t u) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double((long long)u);
+#else
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+
 #endif

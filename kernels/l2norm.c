@@ -1,6 +1,6 @@
 #include "kernels/l2norm.h"
 
-#include <math.h>
+#include "kernels/reduce_tree.h"
 
 /* Blocks are summed in batches of this many, so the partial sums live on
  * the stack; batching does not change the order of the final sum. */
@@ -8,7 +8,7 @@
 
 static double block_sumsq(const float *x, size_t n) {
   double s = 0.0;
-  for (size_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];
+  for (size_t i = 0; i < n; i++) s += l2norm_term(x[i]);
   return s;
 }
 
@@ -29,4 +29,19 @@ double l2norm_sumsq(const float *x, size_t n) {
   return s;
 }
 
-float l2norm(const float *x, size_t n) { return (float)sqrt(l2norm_sumsq(x, n)); }
+float l2norm(const float *x, size_t n) { return l2norm_from_sumsq(l2norm_sumsq(x, n)); }
+
+double l2norm_sumsq_tree_ref(const float *x, size_t n) {
+  double p[TREE_LANES];
+#pragma omp parallel for schedule(static)
+  for (int k = 0; k < TREE_LANES; k++) {
+    double acc = 0.0;
+    for (size_t i = (size_t)k; i < n; i += TREE_LANES) acc = acc + l2norm_term(x[i]);
+    p[k] = acc;
+  }
+  return tree_combine_f64(p);
+}
+
+float l2norm_tree_ref(const float *x, size_t n) {
+  return l2norm_from_sumsq(l2norm_sumsq_tree_ref(x, n));
+}

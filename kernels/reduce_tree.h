@@ -34,6 +34,18 @@ PGOLF_HD double tree_combine_f64(double *p) {
   return p[0];
 }
 
+/* The same shape for a maximum (the cross-entropy's row max): each lane
+ * starts from -infinity and keeps x when x > its running max, and the
+ * halving keeps p[k + off] when it is > p[k]. A NaN term is never kept,
+ * as in the CPU kernels' sequential max. */
+PGOLF_HD float tree_max2(float acc, float x) { return x > acc ? x : acc; }
+
+PGOLF_HD float tree_combine_max(float *p) {
+  for (int off = TREE_LANES / 2; off > 0; off >>= 1)
+    for (int k = 0; k < off; k++) p[k] = tree_max2(p[k], p[k + off]);
+  return p[0];
+}
+
 /* The whole tree over terms[0..n), float32. */
 PGOLF_HD float tree_sum_ref(const float *terms, size_t n) {
   float p[TREE_LANES];

@@ -2,16 +2,10 @@
 
 void relu_square_forward(float *y, const float *h, size_t n, int flags) {
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) {
-    float r = h[i] > 0.0f ? h[i] : 0.0f;
-    y[i] = kernel_round(r * r, flags);
-  }
+  for (size_t i = 0; i < n; i++) y[i] = relu_square_y(h[i], flags);
 }
 
 void relu_square_backward(float *dh, const float *dy, const float *h, size_t n, int flags) {
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) {
-    float r = h[i] > 0.0f ? h[i] : 0.0f;
-    kernel_store(&dh[i], h[i] > 0.0f ? dy[i] * (2.0f * r) : 0.0f, flags);
-  }
+  for (size_t i = 0; i < n; i++) kernel_store(&dh[i], relu_square_dh(dy[i], h[i]), flags);
 }

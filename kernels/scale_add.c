@@ -2,14 +2,25 @@
 
 #include <stddef.h>
 
+#include "kernels/col_dot.h"
+
 void scale_add_forward(float *out, const float *x, const float *s, const float *y, int rows, int d,
                        int flags) {
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < rows; r++)
     for (int c = 0; c < d; c++) {
       size_t i = (size_t)r * d + c;
-      float t = kernel_round(kernel_round(s[c], flags) * y[i], flags);
-      out[i] = kernel_round(x[i] + t, flags);
+      out[i] = scale_add_out(x[i], s[c], y[i], flags);
+    }
+}
+
+/* dy = dout * s for every element (both backwards). */
+static void backward_dy(float *dy, const float *dout, const float *s, int rows, int d, int flags) {
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < d; c++) {
+      size_t i = (size_t)r * d + c;
+      kernel_store(&dy[i], scale_add_dy(dout[i], s[c], flags), flags);
     }
 }
 
@@ -20,14 +31,15 @@ void scale_add_backward(float *dy, float *ds, const float *dout, const float *s,
     double acc = 0.0;
     for (int r = 0; r < rows; r++) {
       size_t i = (size_t)r * d + c;
-      acc += kernel_round(dout[i] * y[i], flags);
+      acc += col_dot_term(dout[i], y[i], flags);
     }
-    ds[c] += kernel_round((float)acc, flags);
+    col_dot_finish(&ds[c], acc, flags);
   }
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < rows; r++)
-    for (int c = 0; c < d; c++) {
-      size_t i = (size_t)r * d + c;
-      kernel_store(&dy[i], dout[i] * kernel_round(s[c], flags), flags);
-    }
+  backward_dy(dy, dout, s, rows, d, flags);
+}
+
+void scale_add_backward_tree_ref(float *dy, float *ds, const float *dout, const float *s,
+                                 const float *y, int rows, int d, int flags) {
+  col_dot_tree_ref(ds, dout, y, rows, d, flags);
+  backward_dy(dy, dout, s, rows, d, flags);
 }

@@ -6,55 +6,10 @@
 
 #include "kernels/cuda_common.h"
 #include "kernels/rmsnorm.h"
+#include "tests/cuda_check.h"
 #include "tests/kernel_check.h"
 
 #ifdef PGOLF_HAVE_CUDA
-#include <cuda_runtime_api.h>
-
-static char g_why[PG_ERR_MSG + 64];
-
-/* 0 when a GPU is usable; otherwise the reason is in g_why. */
-static int gpu_ready(void) {
-  pg_error err;
-  int n;
-  if (cuda_device_count(&n, &err)) {
-    snprintf(g_why, sizeof g_why, "needs a GPU: %s", err.msg);
-    return -1;
-  }
-  return 0;
-}
-
-#define NEED_GPU()                             \
-  do {                                         \
-    if (gpu_ready()) {                         \
-      fprintf(stderr, "skipped: %s\n", g_why); \
-      skip();                                  \
-    }                                          \
-  } while (0)
-
-#define CK(call) assert_int_equal((call), cudaSuccess)
-
-static float *to_device(const float *h, size_t n) {
-  float *d = NULL;
-  CK(cudaMalloc((void **)&d, n * sizeof *d));
-  CK(cudaMemcpy(d, h, n * sizeof *d, cudaMemcpyHostToDevice));
-  return d;
-}
-
-static void from_device(float *h, const float *d, size_t n) {
-  CK(cudaMemcpy(h, d, n * sizeof *h, cudaMemcpyDeviceToHost));
-}
-
-static void assert_same_bits(const float *a, const float *b, size_t n, const char *what) {
-  if (memcmp(a, b, n * sizeof *a) == 0) return;
-  for (size_t i = 0; i < n; i++)
-    if (memcmp(&a[i], &b[i], sizeof *a)) {
-      fprintf(stderr, "%s: element %zu: gpu %.9g, cpu tree %.9g\n", what, i, (double)a[i],
-              (double)b[i]);
-      break;
-    }
-  fail();
-}
 
 /* Forward and backward at widths that leave lanes empty (100), fill them
  * (256, 512: the baseline), wrap them (1000, 4096), in fp32 and bf16, and

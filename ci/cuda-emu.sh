@@ -1,0 +1,47 @@
+#!/bin/sh
+# The GPU tests without a GPU: every kernels/*.cu is compiled as plain C++
+# on the CPU stand-in of ci/cuda_emu/emu.h (blocks in turn, threads as
+# pthreads with real barriers and warp ballots, host memory), linked with
+# the library minus its CUDA objects, and every tests/test_cuda_*.c is run
+# against it. This checks the kernels' logic and the tests' (indices,
+# reduction orders, barriers, aliasing), not nvcc's code generation: on a
+# GPU machine ci/gpu-check.sh is the proof. Slow (one pthread per CUDA
+# thread): about 10 minutes on 2 cores. Needs build/release/libpgolf.a
+# (make build), g++ and python3. Exits 1 if a test fails.
+#   sh ci/cuda-emu.sh
+set -eu
+cd "$(dirname "$0")/.."
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+out=build/cuda-emu
+lib=build/release/libpgolf.a
+[ -f "$lib" ] || { echo "cuda-emu: no $lib (run make build first)"; exit 2; }
+mkdir -p "$out/src"
+CXXFLAGS="-std=c++17 -O2 -ffp-contract=off -Wall -Wextra -D_GNU_SOURCE -DPGOLF_HAVE_CUDA -I. -I$CUDA_HOME/include"
+# shellcheck disable=SC2086
+g++ $CXXFLAGS -c -o "$out/emu.o" ci/cuda_emu/emu.cpp
+objs="$out/emu.o"
+for f in kernels/*.cu; do
+  n=$(basename "$f" .cu)
+  python3 ci/cuda_emu/launches.py "$f" "$out/src/$n.cpp"
+  # shellcheck disable=SC2086
+  g++ $CXXFLAGS -Wno-unused-parameter -Wno-unknown-pragmas -include ci/cuda_emu/emu.h -c -o "$out/$n.o" "$out/src/$n.cpp"
+  objs="$objs $out/$n.o"
+done
+cp "$lib" "$out/libpgolf-cpu.a"
+# shellcheck disable=SC2046
+ar d "$out/libpgolf-cpu.a" $(ar t "$out/libpgolf-cpu.a" | grep '\.cu\.o$')
+bad=0
+for t in tests/test_cuda_*.c; do
+  n=$(basename "$t" .c)
+  # shellcheck disable=SC2086
+  cc -std=c11 -Wall -Wextra -Werror -O2 -ffp-contract=off -fno-strict-aliasing -D_GNU_SOURCE \
+    -fopenmp -I. -Ibuild/release -DPGOLF_HAVE_CUDA -I"$CUDA_HOME/include" -o "$out/$n" "$t" \
+    $objs "$out/libpgolf-cpu.a" -lcmocka -fopenmp -lcrypto -ljansson -lz -lpthread -lm -lstdc++
+  if "$out/$n" >"$out/$n.txt" 2>&1; then
+    echo "ok $n on the CPU stand-in: $(sed -n 's/^\[  PASSED  \] //p' "$out/$n.txt")"
+  else
+    echo "FAIL $n on the CPU stand-in: see $out/$n.txt"
+    bad=1
+  fi
+done
+exit $bad

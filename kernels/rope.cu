@@ -1,0 +1,83 @@
+/* Rotary position embedding on the GPU (contract in rope.h): the tables
+ * and the rotations elementwise by rope.h's shared code (det_math_hd.h's
+ * exp, log and sincos in double, no device math library), so every value
+ * equals the CPU kernels' bit for bit. */
+#include "kernels/cuda_common.h"
+#include "kernels/rope.h"
+
+/* ---- kernels ---- */
+
+/* Entry i = t * half + j of both tables. inv_freq is recomputed per entry:
+ * the same function of j, so the same bits as the CPU's once-per-j value. */
+__global__ void __launch_bounds__(CUDA_EW_THREADS)
+    rope_table_kernel(float *cos_t, float *sin_t, size_t n, int half, int head_dim, float base,
+                      int flags) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    int t = (int)(i / (size_t)half), j = (int)(i % (size_t)half);
+    rope_table_entry(&cos_t[i], &sin_t[i], t, rope_inv_freq(j, head_dim, base), flags);
+  }
+}
+
+/* Pair i = (r * heads + h) * half + j: its two elements sit half apart in
+ * head h of row r; the tables' row is r % T. backward selects the
+ * direction. */
+__global__ void __launch_bounds__(CUDA_EW_THREADS)
+    rope_kernel(float *out, const float *in, const float *cos_t, const float *sin_t, size_t n,
+                int T, int heads, int half, int flags, int backward) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    size_t j = i % (size_t)half, rh = i / (size_t)half;
+    size_t r = rh / (size_t)heads;
+    size_t e1 = rh * 2 * (size_t)half + j, e2 = e1 + (size_t)half; /* row r, head h, pair j */
+    size_t tj = (r % (size_t)T) * (size_t)half + j;
+    float a = in[e1], b = in[e2], c = cos_t[tj], s = sin_t[tj];
+    if (backward)
+      rope_rotate_back(&out[e1], &out[e2], a, b, c, s, flags);
+    else
+      rope_rotate(&out[e1], &out[e2], a, b, c, s, flags);
+  }
+}
+
+/* ---- launchers ---- */
+
+static int check_shape(int rows, int T, int heads, int head_dim, pg_error *err) {
+  if (rows < 0 || T < 1 || heads < 1 || head_dim < 2 || head_dim % 2)
+    return pg_fail(err, "", -1, "rope: bad shape rows %d, T %d, heads %d, head_dim %d", rows, T,
+                   heads, head_dim);
+  return 0;
+}
+
+static int launch(float *out, const float *in, const float *cos_t, const float *sin_t, int rows,
+                  int T, int heads, int head_dim, int flags, int backward, cudaStream_t stream,
+                  pg_error *err) {
+  if (check_shape(rows, T, heads, head_dim, err)) return -1;
+  int half = head_dim / 2;
+  size_t n = (size_t)rows * heads * half;
+  if (n == 0) return 0;
+  rope_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(out, in, cos_t, sin_t, n, T, heads,
+                                                                 half, flags, backward);
+  return cuda_check_launch(err, backward ? "rope_kernel (backward)" : "rope_kernel (forward)");
+}
+
+extern "C" int rope_table_cuda(float *cos_t, float *sin_t, int T, int head_dim, float base,
+                               int flags, cudaStream_t stream, pg_error *err) {
+  if (check_shape(0, T, 1, head_dim, err)) return -1;
+  int half = head_dim / 2;
+  size_t n = (size_t)T * half;
+  rope_table_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(cos_t, sin_t, n, half,
+                                                                       head_dim, base, flags);
+  return cuda_check_launch(err, "rope_table_kernel");
+}
+
+extern "C" int rope_forward_cuda(float *y, const float *x, const float *cos_t, const float *sin_t,
+                                 int rows, int T, int heads, int head_dim, int flags,
+                                 cudaStream_t stream, pg_error *err) {
+  return launch(y, x, cos_t, sin_t, rows, T, heads, head_dim, flags, 0, stream, err);
+}
+
+extern "C" int rope_backward_cuda(float *dx, const float *dy, const float *cos_t,
+                                  const float *sin_t, int rows, int T, int heads, int head_dim,
+                                  int flags, cudaStream_t stream, pg_error *err) {
+  return launch(dx, dy, cos_t, sin_t, rows, T, heads, head_dim, flags, 1, stream, err);
+}

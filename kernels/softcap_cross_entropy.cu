@@ -1,0 +1,118 @@
+/* Soft-capped cross-entropy on the GPU (contract in
+ * softcap_cross_entropy.h). Forward: one block of TREE_LANES threads per
+ * row takes the row max and the sum of exp(logit - max) through the fixed
+ * tree of reduce_tree.h in shared memory, then one block sums the rows'
+ * nll through the same tree in float64; the result equals
+ * softcap_cross_entropy_forward_tree_ref bit for bit. Backward:
+ * elementwise, equal to the CPU kernel. tanh, exp and log are
+ * det_math_hd.h's double sequences; no atomics, no device math library. */
+#include <math.h>
+
+#include "kernels/cuda_common.h"
+#include "kernels/det_math_hd.h"
+#include "kernels/reduce_tree.h"
+#include "kernels/softcap_cross_entropy.h"
+
+/* ---- kernels ---- */
+
+/* Row r = blockIdx.x; lane k = threadIdx.x handles logits i = k, k + 256,
+ * ... (writing th), then the max tree; again for the sum of exp. Lane 0
+ * writes lse and nll; the target's th is recomputed from z (the same
+ * shared code) rather than read back from another thread's store. */
+__global__ void __launch_bounds__(TREE_LANES)
+    softcap_ce_rows_kernel(float *th, float *lse, float *nll, const float *z, const uint16_t *y,
+                           int V, float cap, float inv_cap, int flags) {
+  __shared__ float part[TREE_LANES];
+  const int k = threadIdx.x;
+  const size_t r = blockIdx.x;
+  const float *zr = z + r * (size_t)V;
+  float *tr = th + r * (size_t)V;
+  float m = -INFINITY;
+  for (int i = k; i < V; i += TREE_LANES) {
+    float t = softcap_th(softcap_u(zr[i], cap, inv_cap, flags), flags);
+    tr[i] = t;
+    m = tree_max2(m, softcap_logit(t, cap, flags));
+  }
+  part[k] = m;
+  __syncthreads();
+  for (int off = TREE_LANES / 2; off > 0; off >>= 1) {
+    if (k < off) part[k] = tree_max2(part[k], part[k + off]);
+    __syncthreads();
+  }
+  m = part[0];
+  __syncthreads(); /* part is reused for the sum */
+  float s = 0.0f;
+  for (int i = k; i < V; i += TREE_LANES) s = s + det_expf_hd(softcap_logit(tr[i], cap, flags) - m);
+  part[k] = s;
+  __syncthreads();
+  for (int off = TREE_LANES / 2; off > 0; off >>= 1) {
+    if (k < off) part[k] = part[k] + part[k + off];
+    __syncthreads();
+  }
+  if (k == 0) {
+    float l = m + det_logf_hd(part[0]);
+    float ty = softcap_th(softcap_u(zr[y[r]], cap, inv_cap, flags), flags);
+    lse[r] = l;
+    nll[r] = l - softcap_logit(ty, cap, flags);
+  }
+}
+
+/* One block: lane k sums (double) nll[r] for r = k, k + 256, ..., the
+ * float64 halving, then the mean rounded once. */
+__global__ void __launch_bounds__(TREE_LANES)
+    softcap_ce_mean_kernel(float *loss, const float *nll, int N) {
+  __shared__ double part[TREE_LANES];
+  const int k = threadIdx.x;
+  double acc = 0.0;
+  for (int r = k; r < N; r += TREE_LANES) acc = acc + (double)nll[r];
+  part[k] = acc;
+  __syncthreads();
+  for (int off = TREE_LANES / 2; off > 0; off >>= 1) {
+    if (k < off) part[k] = part[k] + part[k + off];
+    __syncthreads();
+  }
+  if (k == 0) *loss = (float)(part[0] / N);
+}
+
+__global__ void __launch_bounds__(CUDA_EW_THREADS)
+    softcap_ce_backward_kernel(float *dz, const float *th, const float *lse, const uint16_t *y,
+                               size_t n, int V, float cap, float inv_cap, float w, int flags) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += stride) {
+    size_t r = idx / (size_t)V, i = idx % (size_t)V;
+    float t = th[idx];
+    float p = det_expf_hd(softcap_logit(t, cap, flags) - lse[r]);
+    kernel_store(&dz[idx], softcap_dz(p, i == y[r], w, t, cap, inv_cap, flags), flags);
+  }
+}
+
+/* ---- launchers ---- */
+
+static int check_shape(int N, int V, pg_error *err) {
+  if (N < 1 || V < 1) return pg_fail(err, "", -1, "softcap_cross_entropy: bad shape %d x %d", N, V);
+  return 0;
+}
+
+extern "C" int softcap_cross_entropy_forward_cuda(float *th, float *lse, float *nll, float *loss,
+                                                  const float *z, const uint16_t *y, int N, int V,
+                                                  float cap, int flags, cudaStream_t stream,
+                                                  pg_error *err) {
+  if (check_shape(N, V, err)) return -1;
+  const float inv_cap = 1.0f / cap; /* as the CPU kernel: one IEEE division */
+  softcap_ce_rows_kernel<<<N, TREE_LANES, 0, stream>>>(th, lse, nll, z, y, V, cap, inv_cap, flags);
+  if (cuda_check_launch(err, "softcap_ce_rows_kernel")) return -1;
+  softcap_ce_mean_kernel<<<1, TREE_LANES, 0, stream>>>(loss, nll, N);
+  return cuda_check_launch(err, "softcap_ce_mean_kernel");
+}
+
+extern "C" int softcap_cross_entropy_backward_cuda(float *dz, const float *th, const float *lse,
+                                                   const uint16_t *y, int N, int V, float cap,
+                                                   float g, int flags, cudaStream_t stream,
+                                                   pg_error *err) {
+  if (check_shape(N, V, err)) return -1;
+  const float w = g / (float)N, inv_cap = 1.0f / cap; /* as the CPU kernel */
+  size_t n = (size_t)N * V;
+  softcap_ce_backward_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(
+      dz, th, lse, y, n, V, cap, inv_cap, w, flags);
+  return cuda_check_launch(err, "softcap_ce_backward_kernel");
+}

@@ -1,0 +1,80 @@
+/* Helpers of the GPU tests (tests/test_cuda_*.c): whether a GPU is usable
+ * (and why not), device copies, and the bit-for-bit comparison that every
+ * CUDA kernel must pass against its CPU twin. Only with the CUDA build. */
+#ifndef PGOLF_TEST_CUDA_CHECK_H
+#define PGOLF_TEST_CUDA_CHECK_H
+
+#ifdef PGOLF_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "kernels/cuda_common.h"
+
+static char g_why[PG_ERR_MSG + 64];
+
+/* 0 when a GPU is usable; otherwise the reason is in g_why. */
+static inline int gpu_ready(void) {
+  pg_error err;
+  int n;
+  if (cuda_device_count(&n, &err)) {
+    snprintf(g_why, sizeof g_why, "needs a GPU: %s", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+#define NEED_GPU()                             \
+  do {                                         \
+    if (gpu_ready()) {                         \
+      fprintf(stderr, "skipped: %s\n", g_why); \
+      skip();                                  \
+    }                                          \
+  } while (0)
+
+#define CK(call) assert_int_equal((call), cudaSuccess)
+
+/* A device copy of n bytes of host memory. */
+static inline void *dev_bytes(const void *h, size_t bytes) {
+  void *d = NULL;
+  CK(cudaMalloc(&d, bytes > 0 ? bytes : 1));
+  if (bytes) CK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+  return d;
+}
+
+static inline float *to_device(const float *h, size_t n) {
+  return (float *)dev_bytes(h, n * sizeof *h);
+}
+
+static inline void to_device_again(float *d, const float *h, size_t n) {
+  CK(cudaMemcpy(d, h, n * sizeof *h, cudaMemcpyHostToDevice));
+}
+
+static inline void from_device(float *h, const float *d, size_t n) {
+  CK(cudaMemcpy(h, d, n * sizeof *h, cudaMemcpyDeviceToHost));
+}
+
+static inline void assert_same_bits(const float *a, const float *b, size_t n, const char *what) {
+  if (memcmp(a, b, n * sizeof *a) == 0) return;
+  for (size_t i = 0; i < n; i++)
+    if (memcmp(&a[i], &b[i], sizeof *a)) {
+      fprintf(stderr, "%s: element %zu: gpu %.9g, cpu %.9g\n", what, i, (double)a[i], (double)b[i]);
+      break;
+    }
+  fail();
+}
+
+/* Wait for the device, then its n floats at dev must be want's bits. */
+static inline void expect_device(const float *dev, const float *want, size_t n, const char *what) {
+  CK(cudaDeviceSynchronize());
+  float *got = malloc((n > 0 ? n : 1) * sizeof *got);
+  assert_non_null(got);
+  from_device(got, dev, n);
+  assert_same_bits(got, want, n, what);
+  free(got);
+}
+#endif
+
+#endif
