@@ -17,12 +17,4 @@ void rule_seeds(const submission *s, finding_list *f);        /* TOO_FEW_SEEDS, 
 void rule_config(const submission *s, finding_list *f);       /* CONFIG_MISMATCH */
 void rule_tokenizer(const submission *s, finding_list *f);    /* TOKENIZER_ACCOUNTING */
 
-/* Does a decimal claim c (written with c_dec digits after the point)
- * agree with a printed value v (v_dec digits)? They agree when they
- * differ by less than one unit in the last digit of the less precise of
- * the two, so both rounding and truncation by the submitter are accepted. */
-int claim_agrees(double c, int c_dec, double v, int v_dec);
-/* Digits after the point in the shortest decimal that reads back as x. */
-int decimals_of(double x);
-
 #endif

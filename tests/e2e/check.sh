@@ -167,16 +167,18 @@ d=$(variant json_bpb); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": "1.2241219",/'
 has check_json_field_bpb_string JSON_FIELD error "val_bpb.*number" "$d"
 
 d=$(variant claim_seed); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.2243657,/' "$d/submission.json"
-has check_claim_one_seed CLAIM_MISMATCH error "one seed only" "$d"
+# One seed's number with the other seeds beside it: a warning giving both
+# numbers (2026-03-18_LongContextSeq2048 claims seed 1337's result).
+has check_claim_one_seed CLAIM_MISMATCH warning "1\.2243657 is the final_int8_zlib_roundtrip of one run \(seed 1337.*averages 1\.22412190" "$d"
 d=$(variant claim_prequant); sed -i 's/"42": {"val_bpb": 1.225,/"42": {"val_bpb": 1.21,/' "$d/submission.json"
 has check_claim_prequant CLAIM_MISMATCH error "pre-quantization line" "$d"
 d=$(variant claim_none); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.1111,/' "$d/submission.json"
 has check_claim_none CLAIM_MISMATCH error "not the mean.*no log line" "$d"
 d=$(variant claim_bytes); sed -i 's/"bytes_total": 15863642/"bytes_total": 15000000/' "$d/submission.json"
-has check_claim_bytes CLAIM_MISMATCH error "bytes_total 15000000" "$d"
+has check_claim_bytes CLAIM_MISMATCH warning "bytes_total 15000000" "$d"
 d=$(variant claim_digits); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.2241,/' "$d/submission.json"
 clean check_claim_fewer_digits_ok "$d"
-d=$(variant claim_digits_off); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.2243,/' "$d/submission.json"
+d=$(variant claim_digits_off); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.2239,/' "$d/submission.json"
 has check_claim_digits_off CLAIM_MISMATCH error "" "$d"
 
 d=$(variant size); mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15952359 plain
@@ -214,7 +216,7 @@ sed -i 's/eval_time:1401ms/eval_time:600001ms/' "$d/train_seed2025.log"
 has check_eval_final_line EVAL_OVER_BUDGET error "600001 ms" "$d"
 
 d=$(variant few); rm "$d/train_seed42.log" "$d/train_seed2025.log"
-has check_too_few_seeds TOO_FEW_SEEDS error "1 distinct seed" "$d"
+has check_too_few_seeds TOO_FEW_SEEDS error "1 run with a final metric" "$d"
 d=$(variant dup); mklog "$d/train_seed2025.log" 42 1.22300000 599990 15816000 plain
 has check_seed_duplicate SEED_DUPLICATE error "seed 42" "$d"
 d=$(variant config); HP='  warmdown_iters: 3600' mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 plain
