@@ -216,7 +216,9 @@ sed -i 's/eval_time:1401ms/eval_time:600001ms/' "$d/train_seed2025.log"
 has check_eval_final_line EVAL_OVER_BUDGET error "600001 ms" "$d"
 
 d=$(variant few); rm "$d/train_seed42.log" "$d/train_seed2025.log"
-has check_too_few_seeds TOO_FEW_SEEDS error "1 run with a final metric" "$d"
+# The rule is p < 0.01, not a count: early records were accepted with one
+# log. A warning.
+has check_too_few_seeds TOO_FEW_SEEDS warning "1 run with a final metric" "$d"
 d=$(variant dup); mklog "$d/train_seed2025.log" 42 1.22300000 599990 15816000 plain
 has check_seed_duplicate SEED_DUPLICATE error "seed 42" "$d"
 d=$(variant config); HP='  warmdown_iters: 3600' mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 plain
