@@ -3,8 +3,14 @@
  * "a submission.json file ... that includes your name, GitHub ID, val_bpb,
  * and related metadata"; the records add the fields read here. Unknown
  * fields are allowed (records carry many), known ones must have the type
- * the records use. "seeds" may also be written as an object keyed by
- * seed, like "seed_results" (2026-04-06_SP8192_QK5_LegalTTT_1.0828). */
+ * the records use.
+ *
+ * JSON_FIELD is a warning: accepted records lack author, github_id, name,
+ * date or val_bpb, or write "seeds" as an object keyed by seed. A missing
+ * or mistyped field changes nothing a verdict rests on: the numbers that
+ * are there are checked against the logs (CLAIM_MISMATCH) and the sizes
+ * against the limit (SIZE_OVER_LIMIT). A file that is not JSON at all
+ * (JSON_INVALID) stays an error: no claim of it can be read. */
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -97,7 +103,7 @@ typedef struct ctx {
 static void bad(const ctx *c, const char *key, const char *fmt, const char *detail) {
   char msg[256];
   snprintf(msg, sizeof msg, fmt, key, detail);
-  findings_add(c->f, "JSON_FIELD", SEV_ERROR, c->rel, key_line(c->text, c->len, key), "%s", msg);
+  findings_add(c->f, "JSON_FIELD", SEV_WARNING, c->rel, key_line(c->text, c->len, key), "%s", msg);
 }
 
 static int require_string(const ctx *c, json_t *root, const char *key) {
