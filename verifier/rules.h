@@ -17,4 +17,10 @@ void rule_seeds(const submission *s, finding_list *f);        /* TOO_FEW_SEEDS, 
 void rule_config(const submission *s, finding_list *f);       /* CONFIG_MISMATCH */
 void rule_tokenizer(const submission *s, finding_list *f);    /* TOKENIZER_ACCOUNTING */
 
+/* Does a difference of hyperparameter key (value a in a log of seed
+ * seed_a, b in one of seed_b) say nothing about training or evaluation: a
+ * path, an id, a date, free text, or the seed itself? (rule_config.c) */
+int hparam_incidental(const char *key, const char *a, const char *b, int64_t seed_a,
+                      int64_t seed_b);
+
 #endif

@@ -225,8 +225,9 @@ d=$(variant dup); mklog "$d/train_seed2025.log" 42 1.22300000 599990 15816000 pl
 has check_seed_duplicate SEED_DUPLICATE error "seed 42" "$d"
 d=$(variant config); HP='  warmdown_iters: 3600' mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 plain
 sed -i 's/num_layers: 9/num_layers: 10/' "$d/train_seed2025.log"
-has check_config_mismatch CONFIG_MISMATCH error "num_layers is 10 here but 9" "$d"
-has check_config_extra_key CONFIG_MISMATCH error "warmdown_iters" "$d"
+has check_config_mismatch CONFIG_MISMATCH error "num_layers is 10 in train_seed2025.log:[0-9]+ but 9" "$d"
+# A key one log prints and the others do not is no mismatch by itself.
+grep -q warmdown_iters "$TMP/out" && fail check_config_extra_key_ignored "warmdown_iters reported" || ok check_config_extra_key_ignored
 d=$(variant nofinal); mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 nofinal
 has check_no_final_metric NO_FINAL_METRIC error "only pre-quantization" "$d"
 d=$(variant tok); cp "$ROOT/tests/fuzz/corpus/fuzz_sentencepiece/small_bpe.model" "$d/tok.model"

@@ -101,13 +101,14 @@ d=$F/rerun
 fx_folder "$d" 1.06145 '"seeds": [42, 314, 1234],'
 for x in "42 1.06128183 1.06083288" "314 1.06086831 1.06090748" "1234 1.06220261 1.06248776"; do
   set -- $x
-  FX_SEED=$1 FX_FINAL="quantized_ttt_phased $2 2.32" \
+  FX_SEED=$1 FX_HP='  gptq_reserve_seconds: 0.5' FX_FINAL="quantized_ttt_phased $2 2.32" \
     fx_log "$d/train_seed$1_original.log"
-  FX_SEED=$1 FX_STOP=592054 FX_FINAL="quantized_ttt_phased $3 2.32" \
+  FX_SEED=$1 FX_HP='  gptq_reserve_seconds: 8.0' FX_STOP=592054 FX_FINAL="quantized_ttt_phased $3 2.32" \
     fx_log "$d/train_seed$1_rerun_gptq8s.log"
 done
 fx_verdict runs_rerun_passes pass "$d"
 fx_lacks runs_rerun_no_duplicate SEED_DUPLICATE warning "$d"
+fx_lacks runs_rerun_config CONFIG_MISMATCH warning "$d"
 
 # A claimed mean that counts one seed twice (two trainings that both
 # print seed 42): an error naming them.
