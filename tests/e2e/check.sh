@@ -199,11 +199,15 @@ d=$(variant size_selfextract)
 CODE_LINE='Code size (compressed): 190000 bytes' mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15815847 plain
 has check_size_selfextract SIZE_OVER_LIMIT error "self-extracting compressed code: 190000" "$d"
 
-# The one-step tolerance at its boundary: steps of 40 ms, cap 600,000 ms.
-d=$(variant budget_edge); mklog "$d/train_seed42.log" 42 1.22500000 600040 15815000 stamped
-clean check_train_cap_plus_one_step_passes "$d"
-d=$(variant budget_over); mklog "$d/train_seed42.log" 42 1.22500000 600041 15815000 stamped
-has check_train_one_ms_more_fails TRAIN_OVER_BUDGET error "600041 ms" "$d"
+# The official stop at its boundaries (steps of 40 ms, cap 600,000 ms):
+# the crossing step and one queued step pass; up to three steps warn;
+# more fail (tests/e2e/check_clock.sh has the real records' figures).
+d=$(variant budget_edge); mklog "$d/train_seed42.log" 42 1.22500000 600080 15815000 stamped
+clean check_train_cap_plus_two_steps_passes "$d"
+d=$(variant budget_band); mklog "$d/train_seed42.log" 42 1.22500000 600081 15815000 stamped
+has check_train_band_warns TRAIN_OVER_BUDGET warning "600081 ms" "$d"
+d=$(variant budget_over); mklog "$d/train_seed42.log" 42 1.22500000 600121 15815000 stamped
+has check_train_three_steps_fails TRAIN_OVER_BUDGET error "600121 ms" "$d"
 grep -A4 TRAIN_OVER_BUDGET "$TMP/out" | grep -q '"line": ' && ok check_train_line || fail check_train_line "no line"
 d=$(variant wallclock); sed -i 's/max_wallclock_seconds: 600.0/max_wallclock_seconds: 700.0/' "$d"/*.log
 has check_train_max_wallclock TRAIN_OVER_BUDGET error "max_wallclock_seconds is 700" "$d"
