@@ -49,6 +49,7 @@ static void run_rules(const submission *s, finding_list *f) {
   rule_eval_budget(s, f);
   rule_seeds(s, f);
   rule_config(s, f);
+  rule_eval_selection(s, f);
   rule_tokenizer(s, f);
   findings_sort(f);
 }

@@ -16,6 +16,7 @@ void rule_eval_budget(const submission *s, finding_list *f);  /* EVAL_OVER_BUDGE
 void rule_seeds(const submission *s, finding_list *f);        /* TOO_FEW_SEEDS, SEED_DUPLICATE */
 void rule_config(const submission *s, finding_list *f);       /* CONFIG_MISMATCH */
 void rule_tokenizer(const submission *s, finding_list *f);    /* TOKENIZER_ACCOUNTING */
+void rule_eval_selection(const submission *s, finding_list *f); /* EVAL_SELECTION */
 
 /* Does a difference of hyperparameter key (value a in a log of seed
  * seed_a, b in one of seed_b) say nothing about training or evaluation: a
