@@ -119,3 +119,19 @@ FX_SEED=42 FX_FINAL=$(fin 1.22500000) fx_log "$d/train_seed42.log"
 FX_SEED=42 FX_FINAL=$(fin 1.22300000) fx_log "$d/train_seed2025.log"
 fx_has runs_seed_twice_fails SEED_DUPLICATE error "counting a seed twice.*seed 42 \(train_seed2025.log" "$d"
 fx_lacks runs_seed_twice_one_cause CLAIM_MISMATCH error "$d"
+
+# Sizes: a rerun beside the claimed runs whose artifact is over the limit
+# is a warning (its artifact is not the one submitted); the claimed runs
+# over it are one error listing each log.
+d=$F/size
+fx_folder "$d" 1.2241219
+FX_SEED=1337 FX_FINAL=$(fin 1.22436570) fx_log "$d/train_seed1337.log"
+FX_SEED=42 FX_FINAL=$(fin 1.22500000) fx_log "$d/train_seed42.log"
+FX_SEED=2025 FX_FINAL=$(fin 1.22300000) fx_log "$d/train_seed2025.log"
+FX_SEED=42 FX_MODEL=15960000 FX_FINAL=$(fin 1.22100000) fx_log "$d/train_seed42_rerun.log"
+fx_has runs_size_unclaimed_warns SIZE_OVER_LIMIT warning "do not back the claim.*16007642 > 16,000,000 \(train_seed42_rerun.log" "$d"
+fx_verdict runs_size_unclaimed_passes pass "$d"
+for s in 1337 42 2025; do sed -i 's/^Serialized model int8+zlib: .*/Serialized model int8+zlib: 15960000 bytes/' "$d/train_seed$s.log"; done
+fx_json "$d"
+n=$(fx_findings SIZE_OVER_LIMIT | grep -c '^error	logged code size: .*train_seed1337.log.*train_seed2025.log.*train_seed42.log')
+[ "$n" -eq 1 ] && ok runs_size_one_finding || fail runs_size_one_finding "$(fx_findings SIZE_OVER_LIMIT | cut -c1-300)"
