@@ -58,27 +58,19 @@ static const sub_use *run_score(const submission *s, size_t r, sub_use *out) {
   return NULL;
 }
 
-static int seed_listed(const sub_json *j, int64_t seed) {
-  for (size_t i = 0; i < j->n_seeds; i++)
-    if (j->seeds[i] == seed) return 1;
-  for (size_t i = 0; i < j->n_claims; i++)
-    if (j->claims[i].seed == seed) return 1;
-  return 0;
-}
-
 /* "1.20637 = mean of 3 runs (a.log 1.2058, b.log 1.2062, ...)" over the
  * listed seeds' runs when submission.json lists seeds, else every run. */
 static double runs_mean(const submission *s, const sub_json *j, field fl, char *buf, size_t cap,
                         size_t *n_out) {
   int only_listed = 0;
   for (size_t r = 0; r < s->n_runs; r++)
-    only_listed |= s->runs[r].seed >= 0 && seed_listed(j, s->runs[r].seed);
+    only_listed |= s->runs[r].seed >= 0 && sub_json_lists_seed(j, s->runs[r].seed);
   double sum = 0;
   size_t n = 0, len = 0;
   buf[0] = 0;
   for (size_t r = 0; r < s->n_runs; r++) {
     sub_use u;
-    if (only_listed && !(s->runs[r].seed >= 0 && seed_listed(j, s->runs[r].seed))) continue;
+    if (only_listed && !(s->runs[r].seed >= 0 && sub_json_lists_seed(j, s->runs[r].seed))) continue;
     if (!run_score(s, r, &u)) continue;
     log_num v = metric_value(u.m, fl);
     sum += v.v;
@@ -153,6 +145,10 @@ static double base_mean(const submission *s, const char *base, size_t *n_out) {
   return n ? sum / (double)n : NAN;
 }
 
+/* The top-level val_bpb as linked (submission_runs.c): an error when it is
+ * unsupported (unless it is a mean counting a seed twice: SEED_DUPLICATE's),
+ * a warning when it is one run's number beside others or listed seeds lack
+ * a log. */
 static void check_top_bpb(const submission *s, const sub_json *j, finding_list *f) {
   double c = j->val_bpb;
   int dec = j->val_bpb_dec;
@@ -244,6 +240,8 @@ static int bytes_supported(const pg_log *l, int64_t b, int model_ok) {
   return 0;
 }
 
+/* One seed_results entry: its val_bpb (an error when unlinked), val_loss
+ * and artifact_bytes (warnings). */
 static void check_seed_claim(const submission *s, const sub_json *j, const sub_seed_claim *cl,
                              finding_list *f) {
   char why[300];
@@ -301,6 +299,7 @@ static void logged_totals(const submission *s, char *buf, size_t cap) {
   }
 }
 
+/* bytes_total and bytes_code: warnings when no log prints them. */
 static void check_bytes(const submission *s, const sub_json *j, finding_list *f) {
   char totals[600];
   logged_totals(s, totals, sizeof totals);

@@ -143,6 +143,7 @@ static size_t training_log(const submission *s, size_t r) {
   return run->logs[0];
 }
 
+/* The last final metric of run r's last log with one, and that log. */
 static const log_metric *run_final(const submission *s, size_t r, size_t *log) {
   const sub_run *run = &s->runs[r];
   for (size_t k = run->n_logs; k-- > 0;) {

@@ -61,6 +61,8 @@ static size_t fewest_evals(const submission *s, const char *base) {
   return fewest;
 }
 
+/* The evaluations of the run behind one claimed value u, and the finding
+ * (see the top) when there are several. */
 static void judge(const submission *s, const sub_use *u, finding_list *f) {
   sub_use ev[MAX_EVALS];
   size_t n = submission_evals(s, u->run, u->log, u->m->segment, u->m->base, ev, MAX_EVALS);

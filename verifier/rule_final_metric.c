@@ -11,32 +11,16 @@
  * no final metric, or when no run of the folder has one; otherwise the
  * run is an extra the claim does not rest on, and a warning. One finding
  * per severity lists the files. */
-#include <string.h>
-
 #include "verifier/rules.h"
-
-static int run_has_final(const submission *s, const sub_run *r) {
-  for (size_t k = 0; k < r->n_logs; k++)
-    if (log_final_metric(&s->logs[r->logs[k]].log)) return 1;
-  return 0;
-}
-
-static int listed(const sub_json *j, int64_t seed) {
-  for (size_t i = 0; j && seed >= 0 && i < j->n_seeds; i++)
-    if (j->seeds[i] == seed) return 1;
-  for (size_t i = 0; j && seed >= 0 && i < j->n_claims; i++)
-    if (j->claims[i].seed == seed) return 1;
-  return 0;
-}
 
 void rule_final_metric(const submission *s, finding_list *f) {
   const sub_json *j = submission_claims(s);
   int any = 0;
-  for (size_t r = 0; r < s->n_runs && !any; r++) any = run_has_final(s, &s->runs[r]);
+  for (size_t r = 0; r < s->n_runs && !any; r++) any = sub_run_has_final(s, &s->runs[r]);
   for (size_t r = 0; r < s->n_runs; r++) {
     const sub_run *run = &s->runs[r];
-    if (run_has_final(s, run)) continue;
-    severity sev = !any || listed(j, run->seed) ? SEV_ERROR : SEV_WARNING;
+    if (sub_run_has_final(s, run)) continue;
+    severity sev = !any || sub_json_lists_seed(j, run->seed) ? SEV_ERROR : SEV_WARNING;
     const char *head =
         sev == SEV_ERROR
             ? "no final metric line (PREFIX val_loss:X val_bpb:Y of the exported model) in the run"

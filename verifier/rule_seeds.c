@@ -19,12 +19,6 @@
 #include "common/challenge.h"
 #include "verifier/rules.h"
 
-static int run_has_final(const submission *s, const sub_run *r) {
-  for (size_t k = 0; k < r->n_logs; k++)
-    if (log_final_metric(&s->logs[r->logs[k]].log)) return 1;
-  return 0;
-}
-
 /* The runs that count as evidence: the claimed runs for a claim that is a
  * mean, else every run with a final metric. */
 static size_t evidence_runs(const submission *s, char *seeds, size_t cap) {
@@ -33,7 +27,7 @@ static size_t evidence_runs(const submission *s, char *seeds, size_t cap) {
   int mean = s->link.fit == FIT_MEAN;
   for (size_t r = 0; r < s->n_runs; r++) {
     const sub_run *run = &s->runs[r];
-    if ((mean && !run->claimed) || !run_has_final(s, run)) continue;
+    if ((mean && !run->claimed) || !sub_run_has_final(s, run)) continue;
     if (len < cap) {
       if (run->seed >= 0)
         len += (size_t)snprintf(seeds + len, cap - len, "%s%lld", n ? ", " : "", (long long)run->seed);

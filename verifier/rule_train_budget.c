@@ -93,6 +93,7 @@ static const char *head(char *buf, size_t cap, const char *text, const sub_log *
   return buf;
 }
 
+/* The clock of one log against the official stop (see the top). */
 static void check_clock(const sub_log *lg, severity sev, finding_list *f) {
   const pg_log *l = &lg->log;
   double ms, res, step_ms;
@@ -141,6 +142,7 @@ static void check_clock(const sub_log *lg, severity sev, finding_list *f) {
                  steps, pace, why);
 }
 
+/* GPTQ calibration that reads training data past the budget: a warning. */
 static void check_gptq(const sub_log *lg, finding_list *f) {
   const pg_log *l = &lg->log;
   double ms, res, step_ms;

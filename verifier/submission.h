@@ -162,6 +162,11 @@ int decimals_of(double x);
 void submission_link(submission *s, finding_list *f);
 void submission_runs_free(submission *s);
 
+/* Does submission.json list seed (in "seeds" or as a per-seed claim)? */
+int sub_json_lists_seed(const sub_json *j, int64_t seed);
+/* Does some log of run r print a final metric? */
+int sub_run_has_final(const submission *s, const sub_run *r);
+
 /* The evaluations of one trained model in run r with final metric base:
  * the lines of that base (the `_exact` twins where a log prints them) in
  * segment of log and in the run's other logs, or, when the run holds

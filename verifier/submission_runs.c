@@ -55,6 +55,7 @@ static int joins(const sub_run *r, const sub_log *lg) {
   return lg->seed >= 0 && r->seed == lg->seed;
 }
 
+/* Append log to run r; -1 if memory runs out. */
 static int add_to_run(sub_run *r, size_t log) {
   size_t *v = realloc(r->logs, (r->n_logs + 1) * sizeof *v);
   if (!v) return -1;
@@ -63,6 +64,8 @@ static int add_to_run(sub_run *r, size_t log) {
   return 0;
 }
 
+/* Put every log in a run: a copy in its original's, else the first run of
+ * its seed, else a new run. -1 if memory runs out. */
 static int group_runs(submission *s) {
   s->runs = calloc(s->n_logs + 1, sizeof *s->runs);
   if (!s->runs) return -1;
@@ -166,6 +169,8 @@ static int combos_agree(const run_opts *o, size_t k, double c, int dec, sub_use 
   return 0;
 }
 
+/* The options of run r for a mean over base: every evaluation of base in
+ * its logs (any segment), at most MAX_OPTS. */
 static void opts_of(const submission *s, size_t r, const char *base, run_opts *o) {
   const sub_run *run = &s->runs[r];
   o->n = 0;
@@ -179,14 +184,21 @@ static void opts_of(const submission *s, size_t r, const char *base, run_opts *o
   }
 }
 
-static int listed(const sub_json *j, int64_t seed) {
-  for (size_t i = 0; j && i < j->n_seeds; i++)
+int sub_json_lists_seed(const sub_json *j, int64_t seed) {
+  for (size_t i = 0; j && seed >= 0 && i < j->n_seeds; i++)
     if (j->seeds[i] == seed) return 1;
-  for (size_t i = 0; j && i < j->n_claims; i++)
+  for (size_t i = 0; j && seed >= 0 && i < j->n_claims; i++)
     if (j->claims[i].seed == seed) return 1;
   return 0;
 }
 
+int sub_run_has_final(const submission *s, const sub_run *r) {
+  for (size_t k = 0; k < r->n_logs; k++)
+    if (log_final_metric(&s->logs[r->logs[k]].log)) return 1;
+  return 0;
+}
+
+/* Record a fit and its uses (copied) in l; -1 if memory runs out. */
 static int set_link(sub_link *l, const sub_use *v, size_t n, sub_fit fit) {
   l->uses = malloc((n + 1) * sizeof *l->uses);
   if (!l->uses) return -1;
@@ -211,13 +223,13 @@ static int mean_of_base(submission *s, const sub_json *j, const char *base, doub
     if (o[k].n) have[k++] = r;
   }
   for (size_t r = 0; r < s->n_runs; r++)
-    if (s->runs[r].seed >= 0 && listed(j, s->runs[r].seed)) n_listed++;
+    if (sub_json_lists_seed(j, s->runs[r].seed)) n_listed++;
   /* The listed seeds first: the runs the author says the claim is over. */
   if (n_listed) {
     run_opts *lo = calloc(k + 1, sizeof *lo);
     if (!lo) goto done;
     for (size_t i = 0; i < k; i++)
-      if (s->runs[have[i]].seed >= 0 && listed(j, s->runs[have[i]].seed)) lo[listed_have++] = o[i];
+      if (sub_json_lists_seed(j, s->runs[have[i]].seed)) lo[listed_have++] = o[i];
     if (listed_have == n_listed && combos_agree(lo, listed_have, c, dec, pick))
       found = !set_link(&s->link, pick, listed_have, FIT_MEAN);
     free(lo);
@@ -319,15 +331,13 @@ static int mean_counts_seed_twice(const submission *s, double c, int dec) {
 
 static size_t runs_with_final(const submission *s) {
   size_t n = 0;
-  for (size_t r = 0; r < s->n_runs; r++)
-    for (size_t k = 0; k < s->runs[r].n_logs; k++)
-      if (log_final_metric(&s->logs[s->runs[r].logs[k]].log)) {
-        n++;
-        break;
-      }
+  for (size_t r = 0; r < s->n_runs; r++) n += sub_run_has_final(s, &s->runs[r]);
   return n;
 }
 
+/* Link the top-level val_bpb claim: the mean of the per-seed claims' lines,
+ * else a mean over runs of some final metric, else one run's line, else
+ * unsupported (and whether it is a mean over logs counting a seed twice). */
 static void link_top(submission *s, const sub_json *j) {
   if (!j || !j->has_val_bpb || !runs_with_final(s)) return;
   double c = j->val_bpb;
@@ -378,6 +388,7 @@ static void mark(submission *s, const sub_use *u) {
     if (s->logs[r->logs[k]].trains) s->logs[r->logs[k]].backs_claim = 1;
 }
 
+/* Mark the runs and logs behind every linked claim; with none, all. */
 static void mark_claimed(submission *s, const sub_json *j) {
   int any = s->link.n_uses > 0;
   for (size_t i = 0; i < s->link.n_uses; i++) mark(s, &s->link.uses[i]);
