@@ -284,6 +284,47 @@ static void test_empty_and_file(void **st) {
   test_rmdir(dir);
 }
 
+/* Several runs in one file: a step count that starts again, another seed,
+ * or a configuration printed after scores starts a new segment, and each
+ * metric knows its segment. */
+static void test_segments(void **st) {
+  (void)st;
+  pg_log l;
+  parse("step:1/20000 train_loss:6.9 train_time:40ms step_avg:40.00ms\n"
+        "step:500/20000 train_loss:2.1 train_time:20000ms step_avg:40.00ms\n"
+        "final_sliding_window_eval_exact stride:64 val_loss:2.02 val_bpb:1.19763674\n"
+        "step:1/20000 train_loss:6.9 train_time:25ms step_avg:25.00ms\n"
+        "final_sliding_window_eval_exact stride:64 val_loss:1.96 val_bpb:1.16301431\n",
+        &l);
+  assert_int_equal(l.n_segments, 2);
+  assert_int_equal(l.metrics[0].segment, 0);
+  assert_int_equal(l.metrics[1].segment, 1);
+  log_free(&l);
+  /* Validation at step 0, then steps: one run. */
+  parse("step:0/20000 val_loss:6.9 val_bpb:4.1 train_time:0ms step_avg:0.01ms\n"
+        "step:1/20000 train_loss:6.9 train_time:40ms step_avg:40.00ms\n"
+        "step:2/20000 train_loss:6.8 train_time:80ms step_avg:40.00ms\n",
+        &l);
+  assert_int_equal(l.n_segments, 1);
+  log_free(&l);
+  /* An evaluation log with two seeds' scores, and one whose second
+   * session prints its configuration again. */
+  parse("seed:1337\nquantized_ttt_phased val_loss:2.32 val_bpb:1.0613\n"
+        "seed:42\nquantized_ttt_phased val_loss:2.33 val_bpb:1.0640\n",
+        &l);
+  assert_int_equal(l.n_segments, 2);
+  assert_int_equal(l.metrics[1].segment, 1);
+  assert_true(l.seed.v == 1337 && l.seed_conflict);
+  log_free(&l);
+  parse("Hyperparameters:\n  ttt_lr: 0.005\nfinal_int6_sliding_window val_loss:2.81 val_bpb:1.0886\n"
+        "Hyperparameters:\n  ttt_lr: 0.005\nfinal_int6_sliding_window val_loss:2.80 val_bpb:1.0842\n",
+        &l);
+  assert_int_equal(l.n_segments, 2);
+  assert_int_equal(l.metrics[0].segment, 0);
+  assert_int_equal(l.metrics[1].segment, 1);
+  log_free(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_train_and_val_steps), cmocka_unit_test(test_stop_and_train_end),
@@ -291,7 +332,7 @@ int main(void) {
       cmocka_unit_test(test_gptq_eval_seed),      cmocka_unit_test(test_hparams_and_config),
       cmocka_unit_test(test_timestamps_and_warnings), cmocka_unit_test(test_code_lines_ignored),
       cmocka_unit_test(test_bad_numbers_rejected), cmocka_unit_test(test_long_lines_and_nul),
-      cmocka_unit_test(test_empty_and_file),
+      cmocka_unit_test(test_empty_and_file),      cmocka_unit_test(test_segments),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,6 +43,7 @@ static void run_rules(const submission *s, finding_list *f) {
   rule_eval_budget(s, f);
   rule_seeds(s, f);
   rule_config(s, f);
+  rule_eval_selection(s, f);
   rule_tokenizer(s, f);
   findings_sort(f);
 }
@@ -72,11 +73,30 @@ static json_t *summary_json(const submission *s, const finding_list *f) {
     uint32_t line;
     json_object_set_new(x, "train_ms", log_train_end(&lg->log, &ms, &res, &line, &step)
                                            ? json_null() : num_or_null(ms));
+    json_object_set_new(x, "run", json_integer((json_int_t)lg->run));
+    json_object_set_new(x, "copy_of", lg->copy_of >= 0 ? json_string(s->logs[lg->copy_of].rel)
+                                                       : json_null());
+    json_object_set_new(x, "backs_claim", json_boolean(lg->backs_claim));
     json_array_append_new(logs, x);
     if (m) sum += m->val_bpb.v, n++;
   }
   json_object_set_new(o, "mean_val_bpb", n ? json_real(sum / (double)n) : json_null());
   json_object_set_new(o, "logs", logs);
+  static const char *const fits[] = {"none", "mean", "one_run", "unsupported"};
+  json_object_set_new(o, "claim_fit", json_string(fits[s->link.fit]));
+  json_t *runs = json_array();
+  for (size_t r = 0; r < s->n_runs; r++) {
+    const sub_run *run = &s->runs[r];
+    json_t *x = json_object(), *files = json_array();
+    json_object_set_new(x, "seed", run->seed >= 0 ? json_integer(run->seed) : json_null());
+    for (size_t k = 0; k < run->n_logs; k++)
+      json_array_append_new(files, json_string(s->logs[run->logs[k]].rel));
+    json_object_set_new(x, "files", files);
+    json_object_set_new(x, "trainings", json_integer(run->n_trainings));
+    json_object_set_new(x, "claimed", json_boolean(run->claimed));
+    json_array_append_new(runs, x);
+  }
+  json_object_set_new(o, "runs", runs);
   return o;
 }
 

@@ -31,7 +31,77 @@ void findings_add(finding_list *f, const char *code, severity sev, const char *f
     f->oom = 1;
     return;
   }
-  f->v[f->n++] = (finding){code, sev, msg, fc, line};
+  f->v[f->n++] = (finding){code, sev, msg, fc, line, NULL, NULL, 0};
+}
+
+/* The grouped message: head, then "detail (file:line)" per file. */
+static char *group_message(const finding *x) {
+  size_t cap = strlen(x->head) + 64;
+  for (size_t i = 0; i < x->n_locs && i < FINDINGS_GROUP_SHOWN; i++)
+    cap += strlen(x->locs[i].file) + strlen(x->locs[i].detail) + 24;
+  char *m = malloc(cap);
+  if (!m) return NULL;
+  size_t n = (size_t)snprintf(m, cap, "%s: ", x->head);
+  for (size_t i = 0; i < x->n_locs && i < FINDINGS_GROUP_SHOWN; i++) {
+    const finding_loc *l = &x->locs[i];
+    int d = l->detail[0] != 0;
+    n += (size_t)snprintf(m + n, cap - n, "%s%s%s%s", i ? "; " : "", l->detail, d ? " (" : "",
+                          l->file);
+    if (l->line) n += (size_t)snprintf(m + n, cap - n, ":%u", l->line);
+    if (d) n += (size_t)snprintf(m + n, cap - n, ")");
+  }
+  if (x->n_locs > FINDINGS_GROUP_SHOWN)
+    snprintf(m + n, cap - n, "; and %zu more", x->n_locs - FINDINGS_GROUP_SHOWN);
+  return m;
+}
+
+static finding *group_of(finding_list *f, const char *code, severity sev, const char *head) {
+  for (size_t i = 0; i < f->n; i++) {
+    finding *x = &f->v[i];
+    if (x->head && x->sev == sev && !strcmp(x->code, code) && !strcmp(x->head, head)) return x;
+  }
+  findings_add(f, code, sev, NULL, 0, "%s", head);
+  if (f->oom || !f->n) return NULL;
+  finding *x = &f->v[f->n - 1];
+  x->head = strdup(head);
+  if (!x->head) f->oom = 1;
+  return x->head ? x : NULL;
+}
+
+void findings_group(finding_list *f, const char *code, severity sev, const char *head,
+                    const char *file, uint32_t line, const char *fmt, ...) {
+  finding *x = group_of(f, code, sev, head);
+  if (!x) return;
+  for (size_t i = 0; i < x->n_locs; i++) /* each file once */
+    if (!strcmp(x->locs[i].file, file ? file : "-") && x->locs[i].line == line) return;
+  char *detail = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = vasprintf(&detail, fmt, ap);
+  va_end(ap);
+  finding_loc *v = realloc(x->locs, (x->n_locs + 1) * sizeof *v);
+  char *fc = strdup(file ? file : "-");
+  if (rc < 0 || !v || !fc) {
+    if (rc >= 0) free(detail);
+    if (v) x->locs = v;
+    free(fc);
+    f->oom = 1;
+    return;
+  }
+  x->locs = v;
+  x->locs[x->n_locs++] = (finding_loc){fc, line, detail};
+  if (x->n_locs == 1) {
+    x->file = strdup(fc);
+    x->line = line;
+    if (!x->file) f->oom = 1;
+  }
+  char *m = group_message(x);
+  if (!m) {
+    f->oom = 1;
+    return;
+  }
+  free(x->message);
+  x->message = m;
 }
 
 /* A stable sort by severity: insertion sort keeps the found order, and
@@ -62,8 +132,15 @@ int findings_has(const finding_list *f, const char *code) {
 
 void findings_free(finding_list *f) {
   for (size_t i = 0; i < f->n; i++) {
-    free(f->v[i].message);
-    free(f->v[i].file);
+    finding *x = &f->v[i];
+    free(x->message);
+    free(x->file);
+    free(x->head);
+    for (size_t k = 0; k < x->n_locs; k++) {
+      free(x->locs[k].file);
+      free(x->locs[k].detail);
+    }
+    free(x->locs);
   }
   free(f->v);
   memset(f, 0, sizeof *f);
@@ -79,6 +156,16 @@ json_t *findings_json(const char *folder, const finding_list *f, json_t *summary
     json_object_set_new(o, "message", json_string(x->message));
     json_object_set_new(o, "file", x->file ? json_string(x->file) : json_null());
     json_object_set_new(o, "line", x->line ? json_integer(x->line) : json_null());
+    if (x->n_locs) {
+      json_t *files = json_array();
+      for (size_t k = 0; k < x->n_locs; k++) {
+        json_t *l = json_object();
+        json_object_set_new(l, "file", json_string(x->locs[k].file));
+        json_object_set_new(l, "line", x->locs[k].line ? json_integer(x->locs[k].line) : json_null());
+        json_array_append_new(files, l);
+      }
+      json_object_set_new(o, "files", files);
+    }
     json_array_append_new(arr, o);
   }
   if (f->oom) {

@@ -12,12 +12,22 @@
 
 typedef enum severity { SEV_ERROR, SEV_WARNING } severity;
 
+/* One file a finding covers. */
+typedef struct finding_loc {
+  char *file;
+  uint32_t line;
+  char *detail; /* what this file shows; may be empty */
+} finding_loc;
+
 typedef struct finding {
   const char *code; /* a string literal, e.g. "SIZE_OVER_LIMIT" */
   severity sev;
   char *message;
-  char *file;    /* path relative to the folder, NULL if none */
+  char *file;    /* path relative to the folder, NULL if none (the first file of a group) */
   uint32_t line; /* 1-based, 0 if none */
+  char *head;    /* a grouped finding's shared text (see findings_group), else NULL */
+  finding_loc *locs; /* a grouped finding: every file it covers, in the order added */
+  size_t n_locs;
 } finding;
 
 typedef struct finding_list {
@@ -28,6 +38,16 @@ typedef struct finding_list {
 
 void findings_add(finding_list *f, const char *code, severity sev, const char *file,
                   uint32_t line, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* One finding per root cause: the first call with a given code, severity
+ * and head starts a finding; later calls add their file to it. The message
+ * is the head, then each file's own detail (fmt) and place, e.g. "GPTQ
+ * calibration past 600 s: until 603.1 s (a.log:170); until 603.0 s
+ * (b.log:170)"; a file and line already in the finding is not added again. Past
+ * FINDINGS_GROUP_SHOWN files the rest are counted, not listed. */
+#define FINDINGS_GROUP_SHOWN 12
+void findings_group(finding_list *f, const char *code, severity sev, const char *head,
+                    const char *file, uint32_t line, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
 /* Errors first; within a severity, the order they were found in. */
 void findings_sort(finding_list *f);
 size_t findings_count(const finding_list *f, severity sev);

@@ -215,6 +215,9 @@ typedef struct parser {
   size_t cap_train, cap_val, cap_metrics, cap_models, cap_totals, cap_code, cap_hp;
   bool in_hparams;   /* inside a Hyperparameters: block */
   bool training;     /* a step line has been seen */
+  int64_t last_step; /* of the last step line, to see a new run begin */
+  bool have_seed;
+  double last_seed;  /* the last seed printed, to see another seed's run begin */
   bool oom;
 } parser;
 
@@ -227,6 +230,8 @@ typedef struct parser {
     (ps)->log->arr[(ps)->log->n++] = (val);                                     \
   } while (0)
 
+/* A seed other than the last one printed starts a new segment: the file
+ * goes on with another seed's run (or its evaluation). */
 static void set_seed(parser *ps, uint32_t line, double v) {
   pg_log *l = ps->log;
   if (!l->seed.line) {
@@ -235,6 +240,12 @@ static void set_seed(parser *ps, uint32_t line, double v) {
   } else if (l->seed.v != v) {
     l->seed_conflict = 1;
   }
+  if (ps->have_seed && v != ps->last_seed) {
+    l->n_segments = (l->n_segments ? l->n_segments : 1) + 1;
+    ps->last_step = -1;
+  }
+  ps->have_seed = true;
+  ps->last_seed = v;
 }
 
 static void add_kv(parser *ps, uint32_t line, span key, span val) {
@@ -274,6 +285,13 @@ static bool hparam_line(parser *ps, uint32_t ln, span s) {
 }
 
 /* The rest of a step line after "N/M": a training or a validation step. */
+/* A step below the last one printed: the file goes on with another run. */
+static void note_step(parser *ps, int64_t step) {
+  if (!ps->log->n_segments) ps->log->n_segments = 1;
+  else if (ps->last_step >= 0 && step < ps->last_step) ps->log->n_segments++;
+  ps->last_step = step;
+}
+
 static void step_line(parser *ps, uint32_t ln, span rest, int64_t step, int64_t total) {
   log_num loss, vl, vb, avg;
   double ms = NAN, res = NAN;
@@ -284,10 +302,12 @@ static void step_line(parser *ps, uint32_t ln, span rest, int64_t step, int64_t 
   if (key_number(rest, "train_loss", &loss)) {
     log_train_step t = {ln, step, total, loss, ms, res, avg_ms};
     ps->training = true;
+    note_step(ps, step);
     PUSH(ps, train, n_train, cap_train, t);
   } else if (key_number(rest, "val_loss", &vl) && key_number(rest, "val_bpb", &vb)) {
     log_val_step v = {ln, step, total, vl, vb, ms, res, avg_ms};
     ps->training = true;
+    note_step(ps, step);
     PUSH(ps, val, n_val, cap_val, v);
   }
 }
@@ -388,6 +408,7 @@ static void metric_line(parser *ps, uint32_t ln, span s) {
   if (!key_number(after, "val_loss", &m.val_loss) || !key_number(after, "val_bpb", &m.val_bpb))
     return;
   m.line = ln;
+  m.segment = ps->log->n_segments ? ps->log->n_segments - 1 : 0;
   copy_label(m.prefix, prefix);
   metric_base(&m);
   m.kind = classify(m.prefix);
@@ -490,6 +511,13 @@ static void parse_line(parser *ps, uint32_t ln, span s) {
   s = trim_right(s);
   if (s.n == 16 && starts(s, "Hyperparameters:")) {
     ps->in_hparams = true;
+    /* A configuration printed after scores of the current segment: the
+     * file goes on with another session (an evaluation of another model). */
+    uint32_t cur = l->n_segments ? l->n_segments - 1 : 0;
+    if (l->n_metrics && l->metrics[l->n_metrics - 1].segment == cur) {
+      l->n_segments = (l->n_segments ? l->n_segments : 1) + 1;
+      ps->last_step = -1;
+    }
     return;
   }
   int64_t step, total;

@@ -81,7 +81,8 @@ typedef struct log_metric {
   int exact;                  /* the `_exact` twin (full precision) */
   log_metric_kind kind;
   log_num val_loss, val_bpb;
-  double eval_ms; /* eval_time:Tms or elapsed=Xs; NAN if absent */
+  double eval_ms;   /* eval_time:Tms or elapsed=Xs; NAN if absent */
+  uint32_t segment; /* the training it follows (see pg_log.n_segments) */
 } log_metric;
 
 /* `Serialized model[ LABEL]: N bytes` and `Total submission size[ LABEL]: N bytes`.
@@ -146,6 +147,14 @@ typedef struct pg_log {
   log_value total_eval_s;    /* total_eval_time:Xs */
   log_value seed;            /* first seed:N, or the hyperparameter `seed` */
   int seed_conflict;         /* a later seed line disagreed with the first */
+
+  /* Runs in the file: one log can hold several runs one after the other
+   * (each restarting its step count), or excerpts of other seeds' runs. A
+   * step line whose step is below the last one printed, a seed other than
+   * the last one printed, or a `Hyperparameters:` block after a metric of
+   * the current segment starts a new segment. 0 if the log has no step
+   * line and one part. */
+  uint32_t n_segments;
 
   uint32_t n_lines;
   uint32_t code_end_line;     /* last line of a leading script-source block, 0 if none */

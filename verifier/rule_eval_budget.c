@@ -2,7 +2,8 @@
  * evaluation?": "We won't accept submissions that take more than 10
  * minutes on 8xH100 to evaluate (Note: This limit is in addition to the 10
  * minutes of training time allowed!)". Checked where the log gives the
- * time: total_eval_time, else the eval_time of the final metric line. */
+ * time: total_eval_time, else the eval_time of the final metric line.
+ * A warning for a log that does not back the claim (submission_runs.c). */
 #include <math.h>
 #include <string.h>
 
@@ -14,10 +15,14 @@ void rule_eval_budget(const submission *s, finding_list *f) {
   for (size_t i = 0; i < s->n_logs; i++) {
     const sub_log *lg = &s->logs[i];
     const pg_log *l = &lg->log;
+    if (lg->copy_of >= 0) continue;
+    severity sev = lg->backs_claim ? SEV_ERROR : SEV_WARNING;
+    const char *note = lg->backs_claim ? "" : " (this run does not back the claim)";
     if (l->total_eval_s.line) {
       if (l->total_eval_s.v * 1000.0 > CHALLENGE_EVAL_LIMIT_MS)
-        findings_add(f, "EVAL_OVER_BUDGET", SEV_ERROR, lg->rel, l->total_eval_s.line,
-                     "evaluation took %.1f s, over the " CHALLENGE_TIME_LIMIT_TEXT " limit", l->total_eval_s.v);
+        findings_add(f, "EVAL_OVER_BUDGET", sev, lg->rel, l->total_eval_s.line,
+                     "evaluation took %.1f s, over the " CHALLENGE_TIME_LIMIT_TEXT " limit%s",
+                     l->total_eval_s.v, note);
       continue;
     }
     const log_metric *m = log_final_metric(l);
@@ -27,7 +32,8 @@ void rule_eval_budget(const submission *s, finding_list *f) {
           strcmp(l->metrics[k].base, m->base) == 0)
         m = &l->metrics[k];
     if (m && !isnan(m->eval_ms) && m->eval_ms > CHALLENGE_EVAL_LIMIT_MS)
-      findings_add(f, "EVAL_OVER_BUDGET", SEV_ERROR, lg->rel, m->line,
-                   "%s took %.0f ms to evaluate, over the " CHALLENGE_TIME_LIMIT_MS_TEXT " limit", m->prefix, m->eval_ms);
+      findings_add(f, "EVAL_OVER_BUDGET", sev, lg->rel, m->line,
+                   "%s took %.0f ms to evaluate, over the " CHALLENGE_TIME_LIMIT_MS_TEXT " limit%s",
+                   m->prefix, m->eval_ms, note);
   }
 }

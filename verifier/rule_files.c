@@ -1,7 +1,11 @@
 /* MISSING_FILE. Challenge README, "Submission Process": a submission
  * "includes the following files ... 1. A README.md file ... 2. A
  * submission.json file ... 3. A train log, automatically produced by your
- * script ... 4. A train_gpt.py script and any other dependencies." */
+ * script ... 4. A train_gpt.py script and any other dependencies.
+ * Submissions without the full set of requirements will not be accepted."
+ *
+ * The train log is missing when the folder holds no log at all; logs that
+ * hold no final metric are NO_FINAL_METRIC's (one finding per cause). */
 #include <string.h>
 
 #include "verifier/rules.h"
@@ -31,10 +35,8 @@ void rule_files(const submission *s, finding_list *f) {
       findings_add(f, "MISSING_FILE", SEV_ERROR, "train_gpt.py", 0,
                    "no train_gpt.py and no other non-empty entry script");
   }
-  size_t with_final = 0;
-  for (size_t i = 0; i < s->n_logs; i++) with_final += log_final_metric(&s->logs[i].log) != NULL;
-  if (!with_final)
+  if (!s->n_logs)
     findings_add(f, "MISSING_FILE", SEV_ERROR, NULL, 0,
-                 "no train log with a final metric line (%zu log%s found)", s->n_logs,
-                 s->n_logs == 1 ? "" : "s");
+                 "no train log: no .log or .txt file with step or metric lines%s",
+                 s->n_other_logs ? " (the .log/.txt files here hold none)" : "");
 }

@@ -8,7 +8,14 @@
  * the code size the log prints, and the compressed size a self-extracting
  * script prints. The compressed model bytes are the last labelled
  * `Serialized model LABEL:` line (an unlabelled one is the raw model). The
- * log's labelled `Total submission size LABEL:` is checked as printed. */
+ * log's labelled `Total submission size LABEL:` is checked as printed.
+ *
+ * One finding per convention lists every log over the limit. A log that
+ * does not back the claim (a rerun or ablation beside the claimed runs,
+ * submission_runs.c) gets warnings: its artifact is not the one
+ * submitted. Byte-identical copies of a log are skipped. */
+#include <stdio.h>
+
 #include "common/challenge.h"
 #include "verifier/rules.h"
 
@@ -30,10 +37,14 @@ static void over(finding_list *f, const sub_log *lg, uint32_t line, const char *
                  int64_t code, const log_bytes *model, severity sev) {
   int64_t total = code + model->bytes;
   if (total <= CHALLENGE_SIZE_LIMIT_BYTES) return;
-  findings_add(f, "SIZE_OVER_LIMIT", sev, lg->rel, line,
-               "%s: %lld code bytes + %lld model bytes (%s, line %u) = %lld > " CHALLENGE_SIZE_LIMIT_TEXT,
-               convention, (long long)code, (long long)model->bytes, model->label, model->line,
-               (long long)total);
+  if (!lg->backs_claim) sev = SEV_WARNING;
+  char head[200];
+  snprintf(head, sizeof head, "%s%s", convention,
+           lg->backs_claim ? "" : " (in runs that do not back the claim)");
+  findings_group(f, "SIZE_OVER_LIMIT", sev, head, lg->rel, line,
+                 "%lld code bytes + %lld model bytes (%s, line %u) = %lld > " CHALLENGE_SIZE_LIMIT_TEXT,
+                 (long long)code, (long long)model->bytes, model->label, model->line,
+                 (long long)total);
 }
 
 void rule_size(const submission *s, finding_list *f) {
@@ -42,6 +53,7 @@ void rule_size(const submission *s, finding_list *f) {
   for (size_t i = 0; i < s->n_logs; i++) {
     const sub_log *lg = &s->logs[i];
     const pg_log *l = &lg->log;
+    if (lg->copy_of >= 0) continue;
     const log_bytes *model = last_labelled(l->models, l->n_models);
     if (model) {
       const log_code_size *compressed = last_code(l, CODE_SIZE_COMPRESSED);
@@ -61,10 +73,14 @@ void rule_size(const submission *s, finding_list *f) {
              SEV_ERROR);
     }
     const log_bytes *total = last_labelled(l->totals, l->n_totals);
-    if (total && total->bytes > CHALLENGE_SIZE_LIMIT_BYTES)
-      findings_add(f, "SIZE_OVER_LIMIT", SEV_ERROR, lg->rel, total->line,
-                   "logged total submission size %s: %lld bytes > " CHALLENGE_SIZE_LIMIT_TEXT, total->label,
-                   (long long)total->bytes);
+    if (total && total->bytes > CHALLENGE_SIZE_LIMIT_BYTES) {
+      char head[LOG_LABEL_MAX + 96];
+      snprintf(head, sizeof head, "logged total submission size %s%s", total->label,
+               lg->backs_claim ? "" : " (in runs that do not back the claim)");
+      findings_group(f, "SIZE_OVER_LIMIT", lg->backs_claim ? SEV_ERROR : SEV_WARNING, head,
+                     lg->rel, total->line, "%lld bytes > " CHALLENGE_SIZE_LIMIT_TEXT,
+                     (long long)total->bytes);
+    }
   }
   const sub_json *j = submission_claims(s);
   if (j && j->has_bytes_total && j->bytes_total > CHALLENGE_SIZE_LIMIT_BYTES)

@@ -16,13 +16,12 @@ void rule_eval_budget(const submission *s, finding_list *f);  /* EVAL_OVER_BUDGE
 void rule_seeds(const submission *s, finding_list *f);        /* TOO_FEW_SEEDS, SEED_DUPLICATE */
 void rule_config(const submission *s, finding_list *f);       /* CONFIG_MISMATCH */
 void rule_tokenizer(const submission *s, finding_list *f);    /* TOKENIZER_ACCOUNTING */
+void rule_eval_selection(const submission *s, finding_list *f); /* EVAL_SELECTION */
 
-/* Does a decimal claim c (written with c_dec digits after the point)
- * agree with a printed value v (v_dec digits)? They agree when they
- * differ by less than one unit in the last digit of the less precise of
- * the two, so both rounding and truncation by the submitter are accepted. */
-int claim_agrees(double c, int c_dec, double v, int v_dec);
-/* Digits after the point in the shortest decimal that reads back as x. */
-int decimals_of(double x);
+/* Does a difference of hyperparameter key (value a in a log of seed
+ * seed_a, b in one of seed_b) say nothing about training or evaluation: a
+ * path, an id, a date, free text, or the seed itself? (rule_config.c) */
+int hparam_incidental(const char *key, const char *a, const char *b, int64_t seed_a,
+                      int64_t seed_b);
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "common/fileio.h"
+#include "common/sha256.h"
 
 const char *sub_track_name(sub_track t) { return t == TRACK_RECORD ? "10min" : "nonrecord"; }
 
@@ -78,15 +79,22 @@ static int push_file(sub_file **v, size_t *n, const entry *e) {
   return 0;
 }
 
-/* "train_seed42.log", "seed_1337.txt", "log_seed-7.txt" -> the number. */
+/* "train_seed42.log", "seed_1337.txt", "log_seed-7.txt" -> the number;
+ * else a number that ends the name after '_' or '-' ("ternary_log_42.txt",
+ * "train_42.log"; not "train_v3.txt"). */
 static int64_t seed_from_name(const char *rel) {
   const char *b = base_name(rel), *p = b;
   while ((p = strstr(p, "seed"))) {
     p += 4;
     while (*p == '_' || *p == '-' || *p == '=') p++;
-    if (isdigit((unsigned char)*p)) return strtoll(p, NULL, 10);
+    if (isdigit((unsigned char)*p) && strspn(p, "0123456789") <= 18) return strtoll(p, NULL, 10);
   }
-  return -1;
+  const char *dot = strrchr(b, '.');
+  if (!dot) return -1;
+  const char *d = dot;
+  while (d > b && isdigit((unsigned char)d[-1])) d--;
+  if (d == dot || dot - d > 18 || d == b || (d[-1] != '_' && d[-1] != '-')) return -1;
+  return strtoll(d, NULL, 10);
 }
 
 static int is_log_name(const char *rel) {
@@ -100,8 +108,21 @@ static int is_log_name(const char *rel) {
 typedef struct parsed_log {
   pg_log log;
   pg_error err;
+  uint8_t digest[SHA256_LEN];
   int rc;
 } parsed_log;
+
+/* Read, hash (to find byte-identical copies) and parse one log. */
+static void parse_one(const char *path, parsed_log *p) {
+  uint8_t *buf;
+  size_t len;
+  memset(&p->log, 0, sizeof p->log);
+  p->rc = file_read_all(path, LOG_MAX_BYTES, &buf, &len, &p->err);
+  if (p->rc) return;
+  sha256_buf(buf, len, p->digest);
+  p->rc = log_parse((const char *)buf, len, path, &p->log, &p->err);
+  free(buf);
+}
 
 static void add_log(submission *s, const entry *e, parsed_log *p, finding_list *f) {
   sub_log lg = {0};
@@ -117,12 +138,21 @@ static void add_log(submission *s, const entry *e, parsed_log *p, finding_list *
     return;
   }
   lg.rel = strdup(e->rel);
-  if (l->seed.line) {
+  lg.name_seed = seed_from_name(e->rel);
+  double ms, res, step;
+  uint32_t at;
+  lg.trains = l->n_train || log_train_end(l, &ms, &res, &at, &step) == 0;
+  /* A training log's printed seed is its run's; an evaluation's printed
+   * seed is often the evaluating process's, and its file name tells whose
+   * artifact it scored (eval_seed1337.log printing seed 42). */
+  if (l->seed.line && (lg.trains || lg.name_seed < 0)) {
     lg.seed = (int64_t)l->seed.v;
     lg.seed_line = l->seed.line;
   } else {
-    lg.seed = seed_from_name(e->rel);
+    lg.seed = lg.name_seed;
   }
+  memcpy(lg.digest, p->digest, sizeof lg.digest);
+  lg.copy_of = -1;
   sub_log *v = realloc(s->logs, (s->n_logs + 1) * sizeof *v);
   if (!v || !lg.rel) {
     free(lg.rel);
@@ -212,7 +242,7 @@ int submission_load(const char *dir, int forced_track, submission *s, finding_li
     if (!is_log_name(e[i].rel)) continue;
     char full[8192];
     snprintf(full, sizeof full, "%s/%s", dir, e[i].rel);
-    pl[i].rc = log_parse_file(full, &pl[i].log, &pl[i].err);
+    parse_one(full, &pl[i]);
   }
   for (size_t i = 0; i < n; i++) {
     const char *rel = e[i].rel, *b = base_name(rel);
@@ -228,6 +258,7 @@ int submission_load(const char *dir, int forced_track, submission *s, finding_li
   free(pl);
   free(e);
   infer_track(s, forced_track);
+  submission_link(s, f);
   return 0;
 }
 
@@ -243,6 +274,7 @@ static void free_files(sub_file *v, size_t n) {
 }
 
 void submission_free(submission *s) {
+  submission_runs_free(s);
   free(s->dir);
   free(s->entry.rel);
   free_files(s->code, s->n_code);

@@ -3,7 +3,14 @@
  * "a submission.json file ... that includes your name, GitHub ID, val_bpb,
  * and related metadata"; the records add the fields read here. Unknown
  * fields are allowed (records carry many), known ones must have the type
- * the records use. */
+ * the records use.
+ *
+ * JSON_FIELD is a warning: accepted records lack author, github_id, name,
+ * date or val_bpb, or write "seeds" as an object keyed by seed. A missing
+ * or mistyped field changes nothing a verdict rests on: the numbers that
+ * are there are checked against the logs (CLAIM_MISMATCH) and the sizes
+ * against the limit (SIZE_OVER_LIMIT). A file that is not JSON at all
+ * (JSON_INVALID) stays an error: no claim of it can be read. */
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -23,6 +30,69 @@ static uint32_t key_line(const char *text, size_t len, const char *key) {
   return line;
 }
 
+/* Digits after the point of a number as written in the JSON text at path
+ * (keys from the top; NULL matches any array element), so "1.06400" is a
+ * claim to 5 decimals although it reads back as 1.064. The text has parsed
+ * already; -1 if the path is not a number. */
+#define PATH_MAX_DEPTH 8
+static int written_decimals(const char *t, size_t len, const char *const *path, size_t depth) {
+  const char *key[PATH_MAX_DEPTH + 1] = {0};
+  size_t key_len[PATH_MAX_DEPTH + 1] = {0};
+  int is_obj[PATH_MAX_DEPTH + 1] = {0};
+  size_t d = 0; /* nesting depth: containers open */
+  const char *pending = NULL;
+  size_t pending_len = 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = t[i];
+    if (c == '"') {
+      size_t j = i + 1;
+      while (j < len && t[j] != '"') j += t[j] == '\\' ? 2 : 1;
+      if (d && is_obj[d] && !pending) pending = t + i + 1, pending_len = j - i - 1;
+      else pending = NULL;
+      i = j;
+    } else if (c == ':') {
+      key[d] = pending, key_len[d] = pending_len;
+      pending = NULL;
+    } else if (c == '{' || c == '[') {
+      if (++d > PATH_MAX_DEPTH) return -1; /* deeper than any claim lives */
+      is_obj[d] = c == '{';
+      key[d] = NULL;
+    } else if (c == '}' || c == ']') {
+      if (d) d--;
+      pending = NULL;
+    } else if (c == ',') {
+      pending = NULL;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      size_t j = i, dec = 0;
+      int point = 0;
+      while (j < len && strchr("+-0123456789.eE", t[j])) {
+        if (t[j] == '.') point = 1;
+        else if (point && t[j] >= '0' && t[j] <= '9') dec++;
+        else if (t[j] == 'e' || t[j] == 'E') point = 0;
+        j++;
+      }
+      int match = d == depth;
+      for (size_t k = 0; match && k < depth; k++) {
+        const char *want = path[k];
+        const char *have = key[k + 1];
+        match = !want ? !is_obj[k + 1]
+                      : is_obj[k + 1] && have && strlen(want) == key_len[k + 1] &&
+                            !memcmp(want, have, key_len[k + 1]);
+      }
+      if (match) return (int)dec;
+      i = j - 1;
+    }
+  }
+  return -1;
+}
+
+/* The written decimals of a claim, else those of its shortest form. */
+static int claim_decimals(const char *t, size_t len, const char *const *path, size_t depth,
+                          double v) {
+  int d = written_decimals(t, len, path, depth);
+  return d >= 0 ? d : decimals_of(v);
+}
+
 typedef struct ctx {
   const char *text;
   size_t len;
@@ -33,7 +103,7 @@ typedef struct ctx {
 static void bad(const ctx *c, const char *key, const char *fmt, const char *detail) {
   char msg[256];
   snprintf(msg, sizeof msg, fmt, key, detail);
-  findings_add(c->f, "JSON_FIELD", SEV_ERROR, c->rel, key_line(c->text, c->len, key), "%s", msg);
+  findings_add(c->f, "JSON_FIELD", SEV_WARNING, c->rel, key_line(c->text, c->len, key), "%s", msg);
 }
 
 static int require_string(const ctx *c, json_t *root, const char *key) {
@@ -97,9 +167,16 @@ static int parse_seed_key(const char *k, int64_t *seed) {
   return 0;
 }
 
+static void read_seed_results(const ctx *c, json_t *root, const char *key, sub_json *j);
+
+/* "seeds": [42, 1337], or an object keyed by seed like "seed_results". */
 static void read_seeds(const ctx *c, json_t *root, sub_json *j) {
   json_t *v = json_object_get(root, "seeds");
   if (!v) return;
+  if (json_is_object(v) && !json_object_get(root, "seed_results")) {
+    read_seed_results(c, root, "seeds", j);
+    return;
+  }
   if (!json_is_array(v)) {
     bad(c, "seeds", "field \"%s\" must be an array of integers%s", "");
     return;
@@ -118,11 +195,11 @@ static void read_seeds(const ctx *c, json_t *root, sub_json *j) {
   }
 }
 
-static void read_seed_results(const ctx *c, json_t *root, sub_json *j) {
-  json_t *v = json_object_get(root, "seed_results");
+static void read_seed_results(const ctx *c, json_t *root, const char *key, sub_json *j) {
+  json_t *v = json_object_get(root, key);
   if (!v) return;
   if (!json_is_object(v)) {
-    bad(c, "seed_results", "field \"%s\" must be an object keyed by seed%s", "");
+    bad(c, key, "field \"%s\" must be an object keyed by seed%s", "");
     return;
   }
   j->claims = calloc(json_object_size(v) + 1, sizeof *j->claims);
@@ -132,17 +209,20 @@ static void read_seed_results(const ctx *c, json_t *root, sub_json *j) {
   json_object_foreach(v, k, r) {
     sub_seed_claim cl = {0};
     char where[64];
-    snprintf(where, sizeof where, "seed_results.%.40s.", k);
+    snprintf(where, sizeof where, "%s.%.40s.", key, k);
     if (parse_seed_key(k, &cl.seed)) {
-      bad(c, "seed_results", "field \"%s\" has a key that is not a seed number%s", "");
+      bad(c, key, "field \"%s\" has a key that is not a seed number%s", "");
       continue;
     }
     if (!json_is_object(r)) {
-      bad(c, "seed_results", "field \"%s\" holds a value that is not an object%s", "");
+      bad(c, key, "field \"%s\" holds a value that is not an object%s", "");
       continue;
     }
     cl.has_bpb = get_number(c, r, "val_bpb", where, 0, 20, &cl.val_bpb) == 1;
     cl.has_loss = get_number(c, r, "val_loss", where, 0, 100, &cl.val_loss) == 1;
+    const char *pb[] = {key, k, "val_bpb"}, *pl[] = {key, k, "val_loss"};
+    if (cl.has_bpb) cl.bpb_dec = claim_decimals(c->text, c->len, pb, 3, cl.val_bpb);
+    if (cl.has_loss) cl.loss_dec = claim_decimals(c->text, c->len, pl, 3, cl.val_loss);
     cl.has_bytes = get_count(c, r, "artifact_bytes", where, &cl.artifact_bytes) == 1;
     if (!cl.has_bytes) cl.has_bytes = get_count(c, r, "bytes_total", where, &cl.artifact_bytes) == 1;
     j->claims[j->n_claims++] = cl;
@@ -179,9 +259,19 @@ void submission_json_parse(const char *text, size_t len, const char *rel, sub_js
       !valid_date(json_string_value(json_object_get(root, "date"))))
     bad(&c, "date", "field \"%s\" is not a date (YYYY-MM-DD, optionally with a time)%s", "");
   int r = get_number(&c, root, "val_bpb", "", 0, 20, &j->val_bpb);
-  if (r == 0) bad(&c, "val_bpb", "required field \"%s\" is missing%s", "");
+  j->val_bpb_key = "val_bpb";
+  if (r == 0 && get_number(&c, root, "mean_val_bpb", "", 0, 20, &j->val_bpb) == 1) {
+    bad(&c, "val_bpb", "required field \"%s\" is missing%s", "; mean_val_bpb is read in its place");
+    j->val_bpb_key = "mean_val_bpb";
+    r = 1;
+  } else if (r == 0) {
+    bad(&c, "val_bpb", "required field \"%s\" is missing%s", "");
+  }
   j->has_val_bpb = r == 1;
   j->has_val_loss = get_number(&c, root, "val_loss", "", 0, 100, &j->val_loss) == 1;
+  const char *pb[] = {j->val_bpb_key}, *pl[] = {"val_loss"};
+  if (j->has_val_bpb) j->val_bpb_dec = claim_decimals(text, len, pb, 1, j->val_bpb);
+  if (j->has_val_loss) j->val_loss_dec = claim_decimals(text, len, pl, 1, j->val_loss);
   j->has_bytes_total = get_count(&c, root, "bytes_total", "", &j->bytes_total) == 1;
   j->has_bytes_code = get_count(&c, root, "bytes_code", "", &j->bytes_code) == 1;
   json_t *t = json_object_get(root, "track");
@@ -192,7 +282,7 @@ void submission_json_parse(const char *text, size_t len, const char *rel, sub_js
     snprintf(j->track, sizeof j->track, "%s", json_string_value(t));
   }
   read_seeds(&c, root, j);
-  read_seed_results(&c, root, j);
+  read_seed_results(&c, root, "seed_results", j);
 }
 
 void sub_json_free(sub_json *j) {

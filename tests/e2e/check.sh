@@ -161,22 +161,26 @@ grep -A4 JSON_INVALID "$TMP/out" | grep -q '"line": 2' && ok check_json_invalid_
 d=$(variant json_dup); sed -i 's/"github_id": "tester",/"github_id": "tester", "github_id": "other",/' "$d/submission.json"
 has check_json_duplicate_key JSON_INVALID error "duplicate" "$d"
 d=$(variant json_field); sed -i -e '/"author"/d' -e 's/"bytes_total": 15863642/"bytes_total": 15863642.5/' "$d/submission.json"
-has check_json_field_missing JSON_FIELD error "author" "$d"
-has check_json_field_type JSON_FIELD error "bytes_total.*integer" "$d"
+# A missing or mistyped field is a formality: a warning (accepted records
+# lack author, github_id, name or date).
+has check_json_field_missing JSON_FIELD warning "author" "$d"
+has check_json_field_type JSON_FIELD warning "bytes_total.*integer" "$d"
 d=$(variant json_bpb); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": "1.2241219",/' "$d/submission.json"
-has check_json_field_bpb_string JSON_FIELD error "val_bpb.*number" "$d"
+has check_json_field_bpb_string JSON_FIELD warning "val_bpb.*number" "$d"
 
 d=$(variant claim_seed); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.2243657,/' "$d/submission.json"
-has check_claim_one_seed CLAIM_MISMATCH error "one seed only" "$d"
+# One seed's number with the other seeds beside it: a warning giving both
+# numbers (2026-03-18_LongContextSeq2048 claims seed 1337's result).
+has check_claim_one_seed CLAIM_MISMATCH warning "1\.2243657 is the final_int8_zlib_roundtrip of one run \(seed 1337.*averages 1\.22412190" "$d"
 d=$(variant claim_prequant); sed -i 's/"42": {"val_bpb": 1.225,/"42": {"val_bpb": 1.21,/' "$d/submission.json"
 has check_claim_prequant CLAIM_MISMATCH error "pre-quantization line" "$d"
 d=$(variant claim_none); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.1111,/' "$d/submission.json"
 has check_claim_none CLAIM_MISMATCH error "not the mean.*no log line" "$d"
 d=$(variant claim_bytes); sed -i 's/"bytes_total": 15863642/"bytes_total": 15000000/' "$d/submission.json"
-has check_claim_bytes CLAIM_MISMATCH error "bytes_total 15000000" "$d"
+has check_claim_bytes CLAIM_MISMATCH warning "bytes_total 15000000" "$d"
 d=$(variant claim_digits); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.2241,/' "$d/submission.json"
 clean check_claim_fewer_digits_ok "$d"
-d=$(variant claim_digits_off); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.2243,/' "$d/submission.json"
+d=$(variant claim_digits_off); sed -i 's/"val_bpb": 1.2241219,/"val_bpb": 1.2239,/' "$d/submission.json"
 has check_claim_digits_off CLAIM_MISMATCH error "" "$d"
 
 d=$(variant size); mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15952359 plain
@@ -195,11 +199,15 @@ d=$(variant size_selfextract)
 CODE_LINE='Code size (compressed): 190000 bytes' mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15815847 plain
 has check_size_selfextract SIZE_OVER_LIMIT error "self-extracting compressed code: 190000" "$d"
 
-# The one-step tolerance at its boundary: steps of 40 ms, cap 600,000 ms.
-d=$(variant budget_edge); mklog "$d/train_seed42.log" 42 1.22500000 600040 15815000 stamped
-clean check_train_cap_plus_one_step_passes "$d"
-d=$(variant budget_over); mklog "$d/train_seed42.log" 42 1.22500000 600041 15815000 stamped
-has check_train_one_ms_more_fails TRAIN_OVER_BUDGET error "600041 ms" "$d"
+# The official stop at its boundaries (steps of 40 ms, cap 600,000 ms):
+# the crossing step and one queued step pass; up to three steps warn;
+# more fail (tests/e2e/check_clock.sh has the real records' figures).
+d=$(variant budget_edge); mklog "$d/train_seed42.log" 42 1.22500000 600080 15815000 stamped
+clean check_train_cap_plus_two_steps_passes "$d"
+d=$(variant budget_band); mklog "$d/train_seed42.log" 42 1.22500000 600081 15815000 stamped
+has check_train_band_warns TRAIN_OVER_BUDGET warning "600081 ms" "$d"
+d=$(variant budget_over); mklog "$d/train_seed42.log" 42 1.22500000 600121 15815000 stamped
+has check_train_three_steps_fails TRAIN_OVER_BUDGET error "600121 ms" "$d"
 grep -A4 TRAIN_OVER_BUDGET "$TMP/out" | grep -q '"line": ' && ok check_train_line || fail check_train_line "no line"
 d=$(variant wallclock); sed -i 's/max_wallclock_seconds: 600.0/max_wallclock_seconds: 700.0/' "$d"/*.log
 has check_train_max_wallclock TRAIN_OVER_BUDGET error "max_wallclock_seconds is 700" "$d"
@@ -214,13 +222,16 @@ sed -i 's/eval_time:1401ms/eval_time:600001ms/' "$d/train_seed2025.log"
 has check_eval_final_line EVAL_OVER_BUDGET error "600001 ms" "$d"
 
 d=$(variant few); rm "$d/train_seed42.log" "$d/train_seed2025.log"
-has check_too_few_seeds TOO_FEW_SEEDS error "1 distinct seed" "$d"
+# The rule is p < 0.01, not a count: early records were accepted with one
+# log. A warning.
+has check_too_few_seeds TOO_FEW_SEEDS warning "1 run with a final metric" "$d"
 d=$(variant dup); mklog "$d/train_seed2025.log" 42 1.22300000 599990 15816000 plain
 has check_seed_duplicate SEED_DUPLICATE error "seed 42" "$d"
 d=$(variant config); HP='  warmdown_iters: 3600' mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 plain
 sed -i 's/num_layers: 9/num_layers: 10/' "$d/train_seed2025.log"
-has check_config_mismatch CONFIG_MISMATCH error "num_layers is 10 here but 9" "$d"
-has check_config_extra_key CONFIG_MISMATCH error "warmdown_iters" "$d"
+has check_config_mismatch CONFIG_MISMATCH error "num_layers is 10 in train_seed2025.log:[0-9]+ but 9" "$d"
+# A key one log prints and the others do not is no mismatch by itself.
+grep -q warmdown_iters "$TMP/out" && fail check_config_extra_key_ignored "warmdown_iters reported" || ok check_config_extra_key_ignored
 d=$(variant nofinal); mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 nofinal
 has check_no_final_metric NO_FINAL_METRIC error "only pre-quantization" "$d"
 d=$(variant tok); cp "$ROOT/tests/fuzz/corpus/fuzz_sentencepiece/small_bpe.model" "$d/tok.model"

@@ -1,5 +1,6 @@
 /* libFuzzer: the challenge log parser. Every item carries a line within
- * the text, and the score a log reports is one of its final metrics. */
+ * the text, every metric a segment the log has, and the score a log
+ * reports is one of its final metrics. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,7 +13,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < l.n_train; i++)
     if (!l.train[i].line || l.train[i].line > l.n_lines) __builtin_trap();
   for (size_t i = 0; i < l.n_metrics; i++)
-    if (!l.metrics[i].line || l.metrics[i].line > l.n_lines || l.metrics[i].line <= l.code_end_line)
+    if (!l.metrics[i].line || l.metrics[i].line > l.n_lines || l.metrics[i].line <= l.code_end_line ||
+        l.metrics[i].segment >= (l.n_segments ? l.n_segments : 1) ||
+        (i && l.metrics[i].segment < l.metrics[i - 1].segment))
       __builtin_trap();
   for (size_t i = 0; i < l.n_hparams; i++)
     if (!l.hparams[i].key[0] || l.hparams[i].line > l.n_lines) __builtin_trap();

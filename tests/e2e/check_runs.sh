@@ -1,0 +1,137 @@
+# pgolf check: runs, not files, and claims judged against runs
+# (CLAIM_MISMATCH, SEED_DUPLICATE, NO_FINAL_METRIC). The figures are those
+# of real record folders; the logs are written by tests/fixtures/submission.sh.
+. "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/tests/fixtures/submission.sh"
+F=$TMP/f
+fin() { printf 'final_int8_zlib_roundtrip_exact %s 2.03600000' "$1"; }
+
+# --- Claims ---------------------------------------------------------------
+# 2026-03-18_LongContextSeq2048: the claim is seed 1337's 1.20576485, the
+# two other seeds are evidence; their mean is 1.20636623. A warning that
+# gives both numbers.
+d=$F/longctx
+fx_folder "$d" 1.20576485
+FX_SEED=1337 FX_FINAL=$(fin 1.20576485) fx_log "$d/train.log"
+FX_SEED=1338 FX_FINAL=$(fin 1.20617460) fx_log "$d/train_seed1338.log"
+FX_SEED=1339 FX_FINAL=$(fin 1.20715923) fx_log "$d/train_seed1339.log"
+fx_has claim_one_run_warns CLAIM_MISMATCH warning "1\.20576485 .*one run \(seed 1337.*averages 1\.20636623" "$d"
+fx_verdict claim_one_run_passes pass "$d"
+# The mean of the three is a claim with no finding.
+sed -i 's/"val_bpb": 1.20576485/"val_bpb": 1.20636623/' "$d/submission.json"
+fx_lacks claim_mean_clean CLAIM_MISMATCH warning "$d"
+# A number in no log and not the mean: an error.
+sed -i 's/"val_bpb": 1.20636623/"val_bpb": 1.2050/' "$d/submission.json"
+fx_has claim_unsupported_fails CLAIM_MISMATCH error "1\.2050 is in no log at 4 decimals.*mean of 3 runs is 1\.20636623" "$d"
+
+# 2026-03-19_MLP3x_QAT_Int6_SlidingWindow (PR #86, the maintainers could
+# not reproduce it): the claim 1.15015359 is in no log, whose final metric
+# is 1.16660881, and two listed seeds have no log. An error.
+d=$F/mlp3x
+fx_folder "$d" 1.15015359 '"seeds": [1337, 42, 123],'
+FX_SEED=1337 FX_FINAL=$(fin 1.16660881) fx_log "$d/train.log"
+fx_has claim_pr86_fails CLAIM_MISMATCH error "1\.15015359 is in no log.*1\.16660881.*without a log: 42, 123" "$d"
+
+# A claim that is a pre-quantization line: an error that says so.
+d=$F/prequant
+fx_folder "$d" 1.2100
+FX_FINAL="pre_quantization_post_ema 1.21000000 2.05;$(fin 1.22436570)" fx_log "$d/train.log"
+fx_has claim_prequant_fails CLAIM_MISMATCH error "pre-quantization line" "$d"
+
+# Per-seed claims: "1.06400" is a claim to 5 decimals (it reads back as
+# 1.064); seed 42's training log prints 1.06443847 and its evaluation log
+# 1.06400238 (2026-04-23: train_seed42.log and ttt_pr1767/seed_42.log).
+d=$F/perseed
+fx_folder "$d" 1.06335 '"seeds": [42, 0, 1234], "seed_results": {"42": {"val_bpb": 1.06400}, "0": {"val_bpb": 1.06308}, "1234": {"val_bpb": 1.06297}},'
+for x in "42 1.06443847 1.06400238" "0 1.06353012 1.06307957" "1234 1.06336388 1.06296654"; do
+  set -- $x
+  mkdir -p "$d/ttt"
+  FX_SEED=$1 FX_FINAL="quantized_ttt_phased $2 2.329" fx_log "$d/train_seed$1.log"
+  FX_SEED=$1 FX_STOP= FX_FINAL="quantized_ttt_phased $3 2.328" fx_log "$d/ttt/seed_$1.log"
+done
+fx_lacks claim_written_decimals CLAIM_MISMATCH error "$d"
+sed -i 's/"42": {"val_bpb": 1.06400}/"42": {"val_bpb": 1.06420}/' "$d/submission.json"
+fx_has claim_per_seed_fails CLAIM_MISMATCH error "seed 42: val_bpb 1\.06420 is not a final metric" "$d"
+
+# val_loss and byte counts no log prints: warnings (val_bpb is the score,
+# sizes are SIZE_OVER_LIMIT's). 2026-03-20_10L_Int5MLP_MuonWD04_SWA50
+# wrote its bpb mean 1.14276 in val_loss.
+d=$F/loss
+fx_folder "$d" 1.14276 '"val_loss": 1.14276, "bytes_total": 15900000,'
+FX_SEED=1337 FX_FINAL=$(fin 1.14298416) fx_log "$d/train_seed1337.log"
+FX_SEED=42 FX_FINAL=$(fin 1.14260369) fx_log "$d/train_seed42.log"
+FX_SEED=2024 FX_FINAL=$(fin 1.14271194) fx_log "$d/train_seed2024.log"
+fx_has claim_loss_is_bpb_warns CLAIM_MISMATCH warning "val_loss 1\.14276 is a val_bpb value" "$d"
+fx_has claim_bytes_warns CLAIM_MISMATCH warning "bytes_total 15900000 is not a total any log prints; the logs print 15863489" "$d"
+fx_verdict claim_loss_bytes_pass pass "$d"
+
+# --- Runs -----------------------------------------------------------------
+# A training log with its evaluation in another file of the same seed
+# (train_seed0.log + ttt_seed0.log): one run, complete.
+d=$F/split
+fx_folder "$d" 1.06159742 '"seeds": [42, 0, 1234],'
+for x in "42 1.06099764" "0 1.06162560" "1234 1.06216902"; do
+  set -- $x
+  FX_SEED=$1 FX_FINAL="diagnostic quantized 1.07393374 2.35" fx_log "$d/train_seed$1.log"
+  FX_SEED=$1 FX_STOP= FX_FINAL="quantized_ttt_phased $2 2.32" fx_log "$d/ttt_seed$1.log"
+done
+fx_verdict runs_split_eval_passes pass "$d"
+fx_lacks runs_split_no_final_metric NO_FINAL_METRIC warning "$d"
+fx_lacks runs_split_no_duplicate SEED_DUPLICATE warning "$d"
+# A listed seed whose run has no final metric anywhere: an error.
+rm "$d/ttt_seed0.log"
+fx_has runs_listed_run_unscored NO_FINAL_METRIC error "train_seed0.log" "$d"
+
+# A byte-identical copy (2026-03-20_11L_XSA4: train.log is
+# train_seed1337.log): one run; the claim is the mean of the three seeds.
+d=$F/copy
+fx_folder "$d" 1.12801921
+FX_SEED=1337 FX_FINAL="final_int6_sliding_window_exact 1.12707468 1.90" fx_log "$d/train_seed1337.log"
+cp "$d/train_seed1337.log" "$d/train.log"
+FX_SEED=2025 FX_FINAL="final_int6_sliding_window_exact 1.12835808 1.90" fx_log "$d/train_seed2025.log"
+FX_SEED=42 FX_FINAL="final_int6_sliding_window_exact 1.12862486 1.90" fx_log "$d/train_seed42.log"
+fx_verdict runs_copy_passes pass "$d"
+fx_lacks runs_copy_no_duplicate SEED_DUPLICATE warning "$d"
+
+# Reruns (2026-04-29_SmearGateBOSFix_3Seed_1.06141): each seed's original
+# and a compliance rerun with GPTQ_RESERVE_SECONDS=8; the claim 1.06145 is
+# the originals' mean.
+d=$F/rerun
+fx_folder "$d" 1.06145 '"seeds": [42, 314, 1234],'
+for x in "42 1.06128183 1.06083288" "314 1.06086831 1.06090748" "1234 1.06220261 1.06248776"; do
+  set -- $x
+  FX_SEED=$1 FX_HP='  gptq_reserve_seconds: 0.5' FX_FINAL="quantized_ttt_phased $2 2.32" \
+    fx_log "$d/train_seed$1_original.log"
+  FX_SEED=$1 FX_HP='  gptq_reserve_seconds: 8.0' FX_STOP=592054 FX_FINAL="quantized_ttt_phased $3 2.32" \
+    fx_log "$d/train_seed$1_rerun_gptq8s.log"
+done
+fx_verdict runs_rerun_passes pass "$d"
+fx_lacks runs_rerun_no_duplicate SEED_DUPLICATE warning "$d"
+fx_lacks runs_rerun_config CONFIG_MISMATCH warning "$d"
+
+# A claimed mean that counts one seed twice (two trainings that both
+# print seed 42): an error naming them.
+d=$F/twice
+fx_folder "$d" 1.2241219
+FX_SEED=1337 FX_FINAL=$(fin 1.22436570) fx_log "$d/train_seed1337.log"
+FX_SEED=42 FX_FINAL=$(fin 1.22500000) fx_log "$d/train_seed42.log"
+FX_SEED=42 FX_FINAL=$(fin 1.22300000) fx_log "$d/train_seed2025.log"
+fx_has runs_seed_twice_fails SEED_DUPLICATE error "counting a seed twice.*seed 42 \(train_seed2025.log" "$d"
+fx_lacks runs_seed_twice_one_cause CLAIM_MISMATCH error "$d"
+
+# Sizes: a rerun beside the claimed runs whose artifact is over the limit
+# is a warning (its artifact is not the one submitted); the claimed runs
+# over it are one error listing each log.
+d=$F/size
+fx_folder "$d" 1.2241219
+FX_SEED=1337 FX_FINAL=$(fin 1.22436570) fx_log "$d/train_seed1337.log"
+FX_SEED=42 FX_FINAL=$(fin 1.22500000) fx_log "$d/train_seed42.log"
+FX_SEED=2025 FX_FINAL=$(fin 1.22300000) fx_log "$d/train_seed2025.log"
+FX_SEED=42 FX_MODEL=15960000 FX_FINAL=$(fin 1.22100000) fx_log "$d/train_seed42_rerun.log"
+fx_has runs_size_unclaimed_warns SIZE_OVER_LIMIT warning "do not back the claim.*16007642 > 16,000,000 \(train_seed42_rerun.log" "$d"
+fx_verdict runs_size_unclaimed_passes pass "$d"
+for s in 1337 42 2025; do sed -i 's/^Serialized model int8+zlib: .*/Serialized model int8+zlib: 15960000 bytes/' "$d/train_seed$s.log"; done
+fx_json "$d"
+n=$(fx_findings SIZE_OVER_LIMIT | grep -c '^error	logged code size: .*train_seed1337.log.*train_seed2025.log.*train_seed42.log')
+[ "$n" -eq 1 ] && ok runs_size_one_finding || fail runs_size_one_finding "$(fx_findings SIZE_OVER_LIMIT | cut -c1-300)"
