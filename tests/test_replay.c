@@ -91,6 +91,55 @@ static void test_sandbox_argv_minimal(void **state) {
   assert_int_equal(sandbox_build(&s, "bwrap", &a, &err), -1);
 }
 
+/* GPUs in the sandbox, against a fake device folder: every node by
+ * default; with --gpus 3 the control nodes and nvidia0..2 only, and
+ * CUDA_VISIBLE_DEVICES=0,1,2; with no GPU, no node at all. */
+static void test_sandbox_gpus(void **state) {
+  (void)state;
+  char *dev = test_tmpdir();
+  const char *nodes[] = {"nvidia0", "nvidia1", "nvidia2", "nvidia3", "nvidia10", "nvidiactl",
+                         "nvidia-uvm", "nvidia-modeset"};
+  for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", dev, nodes[i]);
+    test_write_file(p, "", 0);
+  }
+  char *cmd[] = {"true", NULL};
+  sandbox_spec s = {.scratch = "/s", .cmd = cmd, .dev_root = dev};
+  sandbox_argv a;
+  pg_error err;
+  char src[1024];
+  assert_int_equal(sandbox_build(&s, "bwrap", &a, &err), 0);
+  for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+    char dst[64];
+    snprintf(src, sizeof src, "%s/%s", dev, nodes[i]);
+    snprintf(dst, sizeof dst, "/dev/%s", nodes[i]);
+    assert_true(has_triple(&a, "--dev-bind", src, dst));
+  }
+  assert_int_equal(arg_at(&a, "CUDA_VISIBLE_DEVICES", 0), -1);
+  sandbox_argv_free(&a);
+
+  s.gpus = 3;
+  assert_int_equal(sandbox_build(&s, "bwrap", &a, &err), 0);
+  int binds = 0;
+  for (int i = arg_at(&a, "--dev-bind", 0); i >= 0; i = arg_at(&a, "--dev-bind", i + 1)) binds++;
+  assert_int_equal(binds, 6); /* nvidia0-2, ctl, uvm, modeset */
+  snprintf(src, sizeof src, "%s/nvidia3", dev);
+  assert_int_equal(arg_at(&a, src, 0), -1);
+  snprintf(src, sizeof src, "%s/nvidia10", dev);
+  assert_int_equal(arg_at(&a, src, 0), -1);
+  snprintf(src, sizeof src, "%s/nvidiactl", dev);
+  assert_true(has_triple(&a, "--dev-bind", src, "/dev/nvidiactl"));
+  assert_true(has_triple(&a, "--setenv", "CUDA_VISIBLE_DEVICES", "0,1,2"));
+  sandbox_argv_free(&a);
+
+  s.gpus = SANDBOX_NO_GPU;
+  assert_int_equal(sandbox_build(&s, "bwrap", &a, &err), 0);
+  assert_int_equal(arg_at(&a, "--dev-bind", 0), -1);
+  sandbox_argv_free(&a);
+  test_rmdir(dev);
+}
+
 static void test_stream_lines(void **state) {
   (void)state;
   replay_stream s;
@@ -156,6 +205,7 @@ static void test_watch_files(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sandbox_argv), cmocka_unit_test(test_sandbox_argv_minimal),
+      cmocka_unit_test(test_sandbox_gpus),
       cmocka_unit_test(test_stream_lines), cmocka_unit_test(test_stream_bound),
       cmocka_unit_test(test_watch_files),
   };

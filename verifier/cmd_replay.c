@@ -13,6 +13,7 @@
 #include "common/fileio.h"
 #include "common/verbs.h"
 #include "common/json_read.h"
+#include "kernels/nvml.h"
 #include "verifier/replay_run.h"
 #include "verifier/replay_external.h"
 
@@ -23,7 +24,7 @@ static const char USAGE[] =
     "pgolf replay --record DIR --seed S [--budget-train SEC] [--budget-eval SEC]\n"
     "             [--grace SEC] [--tolerance BPB] [--out DIR] [--data DIR]\n"
     "             [--tokenizer MODEL] [--artifact FILE] [--ro-bind PATH]...\n"
-    "             [--json] -- CMD ARGS...\n"
+    "             [--gpus N] [--allow-busy] [--json] -- CMD ARGS...\n"
     "pgolf replay MANIFEST [OPTIONS]   (see `pgolf replay MANIFEST --help`)";
 static const char ABOUT[] =
     "Runs CMD in a scratch copy of the submission folder DIR under bubblewrap (no\n"
@@ -31,7 +32,13 @@ static const char ABOUT[] =
     "and /tokenizer/NAME), with only SEED, DATA_PATH, TOKENIZER_PATH, RUN_ID, PATH\n"
     "and HOME set. Its output and log are timed on pgolf's own monotonic clock, the\n"
     "whole process group is killed at train + eval budget + grace seconds, and the\n"
-    "log, the produced artifact and the folder's claim for seed S are checked.";
+    "log, the produced artifact and the folder's claim for seed S are checked.\n"
+    "\n"
+    "The hardware is attested through NVML first (pgolf gpu attest) and sampled\n"
+    "about once a second during the run; both go into the manifest's \"hardware\".\n"
+    "A GPU already in use stops the replay (HARDWARE_BUSY) unless --allow-busy;\n"
+    "other hardware than N x H100 SXM is judged but marked HARDWARE_MISMATCH, and\n"
+    "its timings do not decide the verdict (budget findings become warnings).";
 static const char FOOTER[] =
     "Exit 0 pass, 1 findings (an error-severity finding), 2 usage or input error.";
 
@@ -117,6 +124,11 @@ static int parse_cli(int argc, char **argv, replay_cli *c, pg_error *err) {
                  "size the log's `Serialized model LABEL:` line reports)"),
       CLI_LIST("ro-bind", 0, &c->ro_bind, "PATH",
                "also bind PATH read-only (an interpreter outside /usr)"),
+      CLI_INT("gpus", 0, &o->gpus, "N", 1, NVML_ATTEST_MAX_GPUS,
+              "give the run GPUs 0..N-1 only (default: every GPU;\n"
+              "the challenge's hardware is 8 H100 SXM)"),
+      CLI_FLAG("allow-busy", 0, &o->allow_busy,
+               "run even when a process is already on a GPU"),
       CLI_FLAG("json", 0, &c->json, "print the replay manifest on stdout"),
       CLI_ARGS(&c->extra, "", NULL),
       CLI_REST(&c->cmd, "CMD ARGS...", "the submission's command, run in the scratch copy"),
@@ -146,6 +158,27 @@ static int write_manifest(json_t *m, const char *path, int to_stdout, pg_error *
   return rc;
 }
 
+/* Other hardware than the challenge's: its timings do not decide, so the
+ * budget findings become warnings that say why. */
+static void timings_not_deciding(finding_list *f, const char *why) {
+  static const char *const timing[] = {"TRAIN_OVER_BUDGET", "EVAL_OVER_BUDGET", "KILLED_AT_LIMIT"};
+  for (size_t i = 0; i < f->n; i++)
+    for (size_t k = 0; k < sizeof timing / sizeof timing[0]; k++)
+      if (f->v[i].sev == SEV_ERROR && !strcmp(f->v[i].code, timing[k])) f->v[i].sev = SEV_WARNING;
+  findings_add(f, "HARDWARE_MISMATCH", SEV_WARNING, NULL, 0,
+               "%s: the run is judged, but its timings do not decide a 10-minute-track verdict",
+               why);
+}
+
+/* "hardware": the attestation, whether it is the challenge's, the samples. */
+static json_t *hardware_json(const nvml_attest *a, int matches, json_t *samples) {
+  json_t *h = nvml_attest_json(a);
+  if (!h) return NULL;
+  json_object_set_new(h, "matches_challenge", json_boolean(matches));
+  json_object_set_new(h, "samples", samples ? samples : json_null());
+  return h;
+}
+
 static int replay_external(const replay_cli *c) {
   pg_error err;
   char bwrap[4096];
@@ -155,19 +188,46 @@ static int replay_external(const replay_cli *c) {
   }
   replay_ext_opts o = c->o;
   o.progress = isatty(2);
+  nvml_attest *hw = malloc(sizeof *hw);
+  if (!hw) return pg_die_msg("replay: out of memory"), PG_EXIT_USAGE;
+  nvml_attest_take(hw);
+  char why[512];
+  unsigned want = o.gpus > 0 ? (unsigned)o.gpus : CHALLENGE_WORLD_SIZE;
+  int matches = nvml_matches_challenge(hw, want, why, sizeof why);
+  finding_list f = {0};
+  if (hw->attested && hw->n_procs > 0 && !o.allow_busy) {
+    findings_add(&f, "HARDWARE_BUSY", SEV_ERROR, NULL, 0,
+                 "%zu process%s already on a GPU (pid %u, %s): a stale process distorts the "
+                 "timing; stop it or pass --allow-busy",
+                 hw->n_procs, hw->n_procs == 1 ? "" : "es", hw->procs[0].pid,
+                 hw->procs[0].comm[0] ? hw->procs[0].comm : "?");
+    if (!c->json) print_findings(&o, &f, "(none: the replay did not run)");
+    findings_free(&f);
+    free(hw);
+    return PG_EXIT_CHECK_FAILED;
+  }
+  nvml_sampler *sampler = NULL;
+  if (hw->attested && nvml_sampler_start(&sampler, 1000.0, 1u << 20, &err)) sampler = NULL;
   replay_run r;
   replay_timings t;
   replay_verdict_in v;
-  finding_list f = {0};
   int rc = replay_external_run(&o, bwrap, &r, &err);
+  json_t *samples = nvml_sampler_stop(sampler);
   if (!rc) rc = replay_judge(&o, &r, &t, &v, &f, &err);
+  if (!rc && hw->attested && !matches) timings_not_deciding(&f, why);
   char path[4096];
   snprintf(path, sizeof path, "%s/replay-seed%llu.json", o.out_dir, (unsigned long long)o.seed);
   if (!rc) {
     json_t *m = replay_manifest_json(&o, bwrap, &r, &t, &v, &f);
+    json_t *h = hardware_json(hw, matches, samples);
+    samples = NULL;
+    if (m && h) json_object_set_new(m, "hardware", h);
+    else json_decref(h);
     rc = m ? write_manifest(m, path, c->json, &err) : pg_fail(&err, path, -1, "out of memory");
     json_decref(m);
   }
+  json_decref(samples);
+  free(hw);
   int code = PG_EXIT_USAGE;
   if (rc) pg_error_print(&err);
   else {

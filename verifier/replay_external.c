@@ -330,7 +330,7 @@ int replay_external_run(const replay_ext_opts *o, const char *bwrap, replay_run 
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
   sandbox_spec s = {.scratch = r->scratch, .data_dir = o->data_dir, .tokenizer = o->tokenizer,
-                    .seed = seed, .run_id = r->run_id, .cmd = o->cmd};
+                    .seed = seed, .run_id = r->run_id, .cmd = o->cmd, .gpus = o->gpus};
   memcpy(s.ro_extra, o->ro_extra, sizeof s.ro_extra);
   s.n_ro_extra = o->n_ro_extra;
   sandbox_argv a;

@@ -44,6 +44,8 @@ typedef struct replay_ext_opts {
   size_t n_ro_extra;
   char *const *cmd; /* NULL-terminated */
   int progress;     /* print a progress line on stderr (a terminal) */
+  int gpus;         /* GPUs given to the run (sandbox.h); -1 all */
+  int allow_busy;   /* run even when a process is already on a GPU */
 } replay_ext_opts;
 
 /* Findings are verifier/findings.h's, shared with `pgolf check`. */

@@ -65,9 +65,43 @@ int sandbox_tokenizer_inside(const char *host_path, char *out, size_t cap) {
   return snprintf(out, cap, "%s/%s", SANDBOX_TOKENIZER_DIR, base) >= (int)cap ? -1 : 0;
 }
 
+/* 1 when the device node name is nvidiaN and N >= limit (a GPU the run
+ * was not given; limit 0 gives every GPU); control nodes (nvidiactl,
+ * nvidia-uvm, nvidia-caps...) always pass. */
+static int gpu_excluded(const char *name, int limit) {
+  if (limit <= 0 || strncmp(name, "nvidia", 6) != 0) return 0;
+  const char *d = name + 6;
+  if (!*d) return 0;
+  for (const char *p = d; *p; p++)
+    if (*p < '0' || *p > '9') return 0;
+  return atoi(d) >= limit;
+}
+
+/* The GPUs the spec asks for: their device nodes bound (device nodes must
+ * stay writable for the driver's ioctls; the driver's libraries come with
+ * the read-only /usr). */
+static int add_gpus(sandbox_argv *a, const sandbox_spec *s) {
+  if (s->gpus == SANDBOX_NO_GPU) return 0;
+  char pattern[600];
+  const char *root = s->dev_root ? s->dev_root : "/dev";
+  snprintf(pattern, sizeof pattern, "%s/nvidia*", root);
+  glob_t g;
+  if (glob(pattern, 0, NULL, &g) != 0) return 0; /* no GPU here: nothing to bind */
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < g.gl_pathc; i++) {
+    const char *name = g.gl_pathv[i] + strlen(root) + 1;
+    if (gpu_excluded(name, s->gpus)) continue;
+    char inside[600];
+    snprintf(inside, sizeof inside, "/dev/%s", name);
+    rc = push3(a, "--dev-bind", g.gl_pathv[i], inside);
+  }
+  globfree(&g);
+  return rc;
+}
+
 /* The fixed system view: /usr read-only, the merged-/usr links, /etc
  * essentials, proc, dev, GPUs, sys, and an empty /tmp. */
-static int add_system(sandbox_argv *a) {
+static int add_system(sandbox_argv *a, const sandbox_spec *s) {
   if (push3(a, "--ro-bind", "/usr", "/usr")) return -1;
   const char *links[][2] = {{"usr/bin", "/bin"},     {"usr/sbin", "/sbin"},
                             {"usr/lib", "/lib"},     {"usr/lib64", "/lib64"},
@@ -82,16 +116,8 @@ static int add_system(sandbox_argv *a) {
   for (const char *const *e = etc_essentials; *e; e++)
     if (push3(a, "--ro-bind-try", *e, *e)) return -1;
   if (push3(a, "--proc", "/proc", NULL) || push3(a, "--dev", "/dev", NULL)) return -1;
-  /* A replay on the real hardware needs the GPUs; binding absent nodes is skipped. */
-  glob_t g;
-  if (glob("/dev/nvidia*", 0, NULL, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; i++)
-      if (push3(a, "--dev-bind", g.gl_pathv[i], g.gl_pathv[i])) {
-        globfree(&g);
-        return -1;
-      }
-    globfree(&g);
-  }
+  /* A replay on the real hardware needs the GPUs; absent nodes are skipped. */
+  if (add_gpus(a, s)) return -1;
   if (push3(a, "--ro-bind-try", "/sys", "/sys")) return -1;
   return push3(a, "--tmpfs", "/tmp", NULL);
 }
@@ -102,6 +128,12 @@ static int add_env(sandbox_argv *a, const sandbox_spec *s) {
   if (push3(a, "--setenv", "PATH", SANDBOX_PATH_ENV) || push3(a, "--setenv", "HOME", SANDBOX_WORK))
     return -1;
   if (s->seed && push3(a, "--setenv", "SEED", s->seed)) return -1;
+  if (s->gpus > 0) {
+    char list[256] = "";
+    for (int i = 0; i < s->gpus && strlen(list) + 8 < sizeof list; i++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? "," : "", i);
+    if (push3(a, "--setenv", "CUDA_VISIBLE_DEVICES", list)) return -1;
+  }
   if (s->run_id && push3(a, "--setenv", "RUN_ID", s->run_id)) return -1;
   if (s->data_dir && push3(a, "--setenv", "DATA_PATH", SANDBOX_DATA)) return -1;
   if (s->tokenizer) {
@@ -123,7 +155,7 @@ int sandbox_build(const sandbox_spec *s, const char *bwrap, sandbox_argv *a, pg_
    * the whole tree shares one process group it can signal (and the
    * sandbox has no controlling terminal). */
   int bad = push(a, bwrap) || push(a, "--unshare-all") || push(a, "--die-with-parent") ||
-            add_system(a);
+            add_system(a, s);
   if (!bad && s->data_dir) bad = push3(a, "--ro-bind", s->data_dir, SANDBOX_DATA);
   if (!bad && s->tokenizer) bad = push3(a, "--ro-bind", s->tokenizer, tok);
   for (size_t i = 0; !bad && i < s->n_ro_extra; i++)

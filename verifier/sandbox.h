@@ -26,6 +26,7 @@
 #define SANDBOX_TOKENIZER_DIR "/tokenizer"
 #define SANDBOX_PATH_ENV "/usr/local/bin:/usr/bin:/bin"
 #define SANDBOX_MAX_EXTRA 16
+#define SANDBOX_NO_GPU (-1)
 
 typedef struct sandbox_spec {
   const char *scratch;   /* host directory, bound read-write at SANDBOX_WORK */
@@ -38,6 +39,11 @@ typedef struct sandbox_spec {
   const char *ro_extra[SANDBOX_MAX_EXTRA];
   size_t n_ro_extra;
   char *const *cmd; /* the program and its arguments, NULL-terminated */
+  /* GPUs: 0 binds every NVIDIA device node the host has; N > 0 binds the
+   * control nodes (nvidiactl, nvidia-uvm, ...) and only /dev/nvidia0 ..
+   * N-1, and exports CUDA_VISIBLE_DEVICES=0,...,N-1; SANDBOX_NO_GPU none. */
+  int gpus;
+  const char *dev_root; /* where the device nodes are; NULL: "/dev" (tests use a fake) */
 } sandbox_spec;
 
 /* A NULL-terminated argv owned by the struct. */

@@ -213,3 +213,42 @@ expect_err replay-no-folder 2 'nope' "$PGOLF" replay --record "$TMP/nope" --seed
 expect_err replay-bad-budget 2 'budget-train' "$PGOLF" replay --record "$TMP/h" --seed 1 --budget-train -3 -- true
 expect_err replay-no-bwrap 2 'bubblewrap' env PGOLF_BWRAP=/nonexistent/bwrap "$PGOLF" replay --record "$TMP/h" --seed 1 --out "$TMP/o12" -- true
 expect_rc replay-help 0 "$PGOLF" replay --help
+
+# Hardware attestation around the run, against NVML's stand-in
+# (tests/fake_nvml.c): the manifest records it; a GPU in use stops the
+# replay unless --allow-busy; other hardware is judged but its timings do
+# not decide (budget errors become warnings, HARDWARE_MISMATCH).
+FAKE=$(dirname "$PGOLF")/tests/libfake_nvml.so
+make_sub "$TMP/hw" 3 0 100 100 1.21000000
+PGOLF_NVML_LIBRARY=$FAKE expect_rc replay-attested 0 "$PGOLF" replay --record "$TMP/hw" --seed 1337 \
+  --out "$TMP/ohw1" --data "$D" --tokenizer "$TMP/tok.model" -- sh train.sh
+jq -e '.hardware.attested and .hardware.matches_challenge and (.hardware.gpus | length) == 8 and
+  .hardware.processes_before == [] and (.hardware.samples.columns | length) == 8' \
+  "$TMP/ohw1/replay-seed1337.json" >/dev/null && ok replay-hardware-recorded ||
+  fail replay-hardware-recorded "$(jq -c .hardware "$TMP/ohw1/replay-seed1337.json" | head -c 400)"
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_BUSY_PID=$$ expect_rc replay-busy-stops 1 "$PGOLF" replay \
+  --record "$TMP/hw" --seed 1337 --out "$TMP/ohw2" --data "$D" --tokenizer "$TMP/tok.model" -- sh train.sh
+grep -q "HARDWARE_BUSY.*pid $$" "$TMP/out" && [ ! -e "$TMP/ohw2/replay-seed1337.json" ] &&
+  ok replay-busy-did-not-run || fail replay-busy-did-not-run "$(head -c 400 "$TMP/out")"
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_BUSY_PID=$$ expect_rc replay-allow-busy 0 "$PGOLF" replay \
+  --record "$TMP/hw" --seed 1337 --out "$TMP/ohw3" --data "$D" --tokenizer "$TMP/tok.model" \
+  --allow-busy -- sh train.sh
+# Over the training budget on PCIe cards: judged, warned, not failed.
+make_sub "$TMP/hw2" 3 0.4 100 100 1.21000000 400
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_NAME="NVIDIA H100 PCIe" FAKE_NVML_POWER_MAX_MW=350000 \
+  expect_rc replay-mismatch-timings-warn 0 "$PGOLF" replay --record "$TMP/hw2" --seed 1337 \
+  --out "$TMP/ohw4" --data "$D" --tokenizer "$TMP/tok.model" --budget-train 0.5 --grace 30 -- sh train.sh
+jq -e '(.hardware.matches_challenge | not) and
+  ([.findings[] | select(.code == "HARDWARE_MISMATCH" and .severity == "warning")] | length) == 1 and
+  ([.findings[] | select(.code == "TRAIN_OVER_BUDGET")][0].severity == "warning")' \
+  "$TMP/ohw4/replay-seed1337.json" >/dev/null && ok replay-mismatch-recorded ||
+  fail replay-mismatch-recorded "$(jq -c '[.findings[] | {code, severity}]' "$TMP/ohw4/replay-seed1337.json" | head -c 400)"
+# The same run on the challenge's hardware fails on the budget.
+PGOLF_NVML_LIBRARY=$FAKE expect_rc replay-match-timings-decide 1 "$PGOLF" replay --record "$TMP/hw2" \
+  --seed 1337 --out "$TMP/ohw5" --data "$D" --tokenizer "$TMP/tok.model" --budget-train 0.5 --grace 30 -- sh train.sh
+# Without NVML: "attested": false, the run judged as before.
+PGOLF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 expect_rc replay-unattested 0 "$PGOLF" replay \
+  --record "$TMP/hw" --seed 1337 --out "$TMP/ohw6" --data "$D" --tokenizer "$TMP/tok.model" -- sh train.sh
+jq -e '(.hardware.attested | not) and (.hardware.reason | test("NVML not available"))' \
+  "$TMP/ohw6/replay-seed1337.json" >/dev/null && ok replay-unattested-recorded ||
+  fail replay-unattested-recorded "$(jq -c .hardware "$TMP/ohw6/replay-seed1337.json")"
