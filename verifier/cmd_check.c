@@ -13,6 +13,7 @@
 #include "common/challenge.h"
 #include "common/error.h"
 #include "common/verbs.h"
+#include "verifier/code_count.h"
 #include "verifier/rules.h"
 
 static void check_usage(FILE *out) {
@@ -50,6 +51,7 @@ static void run_rules(const submission *s, finding_list *f) {
   rule_seeds(s, f);
   rule_config(s, f);
   rule_tokenizer(s, f);
+  rule_log_code(s, f);
   findings_sort(f);
 }
 
@@ -83,6 +85,7 @@ static json_t *summary_json(const submission *s, const finding_list *f) {
   }
   json_object_set_new(o, "mean_val_bpb", n ? json_real(sum / (double)n) : json_null());
   json_object_set_new(o, "logs", logs);
+  if (s->counted) json_object_set_new(o, "code", code_count_json(s->counted));
   return o;
 }
 
@@ -96,11 +99,24 @@ static int check_one(const char *dir, int track, int as_json, json_t *all, int *
     pg_error_print(&err);
     return -1;
   }
+  code_count cc;
+  if (code_count_build(&s, &cc, &err)) {
+    findings_free(&f);
+    submission_free(&s);
+    pg_error_print(&err);
+    return -1;
+  }
+  s.counted = &cc;
   run_rules(&s, &f);
   if (findings_count(&f, SEV_ERROR)) *failed = 1;
-  if (as_json) json_array_append_new(all, findings_json(dir, &f, summary_json(&s, &f)));
-  else findings_print_table(stdout, dir, &f);
+  if (as_json) {
+    json_array_append_new(all, findings_json(dir, &f, summary_json(&s, &f)));
+  } else {
+    findings_print_table(stdout, dir, &f);
+    code_count_print(stdout, &cc);
+  }
   findings_free(&f);
+  code_count_free(&cc);
   submission_free(&s);
   return 0;
 }
