@@ -22,6 +22,7 @@ static const verb verbs[] = {
     {"shard", cmd_shard, "inspect and validate token shards"},
     {"tokenizer", cmd_tokenizer, "read a SentencePiece model: byte tables, summary"},
     {"bpb", cmd_bpb, "tokens, bytes and tokens per byte of a split"},
+    {"data", cmd_data, "validation documents found in training shards"},
     {"hash", cmd_hash, "SHA-256 of files in parallel (sha256sum format)"},
     {"manifest", cmd_manifest, "create, show, verify, diff and sign run manifests"},
     {"stats", cmd_stats, "multi-seed significance: one-sided Welch test with a margin"},
