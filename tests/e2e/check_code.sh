@@ -6,50 +6,7 @@
 # 18,406 bytes loaded under NGRAM_TILT_ENABLED=1).
 . "$(dirname "$0")/lib.sh"
 
-# pad FILE BYTES: grow FILE with comment lines to exactly BYTES.
-pad() {
-  have=$(wc -c <"$1")
-  need=$(($2 - have))
-  while [ "$need" -gt 0 ]; do
-    n=$need
-    [ "$n" -gt 64 ] && n=64
-    if [ "$n" -eq 1 ]; then printf '\n' >>"$1"; else printf "#%0$((n - 2))d\n" 0 | tr 0 x >>"$1"; fi
-    need=$((need - n))
-  done
-}
-
-# mini_log FILE SEED MODEL_BYTES CODE_BYTES [SOURCE]: a record-shaped log,
-# beginning with SOURCE's text when given.
-mini_log() {
-  {
-    if [ -n "${5:-}" ]; then cat "$5"; printf '%0100d\n' 0 | tr 0 =; fi
-    printf 'Hyperparameters:\n  seed: %s\n  max_wallclock_seconds: 600.0\n' "$2"
-    printf 'step:1000/20000 train_loss:2.5000 train_time:40000ms step_avg:40.00ms\n'
-    printf 'stopping_early: wallclock_cap train_time:590000ms step:14750/20000\n'
-    printf 'Serialized model int6+lzma: %d bytes\n' "$3"
-    printf 'Code size: %d bytes\n' "$4"
-    printf 'final_int6_roundtrip_exact val_loss:2.07269931 val_bpb:1.22436570\n'
-  } >"$1"
-}
-
-check_json() { "$PGOLF" check --json "$@" >"$TMP/out" 2>"$TMP/err"; }
-
-# has NAME CODE SEVERITY PATTERN DIR: the report has CODE at SEVERITY with
-# a message matching PATTERN. lacks NAME CODE DIR: it has no CODE at all.
-has() {
-  check_json "$5"
-  if ! grep -A2 "\"code\": \"$2\"" "$TMP/out" | grep -q "\"severity\": \"$3\""; then
-    fail "$1" "no $2 $3: $(grep -A2 '"code"' "$TMP/out" | head -12 | tr -d '\n')"
-  elif ! grep -A2 "\"code\": \"$2\"" "$TMP/out" | grep -Eq -- "$4"; then
-    fail "$1" "$2 message does not match /$4/: $(grep -A2 "\"code\": \"$2\"" "$TMP/out" | head -6 | tr -d '\n')"
-  else ok "$1"; fi
-}
-lacks() {
-  check_json "$3"
-  if grep -q "\"code\": \"$2\"" "$TMP/out"; then
-    fail "$1" "unexpected $2: $(grep -A2 "\"code\": \"$2\"" "$TMP/out" | head -6 | tr -d '\n')"
-  else ok "$1"; fi
-}
+. "$(dirname "$0")/check_helpers"
 
 F=$TMP/f
 mkdir -p "$F"
