@@ -42,7 +42,7 @@ static void stats_usage(FILE *out) {
           "  --metric           bpb (default) or nats (per token)\n"
           "  --margin-nats M    margin in nats per token (default 0.005); for bpb it is\n"
           "                     converted as M * R / ln 2 with R from --tokens-per-byte,\n"
-          "                     else the new set's own val_loss / (val_bpb ln 2) (the\n"
+          "                     else the new set's own val_bpb ln 2 / val_loss (the\n"
           "                     record's when the new values are plain numbers)\n"
           "  --alpha A          significance level, 0 < A < 1 (default 0.01)\n"
           "  --test             welch (default); mann-whitney is only checked for\n"
