@@ -13,12 +13,13 @@
 #include "common/challenge.h"
 #include "common/error.h"
 #include "common/verbs.h"
+#include "verifier/check_significance.h"
 #include "verifier/code_count.h"
 #include "verifier/rules.h"
 
 static void check_usage(FILE *out) {
   fprintf(out,
-          "usage: pgolf check DIR... [--json] [--track 10min|nonrecord]\n"
+          "usage: pgolf check DIR... [--json] [--track 10min|nonrecord] [--against RECORD]\n"
           "\n"
           "Checks submission folders (records/<track>/<date>_<name>/) against the challenge's\n"
           "rules: required files, submission.json fields, claims against the logs, the\n"
@@ -29,6 +30,10 @@ static void check_usage(FILE *out) {
           "  --json          {\"folder\",\"verdict\",\"findings\",\"summary\"} (an array for several folders)\n"
           "  --track T       10min (record track) or nonrecord; default: submission.json \"track\",\n"
           "                  else the folder path, else 10min\n"
+          "  --against R     test the folder's seeds against the previous record R (a folder,\n"
+          "                  a run manifest or comma-separated val_bpb values): the README's\n"
+          "                  rule (0.005 nats at p < 0.01) and the maintainers' practice\n"
+          "                  (p < 0.25, no margin), each with its verdict (SIGNIFICANCE)\n"
           "\n"
           "Exit: 0 all pass, 1 an error finding, 2 usage error or unreadable folder.\n");
 }
@@ -90,8 +95,10 @@ static json_t *summary_json(const submission *s, const finding_list *f) {
   return o;
 }
 
-/* Check one folder; *failed set if it has an error. -1 if unreadable. */
-static int check_one(const char *dir, int track, int as_json, json_t *all, int *failed) {
+/* Check one folder; *failed set if it has an error. -1 if unreadable (or
+ * --against unreadable). */
+static int check_one(const char *dir, int track, int as_json, json_t *all, int *failed,
+                     const char *against) {
   submission s;
   finding_list f = {0};
   pg_error err;
@@ -108,12 +115,23 @@ static int check_one(const char *dir, int track, int as_json, json_t *all, int *
     return -1;
   }
   s.counted = &cc;
+  check_sig sig;
+  if (against && check_significance(&s, against, &f, &sig, &err)) {
+    findings_free(&f);
+    code_count_free(&cc);
+    submission_free(&s);
+    pg_error_print(&err);
+    return -1;
+  }
   run_rules(&s, &f);
   if (findings_count(&f, SEV_ERROR)) *failed = 1;
   if (as_json) {
-    json_array_append_new(all, findings_json(dir, &f, summary_json(&s, &f)));
+    json_t *summary = summary_json(&s, &f);
+    if (against) json_object_set_new(summary, "significance", check_significance_json(&sig));
+    json_array_append_new(all, findings_json(dir, &f, summary));
   } else {
     findings_print_table(stdout, dir, &f);
+    if (against) check_significance_print(stdout, &sig);
     code_count_print(stdout, &cc);
   }
   findings_free(&f);
@@ -124,8 +142,10 @@ static int check_one(const char *dir, int track, int as_json, json_t *all, int *
 
 int cmd_check(int argc, char **argv) {
   int as_json = 0, track = -1;
+  const char *against = NULL;
   static const struct option opts[] = {{"json", no_argument, 0, 'j'},
                                        {"track", required_argument, 0, 't'},
+                                       {"against", required_argument, 0, 'a'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   optind = 1;
@@ -136,6 +156,8 @@ int cmd_check(int argc, char **argv) {
       return PG_EXIT_OK;
     } else if (c == 'j') {
       as_json = 1;
+    } else if (c == 'a') {
+      against = optarg;
     } else if (c == 't') {
       track = parse_track(optarg);
       if (track < 0) {
@@ -155,7 +177,7 @@ int cmd_check(int argc, char **argv) {
   int failed = 0, bad = 0;
   for (int i = optind; i < argc && !bad; i++) {
     if (!as_json && i > optind) putchar('\n');
-    bad = check_one(argv[i], track, as_json, all, &failed) != 0;
+    bad = check_one(argv[i], track, as_json, all, &failed, against) != 0;
   }
   if (!bad && as_json) {
     json_t *out = argc - optind == 1 ? json_array_get(all, 0) : all;
