@@ -25,106 +25,31 @@
  *     reports a final score on it, else a warning.
  * Only datasets whose published figures pgolf has are compared
  * (fineweb10B_sp1024); others are reported only by the fingerprint. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/challenge.h"
 #include "common/fileio.h"
+#include "verifier/log_data.h"
 #include "verifier/rules.h"
 
 /* Evaluation cuts the split to whole sequences: up to one sequence (the
  * records use 1,024 to 65,536 tokens; 2^17 leaves room) may be left out. */
 #define VAL_TRUNCATION_SLACK 131072LL
 
-typedef struct data_lines {
-  char dataset[128];
-  uint32_t dataset_line;
-  long long train_shards, val_tokens; /* -1 if not printed */
-  uint32_t shards_line, tokens_line;
-} data_lines;
-
-/* The value of `key:N`, `key: N` or `key=N` where key starts a word. */
-static int key_int(const char *s, size_t n, const char *key, long long *out) {
-  size_t k = strlen(key);
-  for (size_t i = 0; i + k < n; i++) {
-    if ((i && s[i - 1] != ' ') || memcmp(s + i, key, k) || (s[i + k] != ':' && s[i + k] != '='))
-      continue;
-    size_t j = i + k + 1;
-    while (j < n && s[j] == ' ') j++;
-    if (j >= n || !isdigit((unsigned char)s[j])) return 0;
-    long long v = 0;
-    while (j < n && isdigit((unsigned char)s[j]) && v < 1000000000000LL) v = v * 10 + (s[j++] - '0');
-    *out = v;
-    return 1;
-  }
-  return 0;
-}
-
-/* A path component naming a challenge dataset ("fineweb10B_sp1024"). */
-static void dataset_in(const char *s, size_t n, char *out, size_t cap) {
-  for (size_t i = 0; i + 11 <= n; i++) {
-    if (memcmp(s + i, "fineweb10B_", 11) || (i && s[i - 1] != '/' && s[i - 1] != ':')) continue;
-    size_t e = i;
-    while (e < n && s[e] != '/' && s[e] != ' ' && s[e] != '\'' && s[e] != '"') e++;
-    snprintf(out, cap, "%.*s", (int)(e - i), s + i);
-    return;
-  }
-}
-
-static size_t strip_stamp(const char *s, size_t n) {
-  size_t i = 0;
-  while (i < n && isdigit((unsigned char)s[i])) i++;
-  if (i < 9 || i > 11) return 0;
-  if (i < n && s[i] == '.')
-    for (i++; i < n && isdigit((unsigned char)s[i]);) i++;
-  return i < n && s[i] == ' ' ? i + 1 : 0;
-}
-
-static void scan_log(const char *text, size_t len, uint32_t skip, data_lines *d) {
-  uint32_t line = 0;
-  for (size_t off = 0; off < len;) {
-    const char *nl = memchr(text + off, '\n', len - off);
-    size_t n = nl ? (size_t)(nl - (text + off)) : len - off;
-    const char *s = text + off;
-    off += n + 1;
-    if (++line <= skip) continue;
-    size_t t = strip_stamp(s, n);
-    s += t, n -= t;
-    /* Printed results start at the margin and hold no Python. */
-    if (!n || s[0] == ' ' || s[0] == '\t' || memchr(s, '"', n) || memchr(s, '{', n) ||
-        memchr(s, '(', n))
-      continue;
-    long long v;
-    if (d->train_shards < 0 && key_int(s, n, "train_shards", &v)) {
-      d->train_shards = v;
-      d->shards_line = line;
-    }
-    if (d->val_tokens < 0 && (key_int(s, n, "val_tokens", &v) ||
-                              (n > 18 && !memcmp(s, "val_loader:shards ", 18) && key_int(s, n, "tokens", &v)))) {
-      d->val_tokens = v;
-      d->tokens_line = line;
-    }
-    if (!d->dataset[0] && (!memcmp(s, "train_loader:", n < 13 ? n : 13) || !memcmp(s, "val_loader:", n < 11 ? n : 11))) {
-      dataset_in(s, n, d->dataset, sizeof d->dataset);
-      if (d->dataset[0]) d->dataset_line = line;
-    }
-  }
-}
-
 /* The dataset from the printed hyperparameters when no loader line names it. */
-static void dataset_from_hparams(const pg_log *l, data_lines *d) {
+static void dataset_from_hparams(const pg_log *l, log_data *d) {
   static const char *keys[] = {"datasets_dir", "data_path", "train_files", "val_files", "data_dir"};
   for (size_t k = 0; k < sizeof keys / sizeof *keys && !d->dataset[0]; k++) {
     const log_kv *kv = log_hparam(l, keys[k]);
     if (!kv) continue;
-    dataset_in(kv->value, strlen(kv->value), d->dataset, sizeof d->dataset);
+    log_data_dataset(kv->value, strlen(kv->value), d->dataset, sizeof d->dataset);
     if (d->dataset[0]) d->dataset_line = kv->line;
   }
 }
 
-static void check_shards(const sub_log *lg, const data_lines *d, int published, finding_list *f) {
+static void check_shards(const sub_log *lg, const log_data *d, int published, finding_list *f) {
   if (d->train_shards == CHALLENGE_OVERLAP_TRAIN_SHARDS) {
     findings_add(f, "TRAIN_VAL_OVERLAP", SEV_ERROR, lg->rel, d->shards_line,
                  "train_shards: %lld is the maintainers' fingerprint of data prepared with 10,000 "
@@ -140,7 +65,7 @@ static void check_shards(const sub_log *lg, const data_lines *d, int published, 
   }
 }
 
-static void check_val(const sub_log *lg, const data_lines *d, finding_list *f) {
+static void check_val(const sub_log *lg, const log_data *d, finding_list *f) {
   long long full = CHALLENGE_SP1024_VAL_TOKENS - 1; /* targets of the whole split */
   if (d->val_tokens > full) {
     findings_add(f, "VAL_SPLIT_MISMATCH", SEV_WARNING, lg->rel, d->tokens_line,
@@ -164,8 +89,8 @@ static void one(const submission *s, const sub_log *lg, finding_list *f) {
   size_t len;
   pg_error err;
   if (file_read_all(path, LOG_MAX_BYTES, &buf, &len, &err)) return; /* LOG_UNREADABLE's case */
-  data_lines d = {.train_shards = -1, .val_tokens = -1};
-  scan_log((const char *)buf, len, lg->log.code_end_line, &d);
+  log_data d;
+  log_data_scan((const char *)buf, len, lg->log.code_end_line, &d);
   free(buf);
   if (!d.dataset[0]) dataset_from_hparams(&lg->log, &d);
   int published = !strcmp(d.dataset, CHALLENGE_SP1024_DATASET);
