@@ -58,6 +58,7 @@ static void run_rules(const submission *s, finding_list *f) {
   rule_tokenizer(s, f);
   rule_log_code(s, f);
   rule_overlap(s, f);
+  rule_code(s, f);
   findings_sort(f);
 }
 

@@ -18,6 +18,7 @@ void rule_config(const submission *s, finding_list *f);       /* CONFIG_MISMATCH
 void rule_tokenizer(const submission *s, finding_list *f);    /* TOKENIZER_ACCOUNTING */
 void rule_log_code(const submission *s, finding_list *f);     /* LOG_CODE_MISMATCH */
 void rule_overlap(const submission *s, finding_list *f);      /* TRAIN_VAL_OVERLAP, VAL_SPLIT_MISMATCH */
+void rule_code(const submission *s, finding_list *f);         /* CODE_UNREADABLE */
 
 /* Does a decimal claim c (written with c_dec digits after the point)
  * agree with a printed value v (v_dec digits)? They agree when they

@@ -93,3 +93,11 @@ mini_log "$S/train_seed1.log" 1 15000000 2000 "$TMP/other.py"
 has logcode_unset_default_errors LOG_CODE_MISMATCH error "reads WARMDOWN_ITERS with a different default" "$S"
 printf '```\nWARMDOWN_ITERS=800 torchrun --nproc_per_node=8 train_gpt.py\n```\n' >"$S/README.md"
 has logcode_set_default_warns LOG_CODE_MISMATCH warning "read environment variables the README's run sets" "$S"
+
+# A wrapper whose payload does not decode hides what runs: a warning.
+U=$F/unreadable
+mkdir -p "$U"
+printf 'import lzma as L,base64 as B\nexec(L.decompress(B.b85decode("0123456789012345678901234567890")))\n' >"$U/train_gpt.py"
+mini_log "$U/train_seed1.log" 1 15000000 100
+has code_unreadable_warns CODE_UNREADABLE warning "train_gpt.py:2: embedded code \(lzma \(xz\)\): lzma payload does not decode" "$U"
+lacks code_readable_no_warning CODE_UNREADABLE "$A"
