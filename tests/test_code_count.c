@@ -187,12 +187,35 @@ static void test_loader_undecidable_and_fallback(void **st) {
   test_rmdir(d);
 }
 
+/* A script naming a shipped file 200,000 times, and importing it under
+ * as many conditions: the work is bounded, the file counted once. */
+static void test_hostile_repetition(void **st) {
+  (void)st;
+  char *d = test_tmpdir();
+  size_t n = 200000, cap = n * 40 + 64, k = 0;
+  char *src = malloc(cap);
+  for (size_t i = 0; i < n; i++)
+    k += (size_t)snprintf(src + k, cap - k, i % 2 ? "x=\"helper.py\"\n" : "if y%zu:\n import helper\n", i);
+  put(d, "train_gpt.py", src, 0);
+  free(src);
+  put(d, "helper.py", "z = 1\n", 0);
+  code_count c;
+  count(d, &c);
+  const code_file *h = find(&c, "helper.py");
+  assert_non_null(h);
+  assert_int_equal(h->state, CODE_COUNTED);
+  assert_int_equal(c.sets[0].n, 2);
+  code_count_free(&c);
+  test_rmdir(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_import_targets),
       cmocka_unit_test(test_readme_lines),
       cmocka_unit_test(test_flag_on_counts_module_and_folder),
       cmocka_unit_test(test_loader_undecidable_and_fallback),
+      cmocka_unit_test(test_hostile_repetition),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

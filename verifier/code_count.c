@@ -46,6 +46,9 @@ typedef struct folder {
   size_t n;
   char **dirs;
   size_t n_dirs;
+  const char **names; /* base names of code files and folders, sorted: the only
+                         literals worth a closer look */
+  size_t n_names;
 } folder;
 
 static void list_dir(folder *fd, const char *root, const char *sub, int depth) {
@@ -82,7 +85,25 @@ static int cmp_file(const void *a, const void *b) {
   return strcmp(((const code_file *)a)->rel, ((const code_file *)b)->rel);
 }
 
+static int cmp_cstr(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void index_names(folder *fd) {
+  fd->names = malloc((fd->n + fd->n_dirs + 1) * sizeof *fd->names);
+  if (!fd->names) return;
+  for (size_t i = 0; i < fd->n; i++)
+    if (code_like(fd->f[i].rel)) fd->names[fd->n_names++] = base_of(fd->f[i].rel);
+  for (size_t i = 0; i < fd->n_dirs; i++) fd->names[fd->n_names++] = base_of(fd->dirs[i]);
+  qsort(fd->names, fd->n_names, sizeof *fd->names, cmp_cstr);
+}
+
+static int named_in_folder(const folder *fd, const char *base) {
+  return fd->names && bsearch(&base, fd->names, fd->n_names, sizeof *fd->names, cmp_cstr) != NULL;
+}
+
 static void folder_free(folder *fd) {
+  free(fd->names);
   for (size_t i = 0; i < fd->n; i++) free(fd->f[i].rel);
   for (size_t i = 0; i < fd->n_dirs; i++) free(fd->dirs[i]);
   free(fd->f);
@@ -103,8 +124,12 @@ typedef struct walker {
   code_count *cc;
   code_set *set;
   unsigned char scanned[CODE_MAX_FILES];
+  size_t budget; /* literal matches and conditions left to examine: a bound on
+                    the work a hostile script can cause */
   int oom;
 } walker;
+
+#define CODE_WORK_BUDGET 4096
 
 static void why_fmt(char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void why_fmt(char *why, const char *fmt, ...) {
@@ -222,12 +247,21 @@ size_t code_import_targets(const char *stmt,
 
 /* ---- conditions ---- */
 
+/* A statement that reads the environment: `name = ...environ.get("VAR", default)`. */
+typedef struct env_read {
+  char name[64]; /* the assigned name (without "self."), "" if none */
+  char var[128], def[128];
+  uint32_t line;
+} env_read;
+
 typedef struct scan {
   walker *w;
   const char *rel;       /* the file being scanned */
   const char *label;     /* how messages name it: "train_gpt.py" or "train_gpt.py (decoded)" */
   const py_src *src;
   const py_stmt *stmt;   /* the import statement being resolved */
+  env_read *by_name, *by_var; /* the file's environment reads, sorted two ways */
+  size_t n_env;
 } scan;
 
 /* Value text after the first argument of the call whose '(' follows
@@ -266,34 +300,69 @@ static int env_call(const char *t, size_t n, char *var, size_t vcap, char *def, 
   return 1;
 }
 
+static int cmp_env_name(const void *a, const void *b) {
+  return strcmp(((const env_read *)a)->name, ((const env_read *)b)->name);
+}
+static int cmp_env_var(const void *a, const void *b) {
+  return strcmp(((const env_read *)a)->var, ((const env_read *)b)->var);
+}
+
+/* Index the file's environment reads once, so that conditions are looked
+ * up, not searched for. */
+static void index_env(scan *sc) {
+  const py_src *src = sc->src;
+  size_t n = 0;
+  for (size_t i = 0; i < src->n; i++)
+    n += strstr(src->v[i].text, "environ") || strstr(src->v[i].text, "getenv");
+  sc->by_name = calloc(n + 1, sizeof *sc->by_name);
+  sc->by_var = calloc(n + 1, sizeof *sc->by_var);
+  if (!sc->by_name || !sc->by_var) return;
+  for (size_t i = 0; i < src->n; i++) {
+    env_read e = {"", "", "", src->v[i].line};
+    if (!env_call(src->v[i].text, src->v[i].len, e.var, sizeof e.var, e.def, sizeof e.def)) continue;
+    const char *t = src->v[i].text, *a = !strncmp(t, "self.", 5) ? t + 5 : t;
+    size_t k = 0;
+    while (ident_char(a[k])) k++;
+    if (k && k < sizeof e.name && (a[k] == '=' || a[k] == ':') && a[k + 1] != '=')
+      snprintf(e.name, sizeof e.name, "%.*s", (int)k, a);
+    sc->by_name[sc->n_env] = sc->by_var[sc->n_env] = e;
+    sc->n_env++;
+  }
+  /* Stable order for equal keys: the first read in the file wins. */
+  qsort(sc->by_name, sc->n_env, sizeof *sc->by_name, cmp_env_name);
+  qsort(sc->by_var, sc->n_env, sizeof *sc->by_var, cmp_env_var);
+}
+
+/* The first entry equal to key in a sorted run. */
+static const env_read *first_eq(const env_read *v, size_t n, const env_read *key,
+                                int (*cmp)(const void *, const void *)) {
+  const env_read *hit = bsearch(key, v, n, sizeof *v, cmp);
+  if (!hit) return NULL;
+  const env_read *best = hit;
+  for (const env_read *p = hit; p > v && !cmp(p - 1, key);) best = --p;
+  for (const env_read *p = hit; p < v + n && !cmp(p, key); p++)
+    if (p->line < best->line) best = p;
+  return best;
+}
+
 /* The env var an attribute or name is read from: an assignment to it in
  * the same file that reads the environment (`x=bool(int(os.environ.get(
  * "X","0")))`, `self.x = ...`), else a read of the upper-cased name. */
-static int env_of_name(const py_src *src, const char *name, char *var, size_t vcap, char *def,
+static int env_of_name(const scan *sc, const char *name, char *var, size_t vcap, char *def,
                        size_t dcap, uint32_t *line) {
-  size_t k = strlen(name);
-  for (size_t i = 0; i < src->n; i++) {
-    const char *t = src->v[i].text;
-    const char *a = !strncmp(t, "self.", 5) ? t + 5 : t;
-    if (strncmp(a, name, k) || (a[k] != '=' && a[k] != ':') || a[k + 1] == '=') continue;
-    if (env_call(t, src->v[i].len, var, vcap, def, dcap)) {
-      *line = src->v[i].line;
-      return 1;
-    }
+  if (!sc->by_name || strlen(name) >= 64) return 0;
+  env_read key = {"", "", "", 0};
+  snprintf(key.name, sizeof key.name, "%s", name);
+  const env_read *e = first_eq(sc->by_name, sc->n_env, &key, cmp_env_name);
+  if (!e) {
+    for (size_t j = 0; name[j]; j++) key.var[j] = (char)toupper((unsigned char)name[j]);
+    e = first_eq(sc->by_var, sc->n_env, &key, cmp_env_var);
   }
-  char up[128];
-  if (k >= sizeof up) return 0;
-  for (size_t j = 0; j <= k; j++) up[j] = (char)toupper((unsigned char)name[j]);
-  for (size_t i = 0; i < src->n; i++) {
-    char v[128], d[128];
-    if (env_call(src->v[i].text, src->v[i].len, v, sizeof v, d, sizeof d) && !strcmp(v, up)) {
-      snprintf(var, vcap, "%s", v);
-      snprintf(def, dcap, "%s", d);
-      *line = src->v[i].line;
-      return 1;
-    }
-  }
-  return 0;
+  if (!e) return 0;
+  snprintf(var, vcap, "%s", e->var);
+  snprintf(def, dcap, "%s", e->def);
+  *line = e->line;
+  return 1;
 }
 
 /* The value the documented run gives VAR (or attribute attr): the README,
@@ -400,7 +469,7 @@ static int eval_cond(const scan *sc, const char *cond_in, char *why, size_t wcap
     if (!k || c[k]) return -1;
     const char *last = strrchr(c, '.');
     snprintf(attr, sizeof attr, "%s", last ? last + 1 : c);
-    if (!env_of_name(sc->src, attr, var, sizeof var, def, sizeof def, &def_line)) return -1;
+    if (!env_of_name(sc, attr, var, sizeof var, def, sizeof def, &def_line)) return -1;
     has_def = 1;
   }
   char value[RUN_WORD_MAX], how[300];
@@ -524,8 +593,14 @@ static void on_import(const char *module, int level, const char *name, void *vct
   }
   for (int h = 0; h < 2; h++) {
     if (!hits[h] || !strcmp(hits[h]->rel, sc->rel)) continue;
-    char why[CODE_WHY_MAX], guard[CODE_WHY_MAX];
-    code_state st = guard_state(sc, ic->k, guard);
+    char why[CODE_WHY_MAX], guard[CODE_WHY_MAX] = "";
+    code_state st = CODE_MAYBE;
+    if (w->budget) {
+      w->budget--;
+      st = guard_state(sc, ic->k, guard);
+    } else {
+      why_fmt(guard, "(more conditional imports than pgolf examines)");
+    }
     why_fmt(why, "imported by %s:%u%s%s", sc->label, sc->stmt->line, guard[0] ? " " : "", guard);
     set_add(w, hits[h], st, why);
   }
@@ -541,7 +616,9 @@ static void named_files(scan *sc, const py_stmt *t) {
     char lit[256];
     snprintf(lit, sizeof lit, "%.*s", (int)s.len, s.body);
     const char *lb = base_of(lit);
-    if (!lb[0] || !strcmp(lb, ".") || !strcmp(lb, "..")) continue;
+    if (!lb[0] || !strcmp(lb, ".") || !strcmp(lb, "..") || !named_in_folder(w->fd, lb)) continue;
+    if (!w->budget) return;
+    w->budget--;
     int is_dir = 0;
     for (size_t d = 0; d < w->fd->n_dirs; d++)
       is_dir |= !strcmp(w->fd->dirs[d], lit) || !strcmp(base_of(w->fd->dirs[d]), lb);
@@ -568,7 +645,8 @@ static void scan_source(walker *w, const char *rel, const char *label, const cha
     problem(w->cc, rel, err.msg);
     return;
   }
-  scan sc = {w, rel, label, &src, NULL};
+  scan sc = {w, rel, label, &src, NULL, NULL, NULL, 0};
+  index_env(&sc);
   for (size_t k = 0; k < src.n && !w->oom; k++) {
     const py_stmt *t = &src.v[k];
     if (t->docstring) continue;
@@ -580,6 +658,8 @@ static void scan_source(walker *w, const char *rel, const char *label, const cha
     }
     named_files(&sc, t);
   }
+  free(sc.by_name);
+  free(sc.by_var);
   pysrc_free(&src);
 }
 
@@ -741,6 +821,7 @@ int code_count_build(const submission *s, code_count *out, pg_error *err) {
   folder fd = {0};
   list_dir(&fd, s->dir, "", 0);
   qsort(fd.f, fd.n, sizeof *fd.f, cmp_file);
+  index_names(&fd);
   readme_run_read(s->dir, &out->run);
   int rc = choose_entries(out, &fd);
   for (size_t i = 0; i < out->n_sets && !rc; i++) {
@@ -749,7 +830,7 @@ int code_count_build(const submission *s, code_count *out, pg_error *err) {
       rc = -1;
       break;
     }
-    *w = (walker){.s = s, .fd = &fd, .cc = out, .set = &out->sets[i]};
+    *w = (walker){.s = s, .fd = &fd, .cc = out, .set = &out->sets[i], .budget = CODE_WORK_BUDGET};
     scan_all(w);
     add_builds(w);
     rc = w->oom ? -1 : 0;

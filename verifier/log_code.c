@@ -387,6 +387,10 @@ static int prepare_and_compare(const char *log, size_t len, uint32_t first, uint
   size_t blen;
   char *block = extract(log, len, first, last, &start, &blen);
   if (!block) return 0;
+  if (blen > PYSRC_MAX_BYTES) { /* not a script copy pgolf compares */
+    free(block);
+    return 0;
+  }
   cand lc;
   int rc = cand_prepare(&lc, "log", 0, block, blen);
   if (!rc) rc = compare(&lc, block, blen, start, last, c, n, cc, r);
