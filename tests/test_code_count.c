@@ -160,6 +160,20 @@ static void test_flag_on_counts_module_and_folder(void **st) {
   test_rmdir(d);
 }
 
+/* A name in a metadata constant or a message is not a load. */
+static void test_names_without_load(void **st) {
+  (void)st;
+  char *d = test_tmpdir();
+  put(d, "train_gpt.py", "SOURCE = \"scripts/prep.py\"\nprint(\"run\", \"prep.py\")\n", 0);
+  put(d, "scripts/prep.py", "import os\n", 0);
+  code_count c;
+  count(d, &c);
+  assert_int_equal(find(&c, "scripts/prep.py")->state, CODE_NOT_LOADED);
+  assert_int_equal(c.sets[0].n, 1);
+  code_count_free(&c);
+  test_rmdir(d);
+}
+
 static void test_loader_undecidable_and_fallback(void **st) {
   (void)st;
   char *d = test_tmpdir();
@@ -195,7 +209,7 @@ static void test_hostile_repetition(void **st) {
   size_t n = 200000, cap = n * 40 + 64, k = 0;
   char *src = malloc(cap);
   for (size_t i = 0; i < n; i++)
-    k += (size_t)snprintf(src + k, cap - k, i % 2 ? "x=\"helper.py\"\n" : "if y%zu:\n import helper\n", i);
+    k += (size_t)snprintf(src + k, cap - k, i % 2 ? "x=open(\"helper.py\")\n" : "if y%zu:\n import helper\n", i);
   put(d, "train_gpt.py", src, 0);
   free(src);
   put(d, "helper.py", "z = 1\n", 0);
@@ -216,6 +230,7 @@ int main(void) {
       cmocka_unit_test(test_flag_on_counts_module_and_folder),
       cmocka_unit_test(test_loader_undecidable_and_fallback),
       cmocka_unit_test(test_hostile_repetition),
+      cmocka_unit_test(test_names_without_load),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -606,13 +606,37 @@ static void on_import(const char *module, int level, const char *name, void *vct
   }
 }
 
-/* String literals naming shipped code files or a folder of them. */
+/* A statement that loads, runs or builds a file it names: it opens,
+ * exec's or compiles something, builds a path, or starts a compiler. A
+ * name in a message or a metadata constant (`SOURCE = "prep.py"`) is not
+ * a load. */
+static int load_statement(const char *t) {
+  static const char *calls[] = {
+      "open(",     "exec(",       "compile(",       "read_text(",  "read_bytes(",
+      "path.join(", "with_name(", "joinpath(",      "Path(",       ".replace(",
+      "load(",     "load_inline(", "CDLL(",         "import_module(", "spec_from_file_location(",
+      "subprocess", "system(",    "Popen(",         "check_call(", "check_output(",
+      "sources=",  "run_path("};
+  for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
+    if (strstr(t, calls[i])) return 1;
+  return 0;
+}
+
+/* The literal is an operand of the path operator: `dir / "x.c"`. */
+static int path_operand(const char *t, size_t len, const py_str *s) {
+  return (s->at > 0 && t[s->at - 1] == '/') || (s->end < len && t[s->end] == '/');
+}
+
+/* String literals naming shipped code files or a folder of them, in a
+ * statement that loads what it names. */
 static void named_files(scan *sc, const py_stmt *t) {
   walker *w = sc->w;
   size_t pos = 0;
   py_str s;
+  int loads = load_statement(t->text);
   while (pysrc_next_string(t->text, t->len, &pos, &s)) {
     if (!s.len || s.len > 255 || memchr(s.body, ' ', s.len)) continue;
+    if (!loads && !path_operand(t->text, t->len, &s)) continue;
     char lit[256];
     snprintf(lit, sizeof lit, "%.*s", (int)s.len, s.body);
     const char *lb = base_of(lit);

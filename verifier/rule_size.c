@@ -66,18 +66,44 @@ static const code_set *set_of_log(const code_count *cc, const submission *s, con
 }
 
 /* The counted bytes a logged code size leaves out. A script logs the size
- * of its own source: the counted file closest in size to the printed
- * number (the entry, or the file a small loader exec's), so the others
- * are added to it. */
-static int64_t unlogged(const code_set *set, int64_t logged) {
+ * of its own source: for a plain size, the counted file closest in size to
+ * the printed number (the entry, or the file a small loader exec's); a
+ * compressed size is the entry's own. The others are added to it. */
+static int64_t unlogged(const code_set *set, int64_t logged, int compressed) {
   const code_file *own = &set->files[0];
-  for (size_t i = 1; i < set->n; i++) {
+  for (size_t i = 1; i < set->n && !compressed; i++) {
     const code_file *c = &set->files[i];
     if (c->state != CODE_COUNTED) continue;
     int64_t d = c->bytes - logged, b = own->bytes - logged;
     if ((d < 0 ? -d : d) < (b < 0 ? -b : b)) own = c;
   }
   return set->counted - own->bytes;
+}
+
+/* ", online_ngram_tilt.py, online_ngram_state.c" for the loaded files a
+ * logged size leaves out (all counted files but own). */
+static void others_list(const code_set *set, int64_t logged, int compressed, char *out, size_t cap) {
+  const code_file *own = &set->files[0];
+  for (size_t i = 1; i < set->n && !compressed; i++) {
+    const code_file *c = &set->files[i];
+    int64_t d = c->bytes - logged, b = own->bytes - logged;
+    if (c->state == CODE_COUNTED && (d < 0 ? -d : d) < (b < 0 ? -b : b)) own = c;
+  }
+  size_t k = 0, shown = 0, more = 0;
+  out[0] = 0;
+  for (size_t i = 0; i < set->n; i++) {
+    const code_file *c = &set->files[i];
+    if (c == own || c->state != CODE_COUNTED) continue;
+    if (shown == 3) {
+      more++;
+      continue;
+    }
+    int w = snprintf(out + k, cap - k, "%s%s", shown ? ", " : "", c->rel);
+    if (w < 0 || (size_t)w >= cap - k) break;
+    k += (size_t)w;
+    shown++;
+  }
+  if (more && k < cap) snprintf(out + k, cap - k, " and %zu more", more);
 }
 
 /* "counted code (train_gpt.py and 2 files it loads)". */
@@ -128,11 +154,13 @@ static void check_log(const submission *s, const sub_log *lg, finding_list *f) {
   static const char *name[2] = {"logged code size", "self-extracting compressed code"};
   for (int k = 0; k < 2; k++) {
     if (!logged[k]) continue;
-    int64_t others = set ? unlogged(set, logged[k]->bytes) : 0;
+    int64_t others = set ? unlogged(set, logged[k]->bytes, k == 1) : 0;
     int64_t code = logged[k]->bytes + others;
     if (set && code == counted && !(k == 1 && readable)) continue; /* the count above, again */
-    char conv[480];
-    snprintf(conv, sizeof conv, "%s%s", name[k], others ? " + the loaded files it does not include" : "");
+    char conv[480], list[300] = "";
+    if (others) others_list(set, logged[k]->bytes, k == 1, list, sizeof list);
+    snprintf(conv, sizeof conv, "%s%s%s%s", name[k], others ? " + the loaded files it does not include (" : "",
+             list, others ? ")" : "");
     over(f, lg, logged[k]->line, conv, code, model, SEV_ERROR);
   }
 }
