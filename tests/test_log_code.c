@@ -116,11 +116,38 @@ static void test_code_other_none(void **st) {
   assert_int_equal(r.cls, LC_NONE);
 }
 
+/* A copy of the script's tail is a part of it; with a change in it, the
+ * change is reported, not the missing head. A default changed in an `if`
+ * that reads the environment is a default, not code. */
+static void test_partial_and_if_defaults(void **st) {
+  (void)st;
+  make_script();
+  const char *tail = strstr(script, "def f4(x)");
+  log_code_result r = run("", tail);
+  assert_int_equal(r.cls, LC_PARTIAL);
+  char copy[8192];
+  snprintf(copy, sizeof copy, "%s", tail);
+  char *p = strstr(copy, "return x + 9");
+  p[9] = '*';
+  r = run("", copy);
+  assert_int_equal(r.cls, LC_CODE);
+  assert_true(r.partial);
+  assert_int_equal(r.hunks, 1);
+  assert_non_null(strstr(r.detail, "`return x*9`"));
+  char ifs[9000];
+  snprintf(ifs, sizeof ifs, "%sif int(os.environ.get('ANS', '1')):\n    main()\n", script);
+  snprintf(script + strlen(script), sizeof script - strlen(script), "if int(os.environ.get('ANS', '0')):\n    main()\n");
+  r = run("", ifs);
+  assert_int_equal(r.cls, LC_DEFAULTS);
+  assert_string_equal(r.detail, "ANS");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_and_layout),
       cmocka_unit_test(test_partial_config_defaults),
       cmocka_unit_test(test_code_other_none),
+      cmocka_unit_test(test_partial_and_if_defaults),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -197,10 +197,74 @@ static int per_run(const char *var) {
   return !strcmp(var, "SEED") || !strcmp(var, "RUN_ID") || !strcmp(var, "LOGFILE");
 }
 
-/* 1 if every statement of the hunk reads the environment; a changed
- * default the README leaves unset goes into *unset (appended). */
+/* The statement's text without the default of its environment read
+ * (`os.environ.get('X','1')` -> `os.environ.get('X')`), into out; the
+ * variable into var. 0 if it reads no environment variable. */
+static int without_default(const py_stmt *t, char *out, size_t cap, char *var, size_t vcap) {
+  const char *p = strstr(t->text, "environ");
+  const char *g = strstr(t->text, "getenv");
+  if (!p || (g && g < p)) p = g;
+  if (!p) return 0;
+  size_t pos = (size_t)(p - t->text);
+  py_str s;
+  if (!pysrc_next_string(t->text, t->len, &pos, &s) || !s.len) return 0;
+  snprintf(var, vcap, "%.*s", (int)(s.len < vcap ? s.len : vcap - 1), s.body);
+  size_t e = s.end, depth = 0;
+  if (e < t->len && t->text[e] == ',') { /* skip the default up to the call's ')' */
+    size_t q = e;
+    for (; q < t->len; q++) {
+      char c = t->text[q];
+      if (c == '"' || c == '\'') {
+        size_t r = q;
+        py_str x;
+        if (!pysrc_next_string(t->text, t->len, &r, &x)) break;
+        q = r - 1;
+        continue;
+      }
+      if (c == '(' || c == '[') depth++;
+      if ((c == ')' || c == ']') && depth-- == 0) break;
+    }
+    snprintf(out, cap, "%.*s%s", (int)e, t->text, t->text + q);
+  } else {
+    snprintf(out, cap, "%s", t->text);
+  }
+  return 1;
+}
+
+/* A statement pair that differs only in an environment read's default. */
+static int default_only(const py_stmt *a, const py_stmt *b, char *var, size_t vcap) {
+  char ta[1024], tb[1024], vb[128];
+  if (a->len >= sizeof ta || b->len >= sizeof tb) return 0;
+  return without_default(a, ta, sizeof ta, var, vcap) && without_default(b, tb, sizeof tb, vb, sizeof vb) &&
+         !strcmp(var, vb) && !strcmp(ta, tb) && a->depth == b->depth;
+}
+
+static void note_unset(const char *var, const cmp_ctx *cc, char *unset, size_t cap) {
+  if (per_run(var) || (cc->env_set && cc->env_set(var, cc->ctx))) return;
+  size_t used = strlen(unset);
+  if (!strstr(unset, var) && used + strlen(var) + 3 < cap)
+    snprintf(unset + used, cap - used, "%s%s", used ? ", " : "", var);
+}
+
+/* 1 if the hunk only changes how the environment is read: statements
+ * that differ only in a default (an `if` header too), or assignments from
+ * the environment added or removed. A changed default the README leaves
+ * unset goes into *unset (appended). */
 static int config_hunk(const cand *a, const cand *b, const diff_hunk *h, const cmp_ctx *cc,
                        char *unset, size_t cap) {
+  if (h->a1 - h->a0 == h->b1 - h->b0) {
+    int all = 1;
+    char var[128];
+    for (size_t i = 0; i < h->a1 - h->a0 && all; i++)
+      all = default_only(&a->src.v[a->idx[h->a0 + i]], &b->src.v[b->idx[h->b0 + i]], var, sizeof var);
+    if (all) {
+      for (size_t i = 0; i < h->a1 - h->a0; i++) {
+        default_only(&a->src.v[a->idx[h->a0 + i]], &b->src.v[b->idx[h->b0 + i]], var, sizeof var);
+        note_unset(var, cc, unset, cap);
+      }
+      return 1;
+    }
+  }
   char va[32][128], vb[32][128];
   size_t na = 0, nb = 0;
   for (size_t i = h->a0; i < h->a1; i++) {
@@ -241,26 +305,43 @@ static int interleaved(const cand *log, const diff_hunk *h) {
   return 0;
 }
 
-/* The first differing statements of a hunk, for the message. */
+/* Up to 100 characters of text from offset from (with "..." when cut). */
+static void window(const char *text, size_t from, char *out, size_t cap) {
+  size_t n = strlen(text);
+  if (from > n) from = n;
+  snprintf(out, cap, "%s%.100s%s", from ? "..." : "", text + from, n - from > 100 ? "..." : "");
+}
+
+/* The first differing statements of a hunk, for the message; two long
+ * statements are shown from a little before their first differing
+ * character. */
 static void describe(const cand *shipped, const cand *log, const diff_hunk *h, uint32_t start,
                      char *out, size_t cap) {
   const py_stmt *a = h->a0 < h->a1 ? &shipped->src.v[shipped->idx[h->a0]] : NULL;
   const py_stmt *b = h->b0 < h->b1 ? &log->src.v[log->idx[h->b0]] : NULL;
-  if (a && b)
-    snprintf(out, cap, "log line %u `%.100s` where %s:%u has `%.100s`", start + b->line - 1, b->text,
-             shipped->name, a->line, a->text);
-  else if (b)
-    snprintf(out, cap, "log line %u `%.100s`, which %s does not have", start + b->line - 1, b->text,
+  char wa[120], wb[120];
+  if (a && b) {
+    size_t k = 0;
+    while (a->text[k] && a->text[k] == b->text[k]) k++;
+    size_t from = k > 40 ? k - 40 : 0;
+    window(a->text, from, wa, sizeof wa);
+    window(b->text, from, wb, sizeof wb);
+    snprintf(out, cap, "log line %u `%s` where %s:%u has `%s`", start + b->line - 1, wb,
+             shipped->name, a->line, wa);
+  } else if (b) {
+    window(b->text, 0, wb, sizeof wb);
+    snprintf(out, cap, "log line %u `%s`, which %s does not have", start + b->line - 1, wb,
              shipped->name);
-  else if (a)
-    snprintf(out, cap, "%s:%u `%.100s`, which the log's copy does not have", shipped->name, a->line,
-             a->text);
+  } else if (a) {
+    window(a->text, 0, wa, sizeof wa);
+    snprintf(out, cap, "%s:%u `%s`, which the log's copy does not have", shipped->name, a->line, wa);
+  }
   ascii(out);
 }
 
 /* The same statements in the same order: the first whose block depth
- * differs (indentation is whitespace, and the brief's line is drawn at
- * whitespace; the message points the reviewer at it). */
+ * differs (indentation is whitespace; the message points the reviewer at
+ * it). */
 static void layout_detail(const cand *shipped, const cand *log, uint32_t start, char *out,
                           size_t cap) {
   out[0] = 0;
@@ -282,13 +363,20 @@ static void classify(const cand *shipped, const cand *log, const diff_hunk *hk, 
     layout_detail(shipped, log, start, r->detail, sizeof r->detail);
     return;
   }
-  int partial = 1;
-  for (size_t i = 0; i < nh; i++)
-    partial &= hk[i].b0 == hk[i].b1 && (hk[i].a0 == 0 || hk[i].a1 == shipped->n);
-  if (partial) {
+  /* Statements of the script before the copy's first or after its last:
+   * the part the log did not copy, not a difference. */
+  size_t lo = 0, hi = nh;
+  if (hk[0].b0 == hk[0].b1 && hk[0].a0 == 0 && hk[0].b0 == 0) lo = 1;
+  if (hi > lo && hk[hi - 1].b0 == hk[hi - 1].b1 && hk[hi - 1].a1 == shipped->n && hk[hi - 1].b1 == log->n)
+    hi--;
+  r->partial = lo || hi < nh;
+  if (lo == hi) {
     r->cls = LC_PARTIAL;
     return;
   }
+  hk += lo;
+  nh = hi - lo;
+  r->hunks = nh;
   char unset[400] = "";
   size_t noise = 0;
   for (size_t i = 0; i < nh; i++)
@@ -339,26 +427,29 @@ static int compare(const cand *log, const char *block, size_t blen, uint32_t sta
   size_t best_common = 0, best_nh = 0;
   diff_hunk *best_h = NULL;
   int best_aligned = 0;
+  size_t best_d = (size_t)-1;
   for (size_t i = 0; i < n; i++) {
-    size_t ov = overlap(log, &c[i]), big = log->n > c[i].n ? log->n : c[i].n;
-    if (best && (double)ov / (double)big <= best_score) continue;
-    size_t common = ov, nh = 0;
+    /* The share of the copy's statements the script holds: a copy of part
+     * of a script is still that script's. */
+    size_t ov = overlap(log, &c[i]);
+    if (best && (double)ov / (double)log->n < best_score) continue;
+    size_t common = ov, nh = 0, d = (size_t)-1;
     diff_hunk *h = NULL;
     int aligned = 0;
-    if (2 * ov >= big) {
-      size_t d;
+    if (2 * ov >= log->n) {
       int rc = seq_diff(c[i].h, c[i].n, log->h, log->n, LOG_CODE_MAX_EDITS, &h, &nh, &d);
       if (rc < 0) {
         free(best_h);
         return -1;
       }
       if (rc == 0) common = (c[i].n + log->n - d) / 2, aligned = 1;
+      else d = (size_t)-1;
     }
-    double score = (double)common / (double)big;
-    if (!best || score > best_score) {
+    double score = (double)common / (double)log->n;
+    if (!best || score > best_score || (score == best_score && d < best_d)) {
       free(best_h);
       best = &c[i], best_score = score, best_common = common, best_h = h, best_nh = nh;
-      best_aligned = aligned;
+      best_aligned = aligned, best_d = d;
     } else {
       free(h);
     }
@@ -369,6 +460,7 @@ static int compare(const cand *log, const char *block, size_t blen, uint32_t sta
   r->common = best_common;
   if (best_score < 0.5) {
     r->cls = LC_OTHER;
+    r->common = best_common;
   } else if (!best_aligned) {
     r->cls = LC_CODE;
     snprintf(r->detail, sizeof r->detail, "they differ in more than %d statements",

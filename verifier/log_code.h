@@ -43,6 +43,7 @@ typedef struct log_code_result {
   size_t statements;  /* statements in the log's copy */
   size_t common;      /* statements shared with the script */
   size_t hunks;       /* places where they differ */
+  int partial;        /* the copy holds only part of the script */
   char detail[700];   /* the first difference, or the variables, for messages */
 } log_code_result;
 

@@ -46,10 +46,10 @@ static void one(const sub_log *lg, const log_code_result *r, finding_list *f) {
     return;
   case LC_CODE:
     findings_add(f, "LOG_CODE_MISMATCH", SEV_ERROR, lg->rel, r->first,
-                 "different code wrote this log: its script (lines %u-%u, %zu statements) differs "
+                 "different code wrote this log: its script (lines %u-%u, %zu statements%s) differs "
                  "from %s%s in %zu place%s; first: %s",
-                 r->first, r->last, r->statements, r->script, what, r->hunks,
-                 r->hunks == 1 ? "" : "s", r->detail);
+                 r->first, r->last, r->statements, r->partial ? ", a part of the script" : "",
+                 r->script, what, r->hunks, r->hunks == 1 ? "" : "s", r->detail);
     return;
   case LC_OTHER:
     findings_add(f, "LOG_CODE_MISMATCH", SEV_ERROR, lg->rel, r->first,
