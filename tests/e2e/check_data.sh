@@ -60,3 +60,7 @@ printf 'import os\nprint("train_shards: 1499")\ntrain_shards: 1499\n' >"$TMP/src
 DATA='train_shards: 80' d=$(folder in_source)
 mini_log "$d/train_seed1.log" 1 15000000 16 "$TMP/src.py"
 lacks data_source_lines_ignored TRAIN_VAL_OVERLAP "$d"
+# On the non-record track a subset is a warning: it is not accepted for its number.
+DATA='train_loader:dataset:fineweb10B_sp1024 train_shards:80
+val_loader:shards pattern=./data/datasets/fineweb10B_sp1024/fineweb_val_*.bin tokens:1048576' d=$(folder subset_nonrecord)
+has data_subset_nonrecord_warns VAL_SPLIT_MISMATCH warning "1048576 validation tokens" "$d" --track nonrecord
