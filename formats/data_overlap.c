@@ -85,6 +85,7 @@ typedef int (*doc_fn)(const doc *d, void *ctx);
 static int docs_of_shard(char **paths, size_t n, size_t first, uint16_t bos, uint64_t *tokens,
                          doc_fn fn, void *ctx, pg_error *err) {
   stream st = {paths, n, 0, {{0, 0}, 0, 0, 0, NULL}, 0};
+  *tokens = 0;
   if (stream_open(&st, first, err)) return -1;
   *tokens = st.sh.n_tokens;
   uint64_t i = 0, nt = st.sh.n_tokens;
@@ -245,7 +246,7 @@ int data_overlap(const char *train_dir, const char *val_dir, uint16_t bos, uint6
   vctx v = {.min_tokens = min_tokens, .r = r, .dir = val_dir, .err = err};
   int rc = val_table(r, &v, err);
   for (size_t i = 0; i < r->n_val && !rc; i++) {
-    uint64_t tokens;
+    uint64_t tokens = 0;
     rc = docs_of_shard(r->val_paths, r->n_val, i, bos, &tokens, add_val, &v, err);
     r->val_tokens += tokens;
   }

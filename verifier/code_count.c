@@ -352,7 +352,7 @@ static int env_of_name(const scan *sc, const char *name, char *var, size_t vcap,
                        size_t dcap, uint32_t *line) {
   if (!sc->by_name || strlen(name) >= 64) return 0;
   env_read key = {"", "", "", 0};
-  snprintf(key.name, sizeof key.name, "%s", name);
+  snprintf(key.name, sizeof key.name, "%.63s", name);
   const env_read *e = first_eq(sc->by_name, sc->n_env, &key, cmp_env_name);
   if (!e) {
     for (size_t j = 0; name[j]; j++) key.var[j] = (char)toupper((unsigned char)name[j]);
@@ -468,7 +468,7 @@ static int eval_cond(const scan *sc, const char *cond_in, char *why, size_t wcap
     size_t k = dotted(c);
     if (!k || c[k]) return -1;
     const char *last = strrchr(c, '.');
-    snprintf(attr, sizeof attr, "%s", last ? last + 1 : c);
+    snprintf(attr, sizeof attr, "%.127s", last ? last + 1 : c);
     if (!env_of_name(sc, attr, var, sizeof var, def, sizeof def, &def_line)) return -1;
     has_def = 1;
   }
