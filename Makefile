@@ -9,7 +9,7 @@ CFLAGS_BASE = -std=c11 -Wall -Wextra -Werror -O2 -g -ffp-contract=off -fno-stric
               -D_GNU_SOURCE -fopenmp -I. -I$(BUILD)
 CFLAGS  ?=
 EXTRA_CFLAGS ?=
-LDLIBS  = -fopenmp -lcrypto -ljansson -lz -lpthread -ldl -lm
+LDLIBS  = -fopenmp -lcrypto -ljansson -lz -llzma -lpthread -ldl -lm
 
 # Sources: every .c in the parts is library code; common/pgolf.c is main.
 PARTS   = common formats kernels manifests trainer verifier

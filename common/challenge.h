@@ -46,4 +46,26 @@
 #define CHALLENGE_PRACTICE_ALPHA 0.25
 #define CHALLENGE_GRACE_P 0.014
 
+/* The published data, from the challenge's manifest of the sp1024 set
+ * (data/fineweb10B_sp1024.manifest.json, "datasets"[0]): "name":
+ * "fineweb10B_sp1024", "stats": {"files_train": 195, "tokens_val":
+ * 62021846, "docs_val": 50000}, "bos_id": 1, "append_eos": false. The
+ * export script (data/download_hf_docs_and_tokenize.py) writes each
+ * document as the BOS id followed by its tokens, the first 50,000
+ * documents to validation, the rest to training. tests/e2e/data.sh checks
+ * these against the manifest copy. */
+#define CHALLENGE_SP1024_DATASET "fineweb10B_sp1024"
+#define CHALLENGE_SP1024_TRAIN_FILES 195
+#define CHALLENGE_SP1024_VAL_TOKENS 62021846LL
+#define CHALLENGE_VAL_DOCS 50000
+#define CHALLENGE_DATA_BOS_ID 1
+
+/* The maintainers' ruling on train/validation overlap (openai/parameter-
+ * golf issue #2127; PR #2146, which excluded PRs #2018 and #2130): a log
+ * printing "train_shards: 1499" is the fingerprint of data prepared with
+ * prepare_caseops_data.py's default of 10,000 validation documents, so
+ * training starts at document 10,000 while the scored validation set is
+ * documents 0-49,999: 40,000 validation documents are trained on. */
+#define CHALLENGE_OVERLAP_TRAIN_SHARDS 1499
+
 #endif

@@ -23,6 +23,7 @@ static const verb verbs[] = {
     {"tokenizer", cmd_tokenizer, "read a SentencePiece model: byte tables, summary"},
     {"bpb", cmd_bpb, "tokens, bytes and tokens per byte of a split"},
     {"gpu", cmd_gpu, "the CUDA devices this build can use (exit 2 where there is none)"},
+    {"data", cmd_data, "validation documents found in training shards"},
     {"hash", cmd_hash, "SHA-256 of files in parallel (sha256sum format)"},
     {"manifest", cmd_manifest, "create, show, verify, diff and sign run manifests"},
     {"stats", cmd_stats, "multi-seed significance: one-sided Welch test with a margin"},

@@ -8,6 +8,7 @@ int cmd_shard(int argc, char **argv);     /* formats/cmd_shard.c */
 int cmd_tokenizer(int argc, char **argv); /* formats/cmd_tokenizer.c */
 int cmd_bpb(int argc, char **argv);       /* formats/cmd_bpb.c */
 int cmd_gpu(int argc, char **argv);       /* kernels/cmd_gpu.c */
+int cmd_data(int argc, char **argv);      /* formats/cmd_data.c */
 int cmd_hash(int argc, char **argv);      /* manifests/cmd_hash.c */
 int cmd_manifest(int argc, char **argv);  /* manifests/cmd_manifest.c */
 int cmd_stats(int argc, char **argv);     /* verifier/cmd_stats.c */

@@ -61,6 +61,8 @@ double bpb_from_nats(double nats, uint64_t bytes) {
   return bytes ? nats / log(2.0) / (double)bytes : NAN;
 }
 
+/* val_bpb = val_loss / ln 2 * tokens / bytes: bits per byte over bits per
+ * token. */
 double tokens_per_byte_from_loss(double val_loss_nats, double val_bpb) {
-  return val_loss_nats / (val_bpb * log(2.0));
+  return val_bpb * log(2.0) / val_loss_nats;
 }

@@ -13,15 +13,20 @@
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
+#include "verifier/check_significance.h"
+#include "verifier/code_count.h"
 #include "verifier/rules.h"
 
-static const char USAGE[] = "pgolf check DIR... [--json] [--track 10min|nonrecord]";
+static const char USAGE[] =
+    "pgolf check DIR... [--json] [--track 10min|nonrecord] [--against RECORD]";
 static const char ABOUT[] =
     "Checks submission folders (records/<track>/<date>_<name>/) against the challenge's\n"
     "rules: required files, submission.json fields, claims against the logs, "
     "the\n" CHALLENGE_SIZE_LIMIT_TEXT "-byte limit, the " CHALLENGE_TIME_LIMIT_TEXT
     " training and evaluation budgets (record track),\n"
-    "seeds, configuration of the seed logs, and a shipped tokenizer's byte accounting.\n"
+    "seeds, configuration of the seed logs, a shipped tokenizer's byte accounting,\n"
+    "whether the logs were written by the shipped code, and the data the logs name.\n"
+    "Lists the counted code: the entry script and what the documented run loads.\n"
     "Every finding has a stable code, documented in SUBMISSION.md.";
 static const char FOOTER[] =
     "Exit: 0 all pass, 1 an error finding, 2 usage error or unreadable folder.";
@@ -45,6 +50,9 @@ static void run_rules(const submission *s, finding_list *f) {
   rule_config(s, f);
   rule_eval_selection(s, f);
   rule_tokenizer(s, f);
+  rule_log_code(s, f);
+  rule_overlap(s, f);
+  rule_code(s, f);
   findings_sort(f);
 }
 
@@ -97,11 +105,14 @@ static json_t *summary_json(const submission *s, const finding_list *f) {
     json_array_append_new(runs, x);
   }
   json_object_set_new(o, "runs", runs);
+  if (s->counted) json_object_set_new(o, "code", code_count_json(s->counted));
   return o;
 }
 
-/* Check one folder; *failed set if it has an error. -1 if unreadable. */
-static int check_one(const char *dir, int track, int as_json, json_t *all, int *failed) {
+/* Check one folder; *failed set if it has an error. -1 if unreadable (or
+ * --against unreadable). */
+static int check_one(const char *dir, int track, int as_json, json_t *all, int *failed,
+                     const char *against) {
   submission s;
   finding_list f = {0};
   pg_error err;
@@ -110,18 +121,42 @@ static int check_one(const char *dir, int track, int as_json, json_t *all, int *
     pg_error_print(&err);
     return -1;
   }
+  code_count cc;
+  if (code_count_build(&s, &cc, &err)) {
+    findings_free(&f);
+    submission_free(&s);
+    pg_error_print(&err);
+    return -1;
+  }
+  s.counted = &cc;
+  check_sig sig;
+  if (against && check_significance(&s, against, &f, &sig, &err)) {
+    findings_free(&f);
+    code_count_free(&cc);
+    submission_free(&s);
+    pg_error_print(&err);
+    return -1;
+  }
   run_rules(&s, &f);
   if (findings_count(&f, SEV_ERROR)) *failed = 1;
-  if (as_json) json_array_append_new(all, findings_json(dir, &f, summary_json(&s, &f)));
-  else findings_print_table(stdout, dir, &f);
+  if (as_json) {
+    json_t *summary = summary_json(&s, &f);
+    if (against) json_object_set_new(summary, "significance", check_significance_json(&sig));
+    json_array_append_new(all, findings_json(dir, &f, summary));
+  } else {
+    findings_print_table(stdout, dir, &f);
+    if (against) check_significance_print(stdout, &sig);
+    code_count_print(stdout, &cc);
+  }
   findings_free(&f);
+  code_count_free(&cc);
   submission_free(&s);
   return 0;
 }
 
 int cmd_check(int argc, char **argv) {
   int as_json = 0, track = -1;
-  const char *track_name = NULL;
+  const char *track_name = NULL, *against = NULL;
   cli_args dirs;
   const cli_option opts[] = {
       CLI_FLAG("json", 0, &as_json,
@@ -129,6 +164,11 @@ int cmd_check(int argc, char **argv) {
       CLI_STRING("track", 0, &track_name, "T",
                  "10min (record track) or nonrecord; default: submission.json \"track\",\n"
                  "else the folder path, else 10min"),
+      CLI_STRING("against", 0, &against, "R",
+                 "test the folder's seeds against the previous record R (a folder,\n"
+                 "a run manifest or comma-separated val_bpb values): the README's\n"
+                 "rule (0.005 nats at p < 0.01) and the maintainers' practice\n"
+                 "(p < 0.25, no margin), each with its verdict (SIGNIFICANCE)"),
       CLI_ARGS(&dirs, "DIR...", NULL), CLI_END};
   const cli_command cmd = {
       .name = "check", .usage = USAGE, .about = ABOUT, .options = opts, .footer = FOOTER};
@@ -147,7 +187,7 @@ int cmd_check(int argc, char **argv) {
   int failed = 0, bad = 0;
   for (int i = 0; i < dirs.n && !bad; i++) {
     if (!as_json && i > 0) putchar('\n');
-    bad = check_one(dirs.v[i], track, as_json, all, &failed) != 0;
+    bad = check_one(dirs.v[i], track, as_json, all, &failed, against) != 0;
   }
   if (!bad && as_json) {
     json_t *out = dirs.n == 1 ? json_array_get(all, 0) : all;

@@ -12,6 +12,7 @@
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
+#include "verifier/significance.h"
 #include "verifier/stats_inputs.h"
 #include "verifier/welch.h"
 
@@ -164,7 +165,8 @@ static int read_inputs(const stats_opts *o, stats_input *in, pg_error *err) {
 
 static json_t *real_or_null(double v, int present) { return present ? json_real(v) : json_null(); }
 
-static void print_json(const stats_opts *o, const stats_input *in, const margin_test *r) {
+static void print_json(const stats_opts *o, const stats_input *in, const margin_test *r,
+                       const significance *sg) {
   int two = o->rec_args.n != 0;
   json_t *j = json_object();
   json_object_set_new(j, "test", json_string(two ? "welch" : "one_sample"));
@@ -193,13 +195,15 @@ static void print_json(const stats_opts *o, const stats_input *in, const margin_
   json_object_set_new(j, "seeds_needed",
                       r->seeds_needed > 0 ? json_integer(r->seeds_needed) : json_null());
   json_object_set_new(j, "verdict", json_string(r->significant ? "significant" : "not_significant"));
+  json_object_set_new(j, "readings", significance_json(sg));
   char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
   if (s) puts(s);
   free(s);
   json_decref(j);
 }
 
-static void print_text(const stats_opts *o, const stats_input *in, const margin_test *r) {
+static void print_text(const stats_opts *o, const stats_input *in, const margin_test *r,
+                       const significance *sg) {
   int two = o->rec_args.n != 0;
   const char *u = o->metric;
   printf("%s test, one-sided, metric %s (lower is better), alpha %g\n\n",
@@ -231,6 +235,8 @@ static void print_text(const stats_opts *o, const stats_input *in, const margin_
     printf("  %-36s none (effect does not exceed the margin)\n", "seeds for 80% power");
   printf("\nverdict: %s at alpha %g with the margin\n",
          r->significant ? "significant" : "not significant", o->alpha);
+  printf("\nthe README's rule and the maintainers' practice, each with its verdict:\n");
+  significance_print(stdout, sg, u, "  ");
 }
 
 static int run_stats(const stats_opts *o, stats_input *in, pg_error *err) {
@@ -242,10 +248,19 @@ static int run_stats(const stats_opts *o, stats_input *in, pg_error *err) {
   int rc = o->rec_args.n ? welch_margin_test(in->s_new, in->s_rec, margin, o->alpha, &r, err)
                          : one_sample_margin_test(in->s_new, o->target, margin, o->alpha, &r, err);
   if (rc) return -1;
+  /* The challenge's readings, whatever --alpha and --margin-nats say. */
+  int nats = !strcmp(o->metric, "nats");
+  double readme_margin = nats ? CHALLENGE_MARGIN_NATS
+                              : isfinite(in->tpb) ? CHALLENGE_MARGIN_NATS * in->tpb / M_LN2 : NAN;
+  sample_summary target = {2, o->target, 0};
+  significance sg;
+  if (significance_compute(in->s_new, o->rec_args.n ? in->s_rec : target, !o->rec_args.n,
+                           readme_margin, &sg, err))
+    return -1;
   if (o->json)
-    print_json(o, in, &r);
+    print_json(o, in, &r, &sg);
   else
-    print_text(o, in, &r);
+    print_text(o, in, &r, &sg);
   return r.significant ? 1 : 0;
 }
 

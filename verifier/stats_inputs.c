@@ -17,8 +17,10 @@ static int push(stats_set *s, double v, double val_loss, double val_bpb, const c
   if (!isfinite(v)) return pg_fail(err, where, -1, "the value is not a finite number");
   if (PG_GROW(s->v, s->cap, s->n + 1, 8)) return pg_fail(err, where, -1, "out of memory");
   s->v[s->n++] = v;
-  if (isfinite(val_loss) && isfinite(val_bpb) && val_bpb > 0)
-    s->tpb_sum += val_loss / (val_bpb * M_LN2), s->n_tpb++;
+  /* val_bpb = val_loss / ln 2 * tokens / bytes, so tokens per byte is
+   * bits per byte over bits per token. */
+  if (isfinite(val_loss) && isfinite(val_bpb) && val_loss > 0 && val_bpb > 0)
+    s->tpb_sum += val_bpb * M_LN2 / val_loss, s->n_tpb++;
   return 0;
 }
 

@@ -9,7 +9,7 @@
  * else must be a list of numbers.
  *
  * Tokens per byte. Each value read from a manifest or log carries
- * val_loss and val_bpb, hence tokens per byte = val_loss / (val_bpb ln 2);
+ * val_loss and val_bpb, hence tokens per byte = val_bpb ln 2 / val_loss;
  * a set's tokens per byte is their mean, known only when every value of
  * the set carried one (numbers from the command line carry none). */
 #ifndef PGOLF_STATS_INPUTS_H

@@ -128,6 +128,8 @@ typedef struct submission {
   size_t n_json;
   sub_track track;
   const char *track_source; /* "--track", "submission.json", "folder path", "default" */
+  const struct code_count *counted; /* the counted code (verifier/code_count.h), set by
+                                    pgolf check after loading; NULL otherwise */
 } submission;
 
 /* Read the folder. Problems of the folder's content (bad JSON, a field of

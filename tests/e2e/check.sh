@@ -194,7 +194,11 @@ clean check_size_exactly_16000000_ok "$d"
 d=$(variant size_shipped); head -c 200000 /dev/zero | tr '\0' '#' >"$d/helper.py"
 mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15900000 plain
 sed -i 's/"artifact_bytes": 15863642}/"artifact_bytes": 15947642}/; s/"bytes_total": 15863642/"bytes_total": 15947642/' "$d/submission.json"
-has check_size_shipped SIZE_OVER_LIMIT error "shipped code files: 200015 code bytes" "$d"
+# A helper nothing imports is not counted code; imported, it is.
+check_json "$d"
+if grep -q '"code": "SIZE_OVER_LIMIT"' "$TMP/out"; then fail check_size_unloaded_helper "counted"; else ok check_size_unloaded_helper; fi
+printf 'import helper\nprint("train")\n' >"$d/train_gpt.py"
+has check_size_shipped SIZE_OVER_LIMIT error "counted code \(train_gpt.py and 1 file it loads\): 200029 code bytes" "$d"
 d=$(variant size_selfextract)
 CODE_LINE='Code size (compressed): 190000 bytes' mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15815847 plain
 has check_size_selfextract SIZE_OVER_LIMIT error "self-extracting compressed code: 190000" "$d"

@@ -13,8 +13,8 @@ train:train:--preset --config --seed --steps --budget --threads --data --tokeniz
 eval:eval:--artifact --data --tokenizer --mode --seq-len --stride --chunk --epochs --lr --momentum --clip --ttt-batch --batch --precision --threads --score-dump --probes --probe-at --events --json
 audit:audit:--tokenizer --val --claim --manifest --seq-len --json
 audit --perturb:audit --perturb:--perturb --data --cut --chunk --tolerance --keep --json --self
-check:check:--json --track
-replay:replay:--record --seed --budget-train --budget-eval --grace --tolerance --out --data --tokenizer --artifact --ro-bind --json
+check:check:--json --track --against
+replay:replay:--record --seed --budget-train --budget-eval --grace --tolerance --out --data --tokenizer --artifact --ro-bind --gpus --allow-busy --json
 replay run.json:replay:--threads --out --data --tokenizer --budget-train --budget-eval --json --quiet
 stats:stats:--new --record --target --metric --margin-nats --tokens-per-byte --alpha --test --json
 regress:regress:--golden --config --k --junit --markdown --json
@@ -27,6 +27,7 @@ bpb:bpb:-t --tokenizer -s --split -L --seq-len -v --vocab -j --json
 hash:hash:-j --jobs
 gpu:gpu:--json
 gpu attest:gpu:--gpus --json
+data overlap:data overlap:--train --val --bos --tokenizer --min-tokens --json
 manifest create:manifest create:--config --tokenizer --data --seed --losses --artifact --steps -o --output
 manifest show:manifest show:--json
 manifest verify:manifest verify:--key --root --json

@@ -71,3 +71,24 @@ expect_err stats_metric 2 "metric.*bpb or nats" "$PGOLF" stats --new 1,2 --recor
 expect_err stats_mw_refused 2 "1/20 = 0.05.*never be significant" "$PGOLF" stats --new "$A2_NEW" --record "$A2_REC" --margin-nats 0 --test mann-whitney
 expect_err stats_unknown 2 "unknown option" "$PGOLF" stats --new 1,2 --record 1,2 --frobnicate
 expect_rc stats_help 0 "$PGOLF" stats --help
+
+# The README's rule and the maintainers' practice side by side, whatever
+# --alpha and --margin-nats say: A2 vs its predecessor (published p=0.020)
+# fails the README's rule and passes the p < 0.25 progression cutoff, above
+# the p = 0.014 once accepted under the grace policy.
+readings() { jq -r '.readings | "\(.readme.verdict) \(.practice.verdict) \(.grace.verdict)"' "$TMP/out"; }
+expect_rc stats_readings_rc 1 "$PGOLF" stats --new "$A2_NEW" --record "$A2_REC" --tokens-per-byte 0.268 --json
+[ "$(readings)" = "not_significant accepted above" ] && ok stats_readings_a2 || fail stats_readings_a2 "$(readings)"
+expect_near stats_readings_practice_p p_zero_margin "$(jq .readings.practice.p "$TMP/out")" 1e-15
+# Without tokens per byte the README's margin cannot be put in bpb.
+expect_rc stats_readings_unknown 1 "$PGOLF" stats --new "$A2_NEW" --record "$A2_REC" --margin-nats 0 --json
+[ "$(readings)" = "unknown accepted above" ] && ok stats_readings_readme_unknown || fail stats_readings_readme_unknown "$(readings)"
+# p >= 0.25: rejected in practice too; a p below 0.014: within the grace.
+expect_rc stats_readings_reject 1 "$PGOLF" stats --new 1.0810,1.0805,1.0812 --record "$A2_REC" --margin-nats 0 --json
+[ "$(readings)" = "unknown rejected above" ] && ok stats_readings_rejected || fail stats_readings_rejected "$(readings)"
+expect_rc stats_readings_grace 0 "$PGOLF" stats --new 1.0795,1.0796,1.0797 --record "$A2_REC" --margin-nats 0 --json
+[ "$(readings)" = "unknown accepted within" ] && ok stats_readings_within_grace || fail stats_readings_within_grace "$(readings)"
+"$PGOLF" stats --new "$A2_NEW" --record "$A2_REC" --tokens-per-byte 0.268 >"$TMP/out" 2>&1
+grep -q "^  practice     diff > 0 at p < 0.25 (progression cutoff):  p = 0.02042  accepted$" "$TMP/out" &&
+  grep -q "^  README rule  diff > 0.001933 bpb (0.005 nats) at p < 0.01:  p = 0.9494  not significant$" "$TMP/out" &&
+  ok stats_readings_text || fail stats_readings_text "$(tail -4 "$TMP/out")"

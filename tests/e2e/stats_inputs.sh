@@ -1,6 +1,7 @@
 #!/bin/sh
 # pgolf stats with run manifests and submission folders as inputs: the
-# values and tokens per byte (val_loss / (val_bpb ln 2)) come from the
+# values and tokens per byte (val_bpb ln 2 / val_loss: bits per byte over
+# bits per token) come from the
 # files, and the test equals the one on the same numbers given by hand.
 . "$(dirname "$0")/lib.sh"
 repo=$(pwd)
@@ -18,9 +19,9 @@ run() {
     --data data --seed "$2" --losses losses.txt -o "$1.raw" >/dev/null &&
     jq --argjson l "$3" --argjson b "$4" '.predicate.evaluation = {val_loss: $l, val_bpb: $b}' "$1.raw" >"$1.json"
 }
-# tokens per byte 0.4 for the new runs: val_loss = val_bpb * 0.4 * ln 2
-run n1 1 0.29924 1.07928348 && run n2 2 0.29943 1.07996676 && run n3 3 0.29950 1.08024795 &&
-  run r1 4 0.30 1.08079 && run r2 5 0.30 1.08103 && run r3 6 0.30 1.08118 || fail stats_inputs_setup "manifest create failed"
+# tokens per byte 0.4 (sp1024-like): val_loss = val_bpb * ln 2 / 0.4
+run n1 1 1.87026 1.07928348 && run n2 2 1.87144 1.07996676 && run n3 3 1.87193 1.08024795 &&
+  run r1 4 1.87287 1.08079 && run r2 5 1.87328 1.08103 && run r3 6 1.87354 1.08118 || fail stats_inputs_setup "manifest create failed"
 
 json_field() { sed -n "s/^ *\"$1\": \(.*\)$/\1/p" "$TMP/out" | sed 's/,$//'; }
 
@@ -31,7 +32,7 @@ expect_rc stats_manifests_rc 1 "$PGOLF" stats --new n1.json --new n2.json --new 
 tpb=$(json_field tokens_per_byte)
 from=$(json_field tokens_per_byte_from)
 p_files=$(json_field p_margin)
-want_tpb=$(awk 'BEGIN { l = log(2); printf "%.15f", (0.29924 / (1.07928348 * l) + 0.29943 / (1.07996676 * l) + 0.29950 / (1.08024795 * l)) / 3 }')
+want_tpb=$(awk 'BEGIN { l = log(2); printf "%.15f", (1.07928348 * l / 1.87026 + 1.07996676 * l / 1.87144 + 1.08024795 * l / 1.87193) / 3 }')
 if awk -v a="$tpb" -v b="$want_tpb" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d < 1e-12) }' && [ "$from" = '"new"' ]; then
   ok stats_manifest_tpb; else fail stats_manifest_tpb "tokens_per_byte $tpb from $from, wanted $want_tpb"; fi
 expect_rc stats_numbers_rc 1 "$PGOLF" stats --new 1.07928348,1.07996676,1.08024795 --record 1.08079,1.08103,1.08118 \
@@ -41,9 +42,9 @@ if [ -n "$p_files" ] && [ "$p_files" = "$p_numbers" ]; then ok stats_manifests_e
   fail stats_manifests_equal_numbers "p from files $p_files, from numbers $p_numbers"; fi
 
 # --metric nats takes val_loss.
-expect_rc stats_manifest_nats 1 "$PGOLF" stats --new n1.json --new n2.json --new n3.json --target 0.3 --metric nats --json
+expect_rc stats_manifest_nats 1 "$PGOLF" stats --new n1.json --new n2.json --new n3.json --target 1.873 --metric nats --json
 mean=$(json_field mean_new)
-if awk -v m="$mean" 'BEGIN { d = m - (0.29924 + 0.29943 + 0.29950) / 3; if (d < 0) d = -d; exit !(m != "" && d < 1e-12) }'; then
+if awk -v m="$mean" 'BEGIN { d = m - (1.87026 + 1.87144 + 1.87193) / 3; if (d < 0) d = -d; exit !(m != "" && d < 1e-12) }'; then
   ok stats_manifest_val_loss; else fail stats_manifest_val_loss "mean_new $mean"; fi
 
 # A submission folder: one value per log with a final metric.

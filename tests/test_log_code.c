@@ -1,0 +1,153 @@
+/* A log's copy of its script against the shipped script: one case per
+ * class (same, layout, partial, config, defaults, code, other, none), with
+ * timestamps, preamble lines and interleaved output. */
+#include "tests/test_util.h"
+
+#include "verifier/log_code.h"
+
+static char script[8192];
+
+static void make_script(void) {
+  size_t k = (size_t)snprintf(script, sizeof script,
+                              "import os\n"
+                              "import sys\n"
+                              "class Hyperparameters:\n"
+                              "    seed = int(os.environ.get('SEED', 1337))\n"
+                              "    warmdown = int(os.environ.get('WARMDOWN_ITERS', 3000))\n"
+                              "    lr = float(os.environ.get('LR', 0.02))\n");
+  for (int i = 0; i < 12; i++)
+    k += (size_t)snprintf(script + k, sizeof script - k, "def f%d(x):\n    return x + %d\n", i, i);
+  snprintf(script + k, sizeof script - k,
+           "def main():\n    print('train')\nif __name__ == '__main__':\n    main()\n");
+}
+
+/* script with `from` replaced by `to` (first occurrence). */
+static char *edited(const char *from, const char *to) {
+  static char out[8192];
+  const char *p = strstr(script, from);
+  assert_non_null(p);
+  snprintf(out, sizeof out, "%.*s%s%s", (int)(p - script), script, to, p + strlen(from));
+  return out;
+}
+
+static int readme_sets_lr(const char *var, void *ctx) {
+  (void)ctx;
+  return !strcmp(var, "LR");
+}
+
+/* Compare a log made of pre + copy + the '=' row + output lines. */
+static log_code_result run(const char *pre, const char *copy) {
+  char log[20000];
+  size_t k = (size_t)snprintf(log, sizeof log, "%s%s", pre, copy);
+  uint32_t last = 0;
+  for (size_t i = 0; i < k; i++) last += log[i] == '\n';
+  k += (size_t)snprintf(log + k, sizeof log - k, "%.100s\nstep:1/10 train_loss:2.0\n",
+                        "====================================================================================================");
+  const char *names[1] = {"train_gpt.py"};
+  const char *texts[1] = {script};
+  size_t lens[1] = {strlen(script)};
+  log_code_result r;
+  assert_int_equal(log_code_compare(log, k, 1, last, names, texts, lens, 1, readme_sets_lr, NULL, &r), 0);
+  return r;
+}
+
+static void test_same_and_layout(void **st) {
+  (void)st;
+  make_script();
+  log_code_result r = run("", script);
+  assert_int_equal(r.cls, LC_SAME);
+  assert_string_equal(r.script, "train_gpt.py");
+  /* A preamble before the copy, and Unix timestamps on every line. */
+  char stamped[16000];
+  size_t k = 0;
+  for (const char *p = script; *p;) {
+    const char *nl = strchr(p, '\n');
+    k += (size_t)snprintf(stamped + k, sizeof stamped - k, "1776142348.135 %.*s\n", (int)(nl - p), p);
+    p = nl + 1;
+  }
+  r = run("", stamped);
+  assert_int_equal(r.cls, LC_SAME);
+  r = run("nohup: ignoring input\n", script);
+  assert_int_equal(r.cls, LC_SAME);
+  assert_int_equal(r.first, 2);
+  /* Comments, spacing and a docstring: layout only (a warning). */
+  r = run("", edited("def f3(x):\n    return x + 3\n", "def f3( x ):  # three\n    \"\"\"Doc.\"\"\"\n    return x+3\n"));
+  assert_int_equal(r.cls, LC_LAYOUT);
+}
+
+static void test_partial_config_defaults(void **st) {
+  (void)st;
+  make_script();
+  char copy[8192];
+  snprintf(copy, sizeof copy, "%s", script);
+  *strstr(copy, "def f10") = 0; /* the tail is missing */
+  log_code_result r = run("", copy);
+  assert_int_equal(r.cls, LC_PARTIAL);
+  /* A default the README sets, and the seed: configuration only. */
+  r = run("", edited("'LR', 0.02", "'LR', 0.05"));
+  assert_int_equal(r.cls, LC_CONFIG);
+  r = run("", edited("'SEED', 1337", "'SEED', 42"));
+  assert_int_equal(r.cls, LC_CONFIG);
+  r = run("", edited("import sys\n", "import sys\nresume = os.environ.get('RESUME_FROM', '')\n"));
+  assert_int_equal(r.cls, LC_CONFIG);
+  /* A default the README does not set: the documented run differs. */
+  r = run("", edited("'WARMDOWN_ITERS', 3000", "'WARMDOWN_ITERS', 800"));
+  assert_int_equal(r.cls, LC_DEFAULTS);
+  assert_string_equal(r.detail, "WARMDOWN_ITERS");
+}
+
+static void test_code_other_none(void **st) {
+  (void)st;
+  make_script();
+  log_code_result r = run("", edited("return x + 7", "return x * 7"));
+  assert_int_equal(r.cls, LC_CODE);
+  assert_int_equal(r.hunks, 1);
+  assert_non_null(strstr(r.detail, "`return x*7` where train_gpt.py:"));
+  /* Output printed in the middle of the copy is not a code difference. */
+  r = run("", edited("def f5(x):\n", "train_loader:dataset:fineweb10B_sp1024 train_shards:80\ndef f5(x):\n"));
+  assert_int_equal(r.cls, LC_LAYOUT);
+  assert_non_null(strstr(r.detail, "output interrupts the copy at log line 17"));
+  char other[4000];
+  size_t k = 0;
+  for (int i = 0; i < 30; i++) k += (size_t)snprintf(other + k, sizeof other - k, "import m%d\n", i);
+  r = run("", other);
+  assert_int_equal(r.cls, LC_OTHER);
+  r = run("", "import os\nprint(1)\n");
+  assert_int_equal(r.cls, LC_NONE);
+}
+
+/* A copy of the script's tail is a part of it; with a change in it, the
+ * change is reported, not the missing head. A default changed in an `if`
+ * that reads the environment is a default, not code. */
+static void test_partial_and_if_defaults(void **st) {
+  (void)st;
+  make_script();
+  const char *tail = strstr(script, "def f4(x)");
+  log_code_result r = run("", tail);
+  assert_int_equal(r.cls, LC_PARTIAL);
+  char copy[8192];
+  snprintf(copy, sizeof copy, "%s", tail);
+  char *p = strstr(copy, "return x + 9");
+  p[9] = '*';
+  r = run("", copy);
+  assert_int_equal(r.cls, LC_CODE);
+  assert_true(r.partial);
+  assert_int_equal(r.hunks, 1);
+  assert_non_null(strstr(r.detail, "`return x*9`"));
+  char ifs[9000];
+  snprintf(ifs, sizeof ifs, "%sif int(os.environ.get('ANS', '1')):\n    main()\n", script);
+  snprintf(script + strlen(script), sizeof script - strlen(script), "if int(os.environ.get('ANS', '0')):\n    main()\n");
+  r = run("", ifs);
+  assert_int_equal(r.cls, LC_DEFAULTS);
+  assert_string_equal(r.detail, "ANS");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_same_and_layout),
+      cmocka_unit_test(test_partial_config_defaults),
+      cmocka_unit_test(test_code_other_none),
+      cmocka_unit_test(test_partial_and_if_defaults),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,579 @@
+/* Comparing a log's copy of a script with the shipped scripts; see
+ * log_code.h. */
+#include "verifier/log_code.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "verifier/code_count.h"
+#include "verifier/pysrc.h"
+#include "verifier/seq_diff.h"
+
+const char *log_code_class_name(log_code_class c) {
+  static const char *n[] = {"none", "same", "layout", "partial", "config", "defaults", "code", "other"};
+  return c <= LC_OTHER ? n[c] : "?";
+}
+
+/* A script as compared: its raw text and its statements' hashes
+ * (docstrings left out: they never change what runs). */
+typedef struct cand {
+  const char *name;
+  int decoded;
+  const char *text;
+  size_t len;
+  py_src src;
+  size_t *idx; /* statement indices kept */
+  uint64_t *h;
+  uint64_t *sorted;
+  size_t n;
+} cand;
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int cand_prepare(cand *c, const char *name, int decoded, const char *text, size_t len) {
+  memset(c, 0, sizeof *c);
+  c->name = name;
+  c->decoded = decoded;
+  c->text = text;
+  c->len = len;
+  pg_error err;
+  if (pysrc_parse(text, len, name, &c->src, &err)) return -1;
+  c->idx = malloc((c->src.n + 1) * sizeof *c->idx);
+  c->h = malloc((c->src.n + 1) * sizeof *c->h);
+  c->sorted = malloc((c->src.n + 1) * sizeof *c->sorted);
+  if (!c->idx || !c->h || !c->sorted) return -1;
+  for (size_t i = 0; i < c->src.n; i++) {
+    if (c->src.v[i].docstring) continue;
+    c->idx[c->n] = i;
+    c->h[c->n] = seq_hash(c->src.v[i].text, c->src.v[i].len);
+    c->n++;
+  }
+  memcpy(c->sorted, c->h, c->n * sizeof *c->h);
+  qsort(c->sorted, c->n, sizeof *c->sorted, cmp_u64);
+  return 0;
+}
+
+static void cand_free(cand *c) {
+  pysrc_free(&c->src);
+  free(c->idx);
+  free(c->h);
+  free(c->sorted);
+}
+
+/* Statements the two share as multisets of hashes: an upper bound on the
+ * aligned count, cheap enough to skip hopeless diffs. */
+static size_t overlap(const cand *a, const cand *b) {
+  size_t i = 0, j = 0, n = 0;
+  while (i < a->n && j < b->n) {
+    if (a->sorted[i] == b->sorted[j]) n++, i++, j++;
+    else if (a->sorted[i] < b->sorted[j]) i++;
+    else j++;
+  }
+  return n;
+}
+
+/* ---- the log's copy ---- */
+
+static size_t ts_len(const char *s, size_t n) {
+  size_t i = 0;
+  while (i < n && isdigit((unsigned char)s[i])) i++;
+  if (i < 9 || i > 11) return 0;
+  if (i < n && s[i] == '.') {
+    size_t j = i + 1;
+    while (j < n && isdigit((unsigned char)s[j])) j++;
+    if (j == i + 1) return 0;
+    i = j;
+  }
+  return i < n && s[i] == ' ' ? i + 1 : 0;
+}
+
+static int starts_script(const char *s, size_t n) {
+  static const char *w[] = {"import ", "from ", "#", "\"", "'", "def ", "class ", "@", "r\"\"\""};
+  for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+    if (n >= strlen(w[i]) && !memcmp(s, w[i], strlen(w[i]))) return 1;
+  return 0;
+}
+
+/* Lines [first, last] of the log, timestamps removed when the copy has
+ * them, from the first line a script can start with; *start is that
+ * line. NULL when there is none. */
+static char *extract(const char *log, size_t len, uint32_t first, uint32_t last, uint32_t *start,
+                     size_t *out_len) {
+  char *buf = malloc(len + 2); /* a last line without a newline gets one */
+  if (!buf) return NULL;
+  size_t k = 0;
+  uint32_t line = 0;
+  int stamped = -1, begun = 0;
+  for (size_t off = 0; off < len && line < last;) {
+    const char *nl = memchr(log + off, '\n', len - off);
+    size_t n = nl ? (size_t)(nl - (log + off)) : len - off;
+    const char *s = log + off;
+    off += n + 1;
+    if (++line < first) continue;
+    if (stamped < 0) stamped = ts_len(s, n) > 0;
+    size_t t = stamped ? ts_len(s, n) : 0;
+    s += t, n -= t;
+    if (!begun) {
+      if (!starts_script(s, n)) continue;
+      begun = 1;
+      *start = line;
+    }
+    memcpy(buf + k, s, n);
+    k += n;
+    buf[k++] = '\n';
+  }
+  if (!begun) {
+    free(buf);
+    return NULL;
+  }
+  buf[k] = 0;
+  *out_len = k;
+  return buf;
+}
+
+/* Same physical lines up to trailing blanks and trailing empty lines. */
+static int same_lines(const char *a, size_t na, const char *b, size_t nb) {
+  size_t i = 0, j = 0;
+  for (;;) {
+    size_t ea = i, eb = j;
+    while (ea < na && a[ea] != '\n') ea++;
+    while (eb < nb && b[eb] != '\n') eb++;
+    size_t la = ea - i, lb = eb - j;
+    while (la && strchr(" \t\r", a[i + la - 1])) la--;
+    while (lb && strchr(" \t\r", b[j + lb - 1])) lb--;
+    if (i >= na || j >= nb) {
+      /* One side ended: the rest of the other must be blank. */
+      const char *r = i >= na ? b + j : a + i;
+      size_t rn = i >= na ? nb - j : na - i;
+      for (size_t q = 0; q < rn; q++)
+        if (!strchr(" \t\r\n", r[q])) return 0;
+      return 1;
+    }
+    if (la != lb || memcmp(a + i, b + j, la)) return 0;
+    i = ea < na ? ea + 1 : na; /* a last line without a newline ends at the end */
+    j = eb < nb ? eb + 1 : nb;
+  }
+}
+
+/* ---- classifying differences ---- */
+
+/* An assignment whose value reads the environment; *var is the variable. */
+static int env_assign(const py_stmt *t, char *var, size_t cap) {
+  const char *p = strstr(t->text, "environ");
+  const char *g = strstr(t->text, "getenv");
+  if (!p || (g && g < p)) p = g;
+  if (!p) return 0;
+  size_t k = 0;
+  while (isalnum((unsigned char)t->text[k]) || t->text[k] == '_' || t->text[k] == '.') k++;
+  if (!k) return 0;
+  if (t->text[k] == ':') /* an annotation: x:int=... */
+    while (t->text[k] && t->text[k] != '=') k++;
+  if (t->text[k] != '=' || t->text[k + 1] == '=') return 0;
+  size_t pos = (size_t)(p - t->text);
+  py_str s;
+  if (!pysrc_next_string(t->text, t->len, &pos, &s) || !s.len) return 0;
+  snprintf(var, cap, "%.*s", (int)(s.len < cap ? s.len : cap - 1), s.body);
+  return 1;
+}
+
+static void ascii(char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s >= 0x80 || (unsigned char)*s < 0x20) *s = '?';
+}
+
+typedef struct cmp_ctx {
+  int (*env_set)(const char *var, void *ctx);
+  void *ctx;
+} cmp_ctx;
+
+/* Per-run variables: their defaults differ from run to run by design. */
+static int per_run(const char *var) {
+  return !strcmp(var, "SEED") || !strcmp(var, "RUN_ID") || !strcmp(var, "LOGFILE");
+}
+
+/* The statement's text without the default of its environment read
+ * (`os.environ.get('X','1')` -> `os.environ.get('X')`), into out; the
+ * variable into var. 0 if it reads no environment variable. */
+static int without_default(const py_stmt *t, char *out, size_t cap, char *var, size_t vcap) {
+  const char *p = strstr(t->text, "environ");
+  const char *g = strstr(t->text, "getenv");
+  if (!p || (g && g < p)) p = g;
+  if (!p) return 0;
+  size_t pos = (size_t)(p - t->text);
+  py_str s;
+  if (!pysrc_next_string(t->text, t->len, &pos, &s) || !s.len) return 0;
+  snprintf(var, vcap, "%.*s", (int)(s.len < vcap ? s.len : vcap - 1), s.body);
+  size_t e = s.end, depth = 0;
+  if (e < t->len && t->text[e] == ',') { /* skip the default up to the call's ')' */
+    size_t q = e;
+    for (; q < t->len; q++) {
+      char c = t->text[q];
+      if (c == '"' || c == '\'') {
+        size_t r = q;
+        py_str x;
+        if (!pysrc_next_string(t->text, t->len, &r, &x)) break;
+        q = r - 1;
+        continue;
+      }
+      if (c == '(' || c == '[') depth++;
+      if ((c == ')' || c == ']') && depth-- == 0) break;
+    }
+    snprintf(out, cap, "%.*s%s", (int)e, t->text, t->text + q);
+  } else {
+    snprintf(out, cap, "%s", t->text);
+  }
+  return 1;
+}
+
+/* A statement pair that differs only in an environment read's default. */
+static int default_only(const py_stmt *a, const py_stmt *b, char *var, size_t vcap) {
+  char ta[1024], tb[1024], vb[128];
+  if (a->len >= sizeof ta || b->len >= sizeof tb) return 0;
+  return without_default(a, ta, sizeof ta, var, vcap) && without_default(b, tb, sizeof tb, vb, sizeof vb) &&
+         !strcmp(var, vb) && !strcmp(ta, tb) && a->depth == b->depth;
+}
+
+static void note_unset(const char *var, const cmp_ctx *cc, char *unset, size_t cap) {
+  if (per_run(var) || (cc->env_set && cc->env_set(var, cc->ctx))) return;
+  size_t used = strlen(unset);
+  if (!strstr(unset, var) && used + strlen(var) + 3 < cap)
+    snprintf(unset + used, cap - used, "%s%s", used ? ", " : "", var);
+}
+
+/* 1 if the hunk only changes how the environment is read: statements
+ * that differ only in a default (an `if` header too), or assignments from
+ * the environment added or removed. A changed default the README leaves
+ * unset goes into *unset (appended). */
+static int config_hunk(const cand *a, const cand *b, const diff_hunk *h, const cmp_ctx *cc,
+                       char *unset, size_t cap) {
+  if (h->a1 - h->a0 == h->b1 - h->b0) {
+    int all = 1;
+    char var[128];
+    for (size_t i = 0; i < h->a1 - h->a0 && all; i++)
+      all = default_only(&a->src.v[a->idx[h->a0 + i]], &b->src.v[b->idx[h->b0 + i]], var, sizeof var);
+    if (all) {
+      for (size_t i = 0; i < h->a1 - h->a0; i++) {
+        default_only(&a->src.v[a->idx[h->a0 + i]], &b->src.v[b->idx[h->b0 + i]], var, sizeof var);
+        note_unset(var, cc, unset, cap);
+      }
+      return 1;
+    }
+  }
+  char va[32][128], vb[32][128];
+  size_t na = 0, nb = 0;
+  for (size_t i = h->a0; i < h->a1; i++) {
+    if (!env_assign(&a->src.v[a->idx[i]], na < 32 ? va[na] : va[31], sizeof va[0])) return 0;
+    if (na < 32) na++;
+  }
+  for (size_t i = h->b0; i < h->b1; i++) {
+    if (!env_assign(&b->src.v[b->idx[i]], nb < 32 ? vb[nb] : vb[31], sizeof vb[0])) return 0;
+    if (nb < 32) nb++;
+  }
+  for (size_t i = 0; i < na; i++)
+    for (size_t j = 0; j < nb; j++) {
+      if (strcmp(va[i], vb[j]) || per_run(va[i]) || (cc->env_set && cc->env_set(va[i], cc->ctx)))
+        continue;
+      size_t used = strlen(unset);
+      if (!strstr(unset, va[i]) && used + strlen(va[i]) + 3 < cap)
+        snprintf(unset + used, cap - used, "%s%s", used ? ", " : "", va[i]);
+    }
+  return 1;
+}
+
+/* A line the run printed, not Python: `key:value` words with no call,
+ * quote or bracket (`train_loader:dataset:x train_shards:80`,
+ * `model_params:17424332`). Output printed while the source was being
+ * written interleaves with the copy. */
+static int output_line(const py_stmt *t) {
+  const char *p = t->text;
+  size_t k = 0;
+  while (isalnum((unsigned char)p[k]) || p[k] == '_') k++;
+  if (!k || p[k] != ':' || !p[k + 1] || p[k + 1] == '=') return 0;
+  if (strpbrk(p, "()[]{}\"'")) return 0;
+  return strchr(p + k + 1, ' ') != NULL || strspn(p + k + 1, "0123456789.") == strlen(p + k + 1);
+}
+
+static int interleaved(const cand *log, const diff_hunk *h) {
+  for (size_t i = h->b0; i < h->b1; i++)
+    if (output_line(&log->src.v[log->idx[i]])) return 1;
+  return 0;
+}
+
+/* Up to 100 characters of text from offset from (with "..." when cut). */
+static void window(const char *text, size_t from, char *out, size_t cap) {
+  size_t n = strlen(text);
+  if (from > n) from = n;
+  snprintf(out, cap, "%s%.100s%s", from ? "..." : "", text + from, n - from > 100 ? "..." : "");
+}
+
+/* The first differing statements of a hunk, for the message; two long
+ * statements are shown from a little before their first differing
+ * character. */
+static void describe(const cand *shipped, const cand *log, const diff_hunk *h, uint32_t start,
+                     char *out, size_t cap) {
+  const py_stmt *a = h->a0 < h->a1 ? &shipped->src.v[shipped->idx[h->a0]] : NULL;
+  const py_stmt *b = h->b0 < h->b1 ? &log->src.v[log->idx[h->b0]] : NULL;
+  char wa[120], wb[120];
+  if (a && b) {
+    size_t k = 0;
+    while (a->text[k] && a->text[k] == b->text[k]) k++;
+    size_t from = k > 40 ? k - 40 : 0;
+    window(a->text, from, wa, sizeof wa);
+    window(b->text, from, wb, sizeof wb);
+    snprintf(out, cap, "log line %u `%s` where %s:%u has `%s`", start + b->line - 1, wb,
+             shipped->name, a->line, wa);
+  } else if (b) {
+    window(b->text, 0, wb, sizeof wb);
+    snprintf(out, cap, "log line %u `%s`, which %s does not have", start + b->line - 1, wb,
+             shipped->name);
+  } else if (a) {
+    window(a->text, 0, wa, sizeof wa);
+    snprintf(out, cap, "%s:%u `%s`, which the log's copy does not have", shipped->name, a->line, wa);
+  }
+  ascii(out);
+}
+
+/* The same statements in the same order: the first whose block depth
+ * differs (indentation is whitespace; the message points the reviewer at
+ * it). */
+static void layout_detail(const cand *shipped, const cand *log, uint32_t start, char *out,
+                          size_t cap) {
+  out[0] = 0;
+  for (size_t i = 0; i < log->n && i < shipped->n; i++) {
+    const py_stmt *a = &shipped->src.v[shipped->idx[i]], *b = &log->src.v[log->idx[i]];
+    if (a->depth == b->depth) continue;
+    snprintf(out, cap, "; indentation differs at log line %u `%.100s` (block depth %u, %s:%u has %u)",
+             start + b->line - 1, b->text, b->depth, shipped->name, a->line, a->depth);
+    ascii(out);
+    return;
+  }
+}
+
+static void classify(const cand *shipped, const cand *log, const diff_hunk *hk, size_t nh,
+                     uint32_t start, const cmp_ctx *cc, log_code_result *r) {
+  r->hunks = nh;
+  if (!nh) {
+    r->cls = LC_LAYOUT;
+    layout_detail(shipped, log, start, r->detail, sizeof r->detail);
+    return;
+  }
+  /* Statements of the script before the copy's first or after its last:
+   * the part the log did not copy, not a difference. */
+  size_t lo = 0, hi = nh;
+  if (hk[0].b0 == hk[0].b1 && hk[0].a0 == 0 && hk[0].b0 == 0) lo = 1;
+  if (hi > lo && hk[hi - 1].b0 == hk[hi - 1].b1 && hk[hi - 1].a1 == shipped->n && hk[hi - 1].b1 == log->n)
+    hi--;
+  r->partial = lo || hi < nh;
+  if (lo == hi) {
+    r->cls = LC_PARTIAL;
+    return;
+  }
+  hk += lo;
+  nh = hi - lo;
+  r->hunks = nh;
+  char unset[400] = "";
+  size_t noise = 0;
+  for (size_t i = 0; i < nh; i++)
+    if (interleaved(log, &hk[i])) {
+      if (!noise++) {
+        const py_stmt *b = &log->src.v[log->idx[hk[i].b0]];
+        snprintf(r->detail, sizeof r->detail, "; the run's output interrupts the copy at log line %u",
+                 start + b->line - 1);
+      }
+    }
+  if (noise == nh) {
+    r->cls = LC_LAYOUT;
+    return;
+  }
+  for (size_t i = 0; i < nh; i++) {
+    if (interleaved(log, &hk[i])) continue;
+    if (config_hunk(shipped, log, &hk[i], cc, unset, sizeof unset)) continue;
+    r->cls = LC_CODE;
+    describe(shipped, log, &hk[i], start, r->detail, sizeof r->detail);
+    return;
+  }
+  r->cls = unset[0] ? LC_DEFAULTS : LC_CONFIG;
+  snprintf(r->detail, sizeof r->detail, "%s", unset);
+  if (!unset[0]) describe(shipped, log, &hk[0], start, r->detail, sizeof r->detail);
+}
+
+/* Compare the prepared copy with the prepared scripts. */
+static int compare(const cand *log, const char *block, size_t blen, uint32_t start, uint32_t last,
+                   const cand *c, size_t n, const cmp_ctx *cc, log_code_result *r) {
+  memset(r, 0, sizeof *r);
+  r->first = start;
+  r->last = last;
+  r->statements = log->n;
+  if (log->n < LOG_CODE_MIN_STATEMENTS) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (same_lines(block, blen, c[i].text, c[i].len)) {
+      r->cls = LC_SAME;
+      snprintf(r->script, sizeof r->script, "%s", c[i].name);
+      r->decoded = c[i].decoded;
+      r->common = log->n;
+      return 0;
+    }
+  /* The closest script: the largest share of statements in common (an
+   * upper bound from the hash multisets where a diff is hopeless or too
+   * long). */
+  const cand *best = NULL;
+  double best_score = -1;
+  size_t best_common = 0, best_nh = 0;
+  diff_hunk *best_h = NULL;
+  int best_aligned = 0;
+  size_t best_d = (size_t)-1;
+  for (size_t i = 0; i < n; i++) {
+    /* The share of the copy's statements the script holds: a copy of part
+     * of a script is still that script's. */
+    size_t ov = overlap(log, &c[i]);
+    if (best && (double)ov / (double)log->n < best_score) continue;
+    size_t common = ov, nh = 0, d = (size_t)-1;
+    diff_hunk *h = NULL;
+    int aligned = 0;
+    if (2 * ov >= log->n) {
+      int rc = seq_diff(c[i].h, c[i].n, log->h, log->n, LOG_CODE_MAX_EDITS, &h, &nh, &d);
+      if (rc < 0) {
+        free(best_h);
+        return -1;
+      }
+      if (rc == 0) common = (c[i].n + log->n - d) / 2, aligned = 1;
+      else d = (size_t)-1;
+    }
+    double score = (double)common / (double)log->n;
+    if (!best || score > best_score || (score == best_score && d < best_d)) {
+      free(best_h);
+      best = &c[i], best_score = score, best_common = common, best_h = h, best_nh = nh;
+      best_aligned = aligned, best_d = d;
+    } else {
+      free(h);
+    }
+  }
+  if (!best) return 0;
+  snprintf(r->script, sizeof r->script, "%s", best->name);
+  r->decoded = best->decoded;
+  r->common = best_common;
+  if (best_score < 0.5) {
+    r->cls = LC_OTHER;
+    r->common = best_common;
+  } else if (!best_aligned) {
+    r->cls = LC_CODE;
+    snprintf(r->detail, sizeof r->detail, "they differ in more than %d statements",
+             LOG_CODE_MAX_EDITS);
+  } else {
+    classify(best, log, best_h, best_nh, start, cc, r);
+  }
+  free(best_h);
+  return 0;
+}
+
+static int prepare_and_compare(const char *log, size_t len, uint32_t first, uint32_t last,
+                               const cand *c, size_t n, const cmp_ctx *cc, log_code_result *r) {
+  memset(r, 0, sizeof *r);
+  uint32_t start = first;
+  size_t blen;
+  char *block = extract(log, len, first, last, &start, &blen);
+  if (!block) return 0;
+  if (blen > PYSRC_MAX_BYTES) { /* not a script copy pgolf compares */
+    free(block);
+    return 0;
+  }
+  cand lc;
+  int rc = cand_prepare(&lc, "log", 0, block, blen);
+  if (!rc) rc = compare(&lc, block, blen, start, last, c, n, cc, r);
+  cand_free(&lc);
+  free(block);
+  return rc;
+}
+
+int log_code_compare(const char *log, size_t len, uint32_t first, uint32_t last,
+                     const char *const *names, const char *const *texts, const size_t *lens,
+                     size_t n, int (*env_set)(const char *var, void *ctx), void *ctx,
+                     log_code_result *out) {
+  cand *c = calloc(n + 1, sizeof *c);
+  if (!c) return -1;
+  int rc = 0;
+  size_t k = 0;
+  for (; k < n && !rc; k++) rc = cand_prepare(&c[k], names[k], 0, texts[k], lens[k]);
+  cmp_ctx cc = {env_set, ctx};
+  if (!rc) rc = prepare_and_compare(log, len, first, last, c, n, &cc, out);
+  for (size_t i = 0; i < k; i++) cand_free(&c[i]);
+  free(c);
+  return rc;
+}
+
+/* ---- a submission's logs ---- */
+
+typedef struct owned {
+  uint8_t *raw;
+  code_wrapper wrap;
+} owned;
+
+static int readme_sets(const char *var, void *ctx) {
+  const readme_run *r = ctx;
+  for (size_t i = 0; i < r->n_env; i++)
+    if (!strcmp(r->env[i].word, var)) return 1;
+  return 0;
+}
+
+/* Every shipped .py, raw and decoded. */
+static size_t load_cands(const submission *s, cand *c, owned *o) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->n_code; i++) {
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", s->dir, s->code[i].rel);
+    size_t len;
+    pg_error err;
+    memset(&o[i], 0, sizeof o[i]);
+    if (file_read_all(path, CODE_MAX_SOURCE_BYTES, &o[i].raw, &len, &err)) continue;
+    if (!cand_prepare(&c[n], s->code[i].rel, 0, (const char *)o[i].raw, len)) n++;
+    else cand_free(&c[n]);
+    if (!code_unwrap((const char *)o[i].raw, len, s->code[i].rel, &o[i].wrap, &err) && o[i].wrap.found) {
+      if (!cand_prepare(&c[n], s->code[i].rel, 1, o[i].wrap.text, o[i].wrap.len)) n++;
+      else cand_free(&c[n]);
+    }
+  }
+  return n;
+}
+
+int log_code_match_all(const submission *s, const struct code_count *cc, log_code_result *out) {
+  memset(out, 0, s->n_logs * sizeof *out);
+  int any = 0;
+  for (size_t i = 0; i < s->n_logs; i++) any |= s->logs[i].log.code_end_line > 1;
+  if (!any || !s->n_code) return 0;
+  cand *c = calloc(2 * s->n_code, sizeof *c);
+  owned *o = calloc(s->n_code, sizeof *o);
+  if (!c || !o) {
+    free(c);
+    free(o);
+    return -1;
+  }
+  size_t n = load_cands(s, c, o);
+  cmp_ctx ctx = {readme_sets, (void *)&cc->run};
+  int rc = 0;
+  for (size_t i = 0; i < s->n_logs && !rc; i++) {
+    const sub_log *lg = &s->logs[i];
+    if (lg->log.code_end_line <= 1) continue;
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", s->dir, lg->rel);
+    uint8_t *buf;
+    size_t len;
+    pg_error err;
+    if (file_read_all(path, LOG_MAX_BYTES, &buf, &len, &err)) continue;
+    rc = prepare_and_compare((const char *)buf, len, 1, lg->log.code_end_line - 1, c, n, &ctx, &out[i]);
+    free(buf);
+  }
+  for (size_t i = 0; i < n; i++) cand_free(&c[i]);
+  for (size_t i = 0; i < s->n_code; i++) {
+    free(o[i].raw);
+    code_wrapper_free(&o[i].wrap);
+  }
+  free(c);
+  free(o);
+  return rc;
+}
