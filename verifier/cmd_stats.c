@@ -12,6 +12,7 @@
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
+#include "verifier/reproduction.h"
 #include "verifier/significance.h"
 #include "verifier/stats_inputs.h"
 #include "verifier/welch.h"
@@ -24,7 +25,7 @@ typedef struct stats_opts {
   cli_list new_args, rec_args;
   const char *metric, *test;
   double margin_nats, tokens_per_byte, alpha, target; /* tpb and target NaN: not given */
-  int json;
+  int json, consistency;
   cli_args extra; /* positional arguments, all refused */
 } stats_opts;
 
@@ -47,6 +48,8 @@ static int check_opts(const stats_opts *o, const cli_command *c, pg_error *err) 
                     "--record)",
                     o->extra.v[0]);
   if (!o->new_args.n) return cli_fail(err, c, "--new is required");
+  if (o->consistency && (!o->rec_args.n || !isnan(o->target)))
+    return cli_fail(err, c, "--consistency compares --new (claimed) with --record (replayed)");
   if (!o->rec_args.n == isnan(o->target))
     return cli_fail(err, c, "--record/--target: give exactly one of them");
   if (strcmp(o->metric, "bpb") && strcmp(o->metric, "nats"))
@@ -94,6 +97,11 @@ static int parse_opts(int argc, char **argv, stats_opts *o, pg_error *err) {
       CLI_STRING("test", 0, &o->test, "welch|mann-whitney",
                  "welch (default); mann-whitney is only checked for\n"
                  "whether its smallest p can reach alpha, and refused"),
+      CLI_FLAG("consistency", 0, &o->consistency,
+               "do replays reproduce the claims? --new is the claimed\n"
+               "per-seed results, --record the replayed ones: one-sided,\n"
+               "no margin (REPRODUCTION_GAP when the claims are better\n"
+               "than the replays beyond the seeds' noise at --alpha)"),
       CLI_FLAG("json", 0, &o->json, "machine-readable output"),
       CLI_ARGS(&o->extra, "", NULL),
       CLI_END};
@@ -264,12 +272,66 @@ static int run_stats(const stats_opts *o, stats_input *in, pg_error *err) {
   return r.significant ? 1 : 0;
 }
 
+/* --consistency: the claimed (--new) against the replayed (--record)
+ * per-seed values, verifier/reproduction.h. 0 no gap, 1 a gap, -1 error. */
+static int run_consistency(const stats_opts *o, stats_input *in, pg_error *err) {
+  int nats = !strcmp(o->metric, "nats");
+  for (size_t i = 0; i < o->new_args.n; i++)
+    if (stats_set_add(&in->new_set, o->new_v[i], "--new", nats, err)) return -1;
+  for (size_t i = 0; i < o->rec_args.n; i++)
+    if (stats_set_add(&in->rec_set, o->rec_v[i], "--record", nats, err)) return -1;
+  repro_result r;
+  if (reproduction_test(in->new_set.v, in->new_set.n, in->rec_set.v, in->rec_set.n, o->alpha, &r,
+                        err))
+    return -1;
+  const char *verdict = !r.testable ? "untestable" : r.gap_significant ? "REPRODUCTION_GAP"
+                                                                         : "consistent";
+  if (o->json) {
+    json_t *j = json_pack("{s:s, s:s, s:f, s:I, s:I, s:f, s:f, s:f, s:s}", "mode", "consistency",
+                          "metric", o->metric, "alpha", o->alpha, "n_claimed",
+                          (json_int_t)r.n_claimed, "n_replayed", (json_int_t)r.n_replayed,
+                          "claimed_mean", r.claimed_mean, "replayed_mean", r.replayed_mean, "gap",
+                          r.gap, "test", r.test);
+    if (j) {
+      json_object_set_new(j, "t", r.testable ? json_real(r.t) : json_null());
+      json_object_set_new(j, "df", r.testable ? json_real(r.df) : json_null());
+      json_object_set_new(j, "p", r.testable ? json_real(r.p) : json_null());
+      json_object_set_new(j, "verdict", json_string(verdict));
+      char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+      if (text) puts(text);
+      free(text);
+      json_decref(j);
+    }
+  } else {
+    printf("claimed  n=%zu mean %.8f %s\nreplayed n=%zu mean %.8f %s\n", r.n_claimed,
+           r.claimed_mean, o->metric, r.n_replayed, r.replayed_mean, o->metric);
+    printf("gap (replayed - claimed) %.8f %s\n", r.gap, o->metric);
+    if (r.testable)
+      printf("%s test, one-sided, no margin: t %.4f, df %.2f, p %.4g (alpha %g)\n", r.test, r.t,
+             r.df, r.p, o->alpha);
+    else
+      printf("no test: one run on each side, or no spread on the side that sets it\n");
+    printf("verdict: %s\n", verdict);
+  }
+  return r.gap_significant ? 1 : 0;
+}
+
 int cmd_stats(int argc, char **argv) {
   stats_opts o;
   stats_input in = {0};
   pg_error err = {0};
   int pr = parse_opts(argc, argv, &o, &err);
   if (pr != CLI_OK) return cli_status(pr, &err);
+  if (o.consistency) {
+    int crc = run_consistency(&o, &in, &err);
+    stats_set_free(&in.new_set);
+    stats_set_free(&in.rec_set);
+    if (crc < 0) {
+      pg_error_print(&err);
+      return PG_EXIT_USAGE;
+    }
+    return crc ? PG_EXIT_CHECK_FAILED : PG_EXIT_OK;
+  }
   int rc = run_stats(&o, &in, &err);
   stats_set_free(&in.new_set);
   stats_set_free(&in.rec_set);

@@ -16,7 +16,7 @@ audit --perturb:audit --perturb:--perturb --data --cut --chunk --tolerance --kee
 check:check:--json --track --against
 replay:replay:--record --seed --budget-train --budget-eval --grace --tolerance --out --data --tokenizer --artifact --ro-bind --gpus --allow-busy --json
 replay run.json:replay:--threads --out --data --tokenizer --budget-train --budget-eval --json --quiet
-stats:stats:--new --record --target --metric --margin-nats --tokens-per-byte --alpha --test --json
+stats:stats:--new --record --target --metric --margin-nats --tokens-per-byte --alpha --test --consistency --json
 regress:regress:--golden --config --k --junit --markdown --json
 report:report:-o --output --markdown --record --margin-nats --tokens-per-byte --alpha
 shard info:shard info:--json --vocab

@@ -92,3 +92,19 @@ expect_rc stats_readings_grace 0 "$PGOLF" stats --new 1.0795,1.0796,1.0797 --rec
 grep -q "^  practice     diff > 0 at p < 0.25 (progression cutoff):  p = 0.02042  accepted$" "$TMP/out" &&
   grep -q "^  README rule  diff > 0.001933 bpb (0.005 nats) at p < 0.01:  p = 0.9494  not significant$" "$TMP/out" &&
   ok stats_readings_text || fail stats_readings_text "$(tail -4 "$TMP/out")"
+
+# --consistency: claimed per-seed results against replays (REPRODUCTION_GAP).
+# The maintainers' rerun of a record claimed at 1.1502 gave 1.1864.
+expect_rc consistency-gap 1 "$PGOLF" stats --consistency --new 1.1497,1.1502,1.1507 --record 1.1864
+grep -q '^verdict: REPRODUCTION_GAP' "$TMP/out" && grep -q 'one-sample test' "$TMP/out" &&
+  ok consistency-gap-says-why || fail consistency-gap-says-why "$(cat "$TMP/out")"
+expect_rc consistency-close 0 "$PGOLF" stats --consistency --new 1.1497,1.1502,1.1507 --record 1.1504 --json
+jq -e '.verdict == "consistent" and .p > 0.25 and .test == "one-sample"' "$TMP/out" >/dev/null &&
+  ok consistency-close-json || fail consistency-close-json "$(cat "$TMP/out")"
+expect_rc consistency-welch 1 "$PGOLF" stats --consistency --new 1.08950,1.08972,1.08994 \
+  --record 1.09200,1.09215,1.09230 --json
+jq -e '.test == "welch" and .verdict == "REPRODUCTION_GAP"' "$TMP/out" >/dev/null &&
+  ok consistency-welch-json || fail consistency-welch-json "$(cat "$TMP/out")"
+expect_rc consistency-one-each 0 "$PGOLF" stats --consistency --new 1.15 --record 1.19
+grep -q '^verdict: untestable' "$TMP/out" && ok consistency-untestable || fail consistency-untestable "$(cat "$TMP/out")"
+expect_err consistency-needs-record 2 'consistency compares' "$PGOLF" stats --consistency --new 1.1,1.2 --target 1.0
