@@ -1,6 +1,7 @@
 /* pgolf replay: re-run a submission under the replay's own clock and a
  * sandbox, and judge what it printed and produced (replay_external.h). */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@
 #include "kernels/nvml.h"
 #include "verifier/replay_run.h"
 #include "verifier/replay_external.h"
+#include "verifier/reproduction.h"
+#include "verifier/stats_inputs.h"
 
 #define DEFAULT_GRACE_S 60.0
 #define DEFAULT_TOLERANCE_BPB 0.002
@@ -47,6 +50,8 @@ typedef struct replay_cli {
   cli_list ro_bind;
   cli_args cmd, extra;
   int have_seed, json;
+  int fresh_seeds;  /* K, 0: one run of --seed */
+  const char *salt; /* the maintainer's, for --fresh-seeds */
 } replay_cli;
 
 /* --seed S: any unsigned 64-bit integer, "not a seed" otherwise. */
@@ -81,7 +86,12 @@ static int check_cli(replay_cli *c, const cli_command *cmd, pg_error *err) {
     if (o->ro_extra[i][0] != '/')
       return cli_fail(err, cmd, "--ro-bind: '%s' is not an absolute path", o->ro_extra[i]);
   if (!o->record_dir) return cli_fail(err, cmd, "--record is required");
-  if (!c->have_seed) return cli_fail(err, cmd, "--seed is required");
+  if (c->fresh_seeds && c->have_seed)
+    return cli_fail(err, cmd, "--seed and --fresh-seeds exclude each other");
+  if (c->fresh_seeds && !c->salt)
+    return cli_fail(err, cmd, "--fresh-seeds needs --salt (the maintainer's value, published "
+                              "after the replay)");
+  if (!c->fresh_seeds && !c->have_seed) return cli_fail(err, cmd, "--seed is required");
   if (!c->cmd.n) return cli_fail(err, cmd, "no command after `--`");
   if (need(o->record_dir, 1, "--record", err)) return -1;
   if (o->data_dir && need(o->data_dir, 1, "--data", err)) return -1;
@@ -129,6 +139,12 @@ static int parse_cli(int argc, char **argv, replay_cli *c, pg_error *err) {
               "the challenge's hardware is 8 H100 SXM)"),
       CLI_FLAG("allow-busy", 0, &o->allow_busy,
                "run even when a process is already on a GPU"),
+      CLI_INT("fresh-seeds", 0, &c->fresh_seeds, "K", 1, FRESH_SEEDS_MAX,
+              "instead of --seed: run K seeds the submitter did not choose,\n"
+              "derived from the folder's content digest and --salt, and test\n"
+              "the folder's claimed per-seed results against them\n"
+              "(REPRODUCTION_GAP; summary in OUT/replay-fresh.json)"),
+      CLI_STRING("salt", 0, &c->salt, "S", "the maintainer's value for --fresh-seeds"),
       CLI_FLAG("json", 0, &c->json, "print the replay manifest on stdout"),
       CLI_ARGS(&c->extra, "", NULL),
       CLI_REST(&c->cmd, "CMD ARGS...", "the submission's command, run in the scratch copy"),
@@ -179,14 +195,16 @@ static json_t *hardware_json(const nvml_attest *a, int matches, json_t *samples)
   return h;
 }
 
-static int replay_external(const replay_cli *c) {
+static int replay_external(const replay_cli *c, uint64_t seed, double *bpb) {
   pg_error err;
+  *bpb = NAN;
   char bwrap[4096];
   if (sandbox_find_bwrap(bwrap, sizeof bwrap, &err) || sandbox_probe(bwrap, &err)) {
     pg_error_print(&err);
     return PG_EXIT_USAGE;
   }
   replay_ext_opts o = c->o;
+  o.seed = seed;
   o.progress = isatty(2);
   nvml_attest *hw = malloc(sizeof *hw);
   if (!hw) return pg_die_msg("replay: out of memory"), PG_EXIT_USAGE;
@@ -214,6 +232,7 @@ static int replay_external(const replay_cli *c) {
   int rc = replay_external_run(&o, bwrap, &r, &err);
   json_t *samples = nvml_sampler_stop(sampler);
   if (!rc) rc = replay_judge(&o, &r, &t, &v, &f, &err);
+  if (!rc && v.final) *bpb = v.final->val_bpb.v;
   if (!rc && hw->attested && !matches) timings_not_deciding(&f, why);
   char path[4096];
   snprintf(path, sizeof path, "%s/replay-seed%llu.json", o.out_dir, (unsigned long long)o.seed);
@@ -239,6 +258,90 @@ static int replay_external(const replay_cli *c) {
   return code;
 }
 
+/* The summary of a fresh-seed replay: seeds, salt, digest, each seed's
+ * replayed val_bpb and exit, the claimed per-seed results, the test. */
+static json_t *fresh_json(const replay_cli *c, const char *digest, const uint32_t *seeds,
+                          const double *bpb, const int *codes, const stats_set *claimed,
+                          const repro_result *r, int tested) {
+  json_t *runs = json_array(), *cl = json_array();
+  for (int i = 0; i < c->fresh_seeds; i++)
+    json_array_append_new(runs, json_pack("{s:I, s:o, s:i}", "seed", (json_int_t)seeds[i],
+                                          "val_bpb", isnan(bpb[i]) ? json_null() : json_real(bpb[i]),
+                                          "exit", codes[i]));
+  for (size_t i = 0; i < claimed->n; i++) json_array_append_new(cl, json_real(claimed->v[i]));
+  json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o}", "record", c->o.record_dir, "salt", c->salt,
+                        "folder_digest", digest, "runs", runs, "claimed_val_bpb", cl);
+  if (!o) return NULL;
+  if (tested) {
+    const char *verdict = !r->testable ? "untestable"
+                          : r->gap_significant ? "REPRODUCTION_GAP" : "consistent";
+    json_object_set_new(o, "reproduction",
+                        json_pack("{s:s, s:f, s:f, s:f, s:o, s:o, s:s}", "test", r->test,
+                                  "claimed_mean", r->claimed_mean, "replayed_mean",
+                                  r->replayed_mean, "gap", r->gap,
+                                  "p", r->testable ? json_real(r->p) : json_null(), "df",
+                                  r->testable ? json_real(r->df) : json_null(), "verdict",
+                                  verdict));
+  }
+  return o;
+}
+
+/* --fresh-seeds K: K replays with seeds derived from the folder and the
+ * salt, then the claimed per-seed results against the replayed ones. */
+static int replay_fresh(const replay_cli *c) {
+  pg_error err;
+  uint32_t seeds[FRESH_SEEDS_MAX];
+  char digest[SHA256_HEX_LEN + 1];
+  if (fresh_seeds(c->o.record_dir, c->salt, c->fresh_seeds, seeds, digest, &err)) {
+    pg_error_print(&err);
+    return PG_EXIT_USAGE;
+  }
+  stats_set claimed = {0};
+  if (stats_set_add(&claimed, c->o.record_dir, "--record", 0, &err)) {
+    pg_error_print(&err);
+    return PG_EXIT_USAGE;
+  }
+  double bpb[FRESH_SEEDS_MAX], got[FRESH_SEEDS_MAX];
+  int codes[FRESH_SEEDS_MAX], worst = PG_EXIT_OK;
+  size_t n_got = 0;
+  for (int i = 0; i < c->fresh_seeds; i++) {
+    if (!c->json) printf("== fresh seed %d of %d: %u\n", i + 1, c->fresh_seeds, seeds[i]);
+    codes[i] = replay_external(c, seeds[i], &bpb[i]);
+    if (codes[i] == PG_EXIT_USAGE) {
+      stats_set_free(&claimed);
+      return PG_EXIT_USAGE;
+    }
+    if (codes[i] > worst) worst = codes[i];
+    if (!isnan(bpb[i])) got[n_got++] = bpb[i];
+  }
+  repro_result r;
+  int tested = n_got > 0 && claimed.n > 0 &&
+               reproduction_test(claimed.v, claimed.n, got, n_got, CHALLENGE_ALPHA, &r, &err) == 0;
+  json_t *sum = fresh_json(c, digest, seeds, bpb, codes, &claimed, &r, tested);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/replay-fresh.json", c->o.out_dir);
+  int rc = sum ? write_manifest(sum, path, 0, &err) : pg_fail(&err, path, -1, "out of memory");
+  json_decref(sum);
+  stats_set_free(&claimed);
+  if (rc) {
+    pg_error_print(&err);
+    return PG_EXIT_USAGE;
+  }
+  if (!c->json) {
+    if (tested)
+      printf("\nclaimed mean %.8f (n=%zu), replayed mean %.8f (n=%zu), gap %.8f: %s%s\n",
+             r.claimed_mean, r.n_claimed, r.replayed_mean, r.n_replayed, r.gap,
+             !r.testable ? "untestable" : r.gap_significant ? "REPRODUCTION_GAP" : "consistent",
+             r.testable ? "" : " (one run on each side)");
+    else
+      printf("\nno reproduction test: %s\n", n_got ? "the folder claims no per-seed result"
+                                                     : "no replay printed a final val_bpb");
+    printf("summary: %s\n", path);
+  }
+  if (tested && r.gap_significant) return PG_EXIT_CHECK_FAILED;
+  return worst;
+}
+
 int cmd_replay(int argc, char **argv) {
   /* `pgolf replay MANIFEST ...` re-runs a pgolf run (verifier/replay_run.c);
    * everything else is an external submission replay. */
@@ -247,5 +350,7 @@ int cmd_replay(int argc, char **argv) {
   pg_error err;
   int pr = parse_cli(argc, argv, &c, &err);
   if (pr != CLI_OK) return cli_status(pr, &err);
-  return replay_external(&c);
+  double bpb;
+  if (c.fresh_seeds) return replay_fresh(&c);
+  return replay_external(&c, c.o.seed, &bpb);
 }

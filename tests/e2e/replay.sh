@@ -252,3 +252,41 @@ PGOLF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 expect_rc replay-unattested 0 
 jq -e '(.hardware.attested | not) and (.hardware.reason | test("NVML not available"))' \
   "$TMP/ohw6/replay-seed1337.json" >/dev/null && ok replay-unattested-recorded ||
   fail replay-unattested-recorded "$(jq -c .hardware "$TMP/ohw6/replay-seed1337.json")"
+
+# --fresh-seeds K --salt S: K seeds the submitter did not choose, derived
+# from the folder and the salt; the folder's claimed per-seed results
+# (its logs) against the replays.
+fresh_sub() {
+  make_sub "$1" 2 0 100 100 "$2"
+  mkdir -p "$1/logs"
+  for s in 1:1.21000000 2:1.21020000 3:1.20980000; do
+    printf 'seed:%s\nfinal_int8_zlib_roundtrip_exact val_loss:2.05000000 val_bpb:%s\n' \
+      "${s%%:*}" "${s#*:}" >"$1/logs/train_seed${s%%:*}.txt"
+  done
+}
+fresh_sub "$TMP/fr" 1.25000000
+expect_rc replay-fresh-gap 1 "$PGOLF" replay --record "$TMP/fr" --fresh-seeds 2 --salt maint-1 \
+  --out "$TMP/ofr1" --data "$D" --tokenizer "$TMP/tok.model" -- sh train.sh
+jq -e '(.runs | length) == 2 and .runs[0].val_bpb == 1.25 and .reproduction.verdict == "REPRODUCTION_GAP"
+  and (.claimed_val_bpb | length) == 3 and (.folder_digest | length) == 64' "$TMP/ofr1/replay-fresh.json" \
+  >/dev/null && ok replay-fresh-gap-summary || fail replay-fresh-gap-summary "$(head -c 600 "$TMP/ofr1/replay-fresh.json")"
+s1=$(jq -c '[.runs[].seed]' "$TMP/ofr1/replay-fresh.json")
+[ -f "$TMP/ofr1/replay-seed$(jq -r '.runs[0].seed' "$TMP/ofr1/replay-fresh.json").json" ] &&
+  ok replay-fresh-per-seed-manifest || fail replay-fresh-per-seed-manifest "$(ls "$TMP/ofr1")"
+fresh_sub "$TMP/fr2" 1.21010000
+expect_rc replay-fresh-consistent 0 "$PGOLF" replay --record "$TMP/fr2" --fresh-seeds 2 --salt maint-1 \
+  --out "$TMP/ofr2" --data "$D" --tokenizer "$TMP/tok.model" -- sh train.sh
+jq -e '.reproduction.verdict == "consistent"' "$TMP/ofr2/replay-fresh.json" >/dev/null &&
+  ok replay-fresh-consistent-summary || fail replay-fresh-consistent-summary "$(head -c 600 "$TMP/ofr2/replay-fresh.json")"
+# Same folder and salt: the same seeds; another salt: others.
+expect_rc replay-fresh-again 1 "$PGOLF" replay --record "$TMP/fr" --fresh-seeds 2 --salt maint-1 \
+  --out "$TMP/ofr3" --data "$D" --tokenizer "$TMP/tok.model" -- sh train.sh
+[ "$(jq -c '[.runs[].seed]' "$TMP/ofr3/replay-fresh.json")" = "$s1" ] && ok replay-fresh-seeds-recomputable ||
+  fail replay-fresh-seeds-recomputable "$s1 vs $(jq -c '[.runs[].seed]' "$TMP/ofr3/replay-fresh.json")"
+expect_rc replay-fresh-other-salt 1 "$PGOLF" replay --record "$TMP/fr" --fresh-seeds 2 --salt maint-2 \
+  --out "$TMP/ofr4" --data "$D" --tokenizer "$TMP/tok.model" -- sh train.sh
+[ "$(jq -c '[.runs[].seed]' "$TMP/ofr4/replay-fresh.json")" != "$s1" ] && ok replay-fresh-salt-changes-seeds ||
+  fail replay-fresh-salt-changes-seeds "same seeds $s1"
+expect_err replay-fresh-needs-salt 2 'needs --salt' "$PGOLF" replay --record "$TMP/fr" --fresh-seeds 2 -- true
+expect_err replay-fresh-not-with-seed 2 'exclude each other' "$PGOLF" replay --record "$TMP/fr" --fresh-seeds 2 \
+  --salt x --seed 1 -- true
