@@ -142,6 +142,52 @@ static void section_curves(text_buf *b, const report *r) {
   tb_printf(b, "</svg>\n");
 }
 
+/* GPU utilization and power over the run, one chart per replay that has
+ * NVML samples, under the loss curves: a slow step or a throttled clock
+ * shows here. Utilization on the left axis (0-100 %), power on the right
+ * (0 to the largest sample). */
+static void hw_chart(text_buf *b, const report_run *x, const char *color) {
+  double t_hi = 1, p_hi = 1;
+  for (size_t k = 0; k < x->n_hw; k++) {
+    if (x->hw_t[k] > t_hi) t_hi = x->hw_t[k];
+    if (x->hw_power[k] > p_hi) p_hi = x->hw_power[k];
+  }
+  const int W = CH_W, H = 150, X0 = CH_X0, X1 = CH_X1, Y0 = 10, Y1 = 120;
+  tb_printf(b, "<p>");
+  tb_xml(b, x->label);
+  tb_printf(b, ": %s, %zu samples (GPU utilization %%, solid; power W, dashed)</p>\n",
+            x->hw_name[0] ? x->hw_name : "GPU", x->n_hw);
+  tb_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
+            W, H, W, H);
+  tb_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#555\"/>", X0,
+            Y0, X1 - X0, Y1 - Y0);
+  tb_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">100%%</text>", X0 - 6, Y0 + 4);
+  tb_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>", X0 - 6, Y1 + 4);
+  tb_printf(b, "<text x=\"%d\" y=\"%d\">%.0f W</text>", X1 + 6, Y0 + 4, p_hi);
+  tb_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">seconds since the start (%.0f s)</text>",
+            (X0 + X1) / 2, Y1 + 24, t_hi);
+  for (int pass = 0; pass < 2; pass++) {
+    tb_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"", color,
+              pass ? " stroke-dasharray=\"4 3\"" : "");
+    for (size_t k = 0; k < x->n_hw; k++) {
+      double v = pass ? x->hw_power[k] / p_hi : x->hw_util[k] / 100.0;
+      if (!isfinite(v)) continue;
+      tb_printf(b, "%.1f,%.1f ", X0 + x->hw_t[k] / t_hi * (X1 - X0), Y1 - v * (Y1 - Y0));
+    }
+    tb_printf(b, "\"/>\n");
+  }
+  tb_printf(b, "</svg>\n");
+}
+
+static void section_hardware(text_buf *b, const report *r) {
+  int any = 0;
+  for (size_t i = 0; i < r->n_runs; i++) any |= r->runs[i].n_hw > 0;
+  if (!any) return;
+  tb_printf(b, "<h2>GPUs during the replay (NVML)</h2>\n");
+  for (size_t i = 0; i < r->n_runs; i++)
+    if (r->runs[i].n_hw) hw_chart(b, &r->runs[i], curve_color(r, i));
+}
+
 static void cell_num(text_buf *b, double v, const char *fmt) {
   if (!isfinite(v)) {
     tb_printf(b, "<td class=\"n\">&ndash;</td>");
@@ -309,6 +355,7 @@ char *report_html(const report *r) {
   tb_printf(&b, "<h1>pgolf report</h1>\n<p>%zu runs, %zu findings (%zu errors).</p>\n", r->n_runs,
             r->n_findings, n_err);
   section_curves(&b, r);
+  section_hardware(&b, r);
   section_metrics(&b, r);
   section_bars(&b, r);
   section_findings(&b, r);

@@ -41,6 +41,11 @@ typedef struct report_run {
   char verdict[16]; /* a replay's verdict, else "" */
   double *steps, *losses;
   size_t n;
+  /* A replay's NVML samples, averaged over its GPUs per sampling instant:
+   * seconds since the start, GPU utilization (%), power (W). */
+  double *hw_t, *hw_util, *hw_power;
+  size_t n_hw;
+  char hw_name[128]; /* the first GPU's name, "" if not attested */
 } report_run;
 
 typedef struct report_finding {

@@ -123,6 +123,38 @@ static int replay_curve(report_run *x, json_t *losses, pg_error *err) {
   return 0;
 }
 
+/* hardware.samples.samples rows [t_ms, gpu, util_gpu, util_mem, mem, power_mw,
+ * sm_mhz, throttle] (kernels/nvml.h), one row per GPU per instant: the
+ * mean over the GPUs of one instant. */
+static int replay_samples(report_run *x, json_t *hw, pg_error *err) {
+  json_t *name = json_object_get(json_array_get(json_object_get(hw, "gpus"), 0), "name");
+  if (json_is_string(name)) snprintf(x->hw_name, sizeof x->hw_name, "%s", json_string_value(name));
+  json_t *rows = json_object_get(json_object_get(hw, "samples"), "samples");
+  size_t n = json_array_size(rows);
+  if (!n) return 0;
+  x->hw_t = malloc(n * sizeof *x->hw_t);
+  x->hw_util = malloc(n * sizeof *x->hw_util);
+  x->hw_power = malloc(n * sizeof *x->hw_power);
+  if (!x->hw_t || !x->hw_util || !x->hw_power) return pg_fail(err, x->source, -1, "out of memory");
+  size_t k = 0, at = 0;
+  double t_prev = NAN, util = 0, power = 0;
+  for (size_t i = 0; i <= n; i++) {
+    json_t *row = i < n ? json_array_get(rows, i) : NULL;
+    double t = row ? json_number_value(json_array_get(row, 0)) : NAN;
+    if (i > at && (i == n || t != t_prev)) { /* close the instant [at, i) */
+      double g = (double)(i - at);
+      x->hw_t[k] = t_prev / 1000, x->hw_util[k] = util / g, x->hw_power[k] = power / g / 1000;
+      k++, at = i, util = power = 0;
+    }
+    if (!row) break;
+    t_prev = t;
+    util += json_number_value(json_array_get(row, 2));
+    power += json_number_value(json_array_get(row, 5));
+  }
+  x->n_hw = k;
+  return 0;
+}
+
 static int add_replay(report *r, const char *path, json_t *j, pg_error *err) {
   report_run *x = new_run(r, REPORT_REPLAY, path, err);
   if (!x) return -1;
@@ -140,6 +172,7 @@ static int add_replay(report *r, const char *path, json_t *j, pg_error *err) {
   x->eval_s = num_at(t, "eval_ms") / 1000;
   x->artifact_bytes = num_at(json_object_get(j, "accounting"), "total_bytes");
   if (replay_curve(x, json_object_get(j, "losses"), err)) return -1;
+  if (replay_samples(x, json_object_get(j, "hardware"), err)) return -1;
   return add_findings(r, path, json_object_get(j, "findings"), err);
 }
 
@@ -247,7 +280,10 @@ int report_significance_compute(report *r, const double *record, size_t n_record
 }
 
 void report_free(report *r) {
-  for (size_t i = 0; i < r->n_runs; i++) free(r->runs[i].steps), free(r->runs[i].losses);
+  for (size_t i = 0; i < r->n_runs; i++) {
+    free(r->runs[i].steps), free(r->runs[i].losses);
+    free(r->runs[i].hw_t), free(r->runs[i].hw_util), free(r->runs[i].hw_power);
+  }
   for (size_t i = 0; i < r->n_findings; i++) {
     report_finding *f = &r->findings[i];
     free(f->source), free(f->code), free(f->severity), free(f->message), free(f->file);

@@ -290,3 +290,12 @@ expect_rc replay-fresh-other-salt 1 "$PGOLF" replay --record "$TMP/fr" --fresh-s
 expect_err replay-fresh-needs-salt 2 'needs --salt' "$PGOLF" replay --record "$TMP/fr" --fresh-seeds 2 -- true
 expect_err replay-fresh-not-with-seed 2 'exclude each other' "$PGOLF" replay --record "$TMP/fr" --fresh-seeds 2 \
   --salt x --seed 1 -- true
+
+# The report draws the NVML samples under the loss curve; a replay without
+# NVML has no such chart.
+expect_rc report-hardware 0 "$PGOLF" report "$TMP/ohw1/replay-seed1337.json" -o "$TMP/hw.html"
+grep -q 'GPUs during the replay (NVML)' "$TMP/hw.html" && grep -q 'NVIDIA H100 80GB HBM3, [1-9][0-9]* samples' "$TMP/hw.html" &&
+  ok report-hardware-chart || fail report-hardware-chart "$(grep -o 'GPUs during[^<]*' "$TMP/hw.html")"
+expect_rc report-no-hardware 0 "$PGOLF" report "$TMP/ohw6/replay-seed1337.json" -o "$TMP/nohw.html"
+grep -q 'GPUs during the replay' "$TMP/nohw.html" && fail report-no-hardware-chart "a chart without samples" ||
+  ok report-no-hardware-chart
