@@ -13,8 +13,12 @@
 #include "verifier/code_count.h"
 #include "verifier/rules.h"
 
+/* A log that does not back the claim (a rerun, an ablation, a baseline
+ * beside the claimed runs; verifier/submission_runs.c) is not the
+ * evidence the claim rests on: its differences are warnings. */
 static void one(const sub_log *lg, const log_code_result *r, finding_list *f) {
   const char *what = r->decoded ? " (its decoded payload)" : "";
+  severity sev = lg->backs_claim ? SEV_ERROR : SEV_WARNING;
   switch (r->cls) {
   case LC_NONE:
   case LC_SAME:
@@ -38,21 +42,21 @@ static void one(const sub_log *lg, const log_code_result *r, finding_list *f) {
                  r->first, r->last, r->script, what, r->detail);
     return;
   case LC_DEFAULTS:
-    findings_add(f, "LOG_CODE_MISMATCH", SEV_ERROR, lg->rel, r->first,
+    findings_add(f, "LOG_CODE_MISMATCH", sev, lg->rel, r->first,
                  "the script copied at lines %u-%u reads %s with a different default than %s%s, and "
                  "the README's run does not set it: the shipped script run as documented is not the "
                  "run this log shows",
                  r->first, r->last, r->detail, r->script, what);
     return;
   case LC_CODE:
-    findings_add(f, "LOG_CODE_MISMATCH", SEV_ERROR, lg->rel, r->first,
+    findings_add(f, "LOG_CODE_MISMATCH", sev, lg->rel, r->first,
                  "different code wrote this log: its script (lines %u-%u, %zu statements%s) differs "
                  "from %s%s in %zu place%s; first: %s",
                  r->first, r->last, r->statements, r->partial ? ", a part of the script" : "",
                  r->script, what, r->hunks, r->hunks == 1 ? "" : "s", r->detail);
     return;
   case LC_OTHER:
-    findings_add(f, "LOG_CODE_MISMATCH", SEV_ERROR, lg->rel, r->first,
+    findings_add(f, "LOG_CODE_MISMATCH", sev, lg->rel, r->first,
                  "the script copied at lines %u-%u (%zu statements) is not a shipped script: the "
                  "closest, %s%s, shares %zu of them",
                  r->first, r->last, r->statements, r->script, what, r->common);
@@ -63,5 +67,6 @@ static void one(const sub_log *lg, const log_code_result *r, finding_list *f) {
 void rule_log_code(const submission *s, finding_list *f) {
   const code_count *cc = s->counted;
   if (!cc) return;
-  for (size_t i = 0; i < s->n_logs && i < cc->n_logs; i++) one(&s->logs[i], &cc->logs[i], f);
+  for (size_t i = 0; i < s->n_logs && i < cc->n_logs; i++)
+    if (s->logs[i].copy_of < 0) one(&s->logs[i], &cc->logs[i], f);
 }

@@ -101,3 +101,19 @@ printf 'import lzma as L,base64 as B\nexec(L.decompress(B.b85decode("01234567890
 mini_log "$U/train_seed1.log" 1 15000000 100
 has code_unreadable_warns CODE_UNREADABLE warning "train_gpt.py:2: embedded code \(lzma \(xz\)\): lzma payload does not decode" "$U"
 lacks code_readable_no_warning CODE_UNREADABLE "$A"
+
+# A log beside the claim (an ablation, not a run the claim uses) written by
+# other code: a warning, the same difference as an error in a claimed run.
+S2=$F/src_beside
+mkdir -p "$S2"
+cp "$S/train_gpt.py" "$S2/"
+printf '```\ntorchrun --nproc_per_node=8 train_gpt.py\n```\n' >"$S2/README.md"
+mini_log "$S2/train_seed1.log" 1 15000000 2000 "$S2/train_gpt.py"
+sed 's/return x + 7$/return x * 7/' "$S2/train_gpt.py" >"$TMP/other.py"
+BPB=1.23000000 mini_log "$S2/ablation_seed2.log" 2 15000000 2000 "$TMP/other.py"
+printf '{"author":"a","github_id":"a","name":"n","date":"2026-04-01","val_bpb":1.22436570,"seeds":[1]}\n' \
+  >"$S2/submission.json"
+has logcode_beside_claim_warns LOG_CODE_MISMATCH warning 'different code wrote this log' "$S2"
+printf '{"author":"a","github_id":"a","name":"n","date":"2026-04-01","val_bpb":1.23000000,"seeds":[2]}\n' \
+  >"$S2/submission.json"
+has logcode_claimed_run_errors LOG_CODE_MISMATCH error 'different code wrote this log' "$S2"
