@@ -44,16 +44,17 @@ void matmul_backward_weight_simple(float *dw, const float *dy, const float *x, i
 }
 
 /* ---- Blocked kernels (kernels/gemm.h) ----
- * A is packed into panels of MR rows and B into panels of NR columns
- * (k-major, zero-padded at the edges), then each MR x NR tile of C is
- * computed by one thread with its sums in registers: for each k, one
- * broadcast of A(m, k) times a vector of B(n.., k), fused into the
- * accumulators. Each accumulator receives exactly the fused multiply-adds
- * of the plain loop in the same order, so the bits are the plain loop's:
- * the vector paths only widen the vectors (_mm512_fmadd_ps and
- * _mm256_fmadd_ps round each lane once, as fmaf does), and the path for a
- * CPU without FMA calls fmaf itself. No path depends on the compiler
- * contracting a * b + c (-ffp-contract=off): every FMA is written out. */
+ * B is packed into panels of NR columns (k-major, zero-padded at the
+ * edge); each MR x NR tile of C is computed by one thread with its sums in
+ * registers: for each k, one broadcast of A(m, k) (read in place: packing
+ * A cost as much as the products for the small model's shapes) times a
+ * vector of B(n.., k), fused into the accumulators. Each accumulator
+ * receives exactly the fused multiply-adds of the plain loop in the same
+ * order, so the bits are the plain loop's: the vector paths only widen
+ * the vectors (_mm512_fmadd_ps and _mm256_fmadd_ps round each lane once,
+ * as fmaf does), and the path for a CPU without FMA calls fmaf itself. No
+ * path depends on the compiler contracting a * b + c (-ffp-contract=off):
+ * every FMA is written out. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,8 @@ enum { MR = 6, NR_MAX = 32 };
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* tile[MR][2W] = (init ? tile : 0) + the sum over k in [k0, k1) of
- * ap[k][r] * bp[k][c], one FMA per term. Under tri (GEMM_K_LE_M or
+ * ar[r][k * sak] * bp[k][c], one FMA per term (ar: the tile's MR row
+ * pointers into A). Under tri (GEMM_K_LE_M or
  * GEMM_K_GE_M) the k in the band [d, d + MR) are kept only for the rows
  * on the kept side of row r's diagonal k = d + r; the caller has already
  * cut [k0, k1) to the kept side of the band. */
@@ -86,7 +88,7 @@ static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v;
   for (int k = k0; k < b0; k++) {                                                          \
     VT x0 = LOAD(bp + (size_t)k * 2 * W), x1 = LOAD(bp + (size_t)k * 2 * W + W);           \
     _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                 \
-      VT av = BCAST(ap[(size_t)k * MR + r]);                                               \
+      VT av = BCAST(ar[r][(size_t)k * sak]);                                               \
       acc[r][0] = FMA(av, x0, acc[r][0]);                                                  \
       acc[r][1] = FMA(av, x1, acc[r][1]);                                                  \
     }                                                                                      \
@@ -95,7 +97,7 @@ static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v;
     VT x0 = LOAD(bp + (size_t)k * 2 * W), x1 = LOAD(bp + (size_t)k * 2 * W + W);           \
     _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                 \
       if (tri == GEMM_K_LE_M ? r < k - d : r > k - d) continue;                            \
-      VT av = BCAST(ap[(size_t)k * MR + r]);                                               \
+      VT av = BCAST(ar[r][(size_t)k * sak]);                                               \
       acc[r][0] = FMA(av, x0, acc[r][0]);                                                  \
       acc[r][1] = FMA(av, x1, acc[r][1]);                                                  \
     }                                                                                      \
@@ -103,7 +105,7 @@ static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v;
   for (int k = b1; k < k1; k++) {                                                          \
     VT x0 = LOAD(bp + (size_t)k * 2 * W), x1 = LOAD(bp + (size_t)k * 2 * W + W);           \
     _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                 \
-      VT av = BCAST(ap[(size_t)k * MR + r]);                                               \
+      VT av = BCAST(ar[r][(size_t)k * sak]);                                               \
       acc[r][0] = FMA(av, x0, acc[r][0]);                                                  \
       acc[r][1] = FMA(av, x1, acc[r][1]);                                                  \
     }                                                                                      \
@@ -114,8 +116,8 @@ static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v;
   }
 
 #define MICRO_ARGS                                                                          \
-  const float *restrict ap, const float *restrict bp, int k0, int k1, int d, int tri,     \
-      float *restrict tile, int init
+  const float *const *restrict ar, size_t sak, const float *restrict bp, int k0, int k1, int d, \
+      int tri, float *restrict tile, int init
 
 #ifdef GEMM_X86
 #define L512(p) _mm512_loadu_ps(p)
@@ -176,7 +178,7 @@ const char *gemm_kernel_name(void) {
   return name;
 }
 
-/* Copy rows [m0, m0 + W) of A(m, k) into one k-major panel, zero past M.
+/* Copy rows [n0, n0 + W) of B(n, k) into one k-major panel, zero past N.
  * Pure copies: the loop order (chosen so the reads are contiguous) does
  * not change a value. Locals, not g->..., so stores through float
  * pointers do not force the fields to be reloaded (-fno-strict-aliasing). */
@@ -192,7 +194,10 @@ static void pack_panel(float *dst, const float *src, size_t s_row, size_t s_k, i
     for (int k = 0; k < K; k++) {
       const float *col = src + (size_t)k * s_k;
       float *d = dst + (size_t)k * W;
-      for (int r = 0; r < rows; r++) d[r] = col[(size_t)r * s_row];
+      if (s_row == 1)
+        memcpy(d, col, (size_t)rows * sizeof *d);
+      else
+        for (int r = 0; r < rows; r++) d[r] = col[(size_t)r * s_row];
     }
   }
 }
@@ -216,11 +221,11 @@ static void load_tile(float *tile, const float *C, size_t ldc, int NR, int rows,
   for (int r = 0; r < rows; r++) memcpy(tile + (size_t)r * NR, C + (size_t)r * ldc, (size_t)cols * sizeof *tile);
 }
 
-/* One product's packed panels and micro-kernel. */
+/* One product's packed B panels and micro-kernel. */
 typedef struct plan {
   micro_fn micro;
   int NR, mp, np;
-  float *Ap, *Bp;
+  float *Bp;
 } plan;
 
 static void plan_init(plan *pl, const gemm *g) {
@@ -229,21 +234,11 @@ static void plan_init(plan *pl, const gemm *g) {
   pl->mp = (g->M + MR - 1) / MR;
   pl->np = (g->N + pl->NR - 1) / pl->NR;
   size_t k = g->K > 0 ? (size_t)g->K : 1;
-  pl->Ap = malloc((size_t)pl->mp * MR * k * sizeof *pl->Ap);
   pl->Bp = malloc((size_t)pl->np * pl->NR * k * sizeof *pl->Bp);
-  if (!pl->Ap || !pl->Bp) abort();
+  if (!pl->Bp) abort();
 }
 
-static void plan_free(plan *pl) {
-  free(pl->Ap);
-  free(pl->Bp);
-}
-
-static void pack_a(const gemm *g, const plan *pl, int p) {
-  int rows = g->M - p * MR < MR ? g->M - p * MR : MR;
-  pack_panel(pl->Ap + (size_t)p * g->K * MR, g->A + (size_t)p * MR * g->sam, g->sam, g->sak, rows,
-             MR, g->K);
-}
+static void plan_free(plan *pl) { free(pl->Bp); }
 
 static void pack_b(const gemm *g, const plan *pl, int q) {
   int cols = g->N - q * pl->NR < pl->NR ? g->N - q * pl->NR : pl->NR;
@@ -265,8 +260,10 @@ static void run_tile(const gemm *g, const plan *pl, long t, float *tile) {
   if (g->tri == GEMM_K_LE_M || g->tri == GEMM_K_GE_M) tri = g->tri;
   float *C = g->C + (size_t)m0 * g->ldc + n0;
   if (g->cont) load_tile(tile, C, g->ldc, NR, rows, cols);
-  pl->micro(pl->Ap + (size_t)p * g->K * MR, pl->Bp + (size_t)q * g->K * NR, k0, k1, d, tri, tile,
-            g->cont);
+  /* Rows past M repeat the last row (their sums are not stored). */
+  const float *ar[MR];
+  for (int r = 0; r < MR; r++) ar[r] = g->A + (size_t)(m0 + (r < rows ? r : rows - 1)) * g->sam;
+  pl->micro(ar, g->sak, pl->Bp + (size_t)q * g->K * NR, k0, k1, d, tri, tile, g->cont);
   store_tile(C, g->ldc, tile, NR, rows, cols, g->cont ? 0 : g->flags);
 }
 
@@ -275,8 +272,6 @@ void gemm_run(const gemm *g) {
   plan_init(&pl, g);
 #pragma omp parallel
   {
-#pragma omp for schedule(static)
-    for (int p = 0; p < pl.mp; p++) pack_a(g, &pl, p);
 #pragma omp for schedule(static)
     for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
     float tile[MR * NR_MAX];
@@ -289,7 +284,6 @@ void gemm_run(const gemm *g) {
 void gemm_serial(const gemm *g) {
   plan pl;
   plan_init(&pl, g);
-  for (int p = 0; p < pl.mp; p++) pack_a(g, &pl, p);
   for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
   float tile[MR * NR_MAX];
   for (long t = 0; t < (long)pl.mp * pl.np; t++) run_tile(g, &pl, t, tile);
@@ -297,6 +291,14 @@ void gemm_serial(const gemm *g) {
 }
 
 void matmul_select_kernel(int which) { gemm_select_kernel(which); }
+
+const char *matmul_kernel_name(void) { return gemm_kernel_name(); }
+
+int matmul_kernel_slow(void) {
+  int nr;
+  const char *name;
+  return pick_micro(&nr, &name) == micro_fmaf;
+}
 
 void matmul_forward(float *y, const float *x, const float *w, int n, int in, int out, int flags) {
   gemm g = {x, w, (size_t)in, 1, (size_t)in, 1, n, out, in, y, (size_t)out, flags, 0, 0, 0};

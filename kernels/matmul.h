@@ -33,6 +33,12 @@ void matmul_backward_weight(float *dw, const float *dy, const float *x, int n, i
  * path of a CPU without FMA); 2: AVX2 + FMA; 3: AVX-512F, each where
  * supported. All give the same bits. */
 void matmul_select_kernel(int which);
+/* The micro-kernel in use: "avx512f", "avx2+fma", or "fmaf (no FMA unit:
+ * slow)"; matmul_kernel_slow() is 1 for the last, the path of a CPU
+ * without FMA (the same bits through the C library's fmaf, many times
+ * slower: the trainer says so in its log). */
+const char *matmul_kernel_name(void);
+int matmul_kernel_slow(void);
 
 /* The plain triple loops the blocked kernels must equal bit for bit (kept
  * for the tests). */
