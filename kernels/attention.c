@@ -15,22 +15,38 @@ static float dot(const float *a, const float *b, int n) {
   return s;
 }
 
-/* Query rows per block of the blocked kernels: the block's scores (QB x T
- * floats, twice in the backward) stay in L2. */
-enum { QB = 128 };
+/* Query rows per block of the blocked kernels: each block packs the keys
+ * and values it reads again, so fewer blocks pack less; the block's
+ * scores (QB x T floats, twice in the backward) still fit in L2 at
+ * T = 1024. */
+enum { QB = 256 };
 
 /* C[m][n] = sum_k A[m*sam + k*sak] B[n*sbn + k*sbk] by the calling thread
  * (kernels/gemm.h: k ascending, one FMA per term). */
 static void product(float *C, size_t ldc, const float *A, size_t sam, size_t sak, const float *B,
-                    size_t sbn, size_t sbk, int M, int N, int K, int tri, int diag, int cont,
-                    int flags) {
-  gemm g = {A, B, sam, sak, sbn, sbk, M, N, K, C, ldc, flags, tri, diag, cont};
+                    size_t sbn, size_t sbk, int M, int N, int K, int tri, int diag, int cont) {
+  gemm g = {A, B, sam, sak, sbn, sbk, M, N, K, C, ldc, 0, tri, diag, cont, NULL, 0};
   gemm_serial(&g);
 }
 
-void attention_forward_simple(float *y, float *lse, const float *q, const float *k, const float *v, int B,
-                       int T, int heads, int kv_heads, int head_dim, int flags) {
+/* The same with B packed once per head by pack() (kp terms deep). */
+static void product_packed(float *C, size_t ldc, const float *A, size_t sam, size_t sak,
+                           const float *Bp, int kp, int M, int N, int K, int tri, int diag) {
+  gemm g = {A, NULL, sam, sak, 0, 0, M, N, K, C, ldc, 0, tri, diag, 0, Bp, kp};
+  gemm_serial(&g);
+}
+
+/* P = B(n, k) = X[n*sbn + k*sbk] for n < N, k < K, packed for
+ * product_packed: the keys and values every query block reads. */
+static void pack(float *P, const float *X, size_t sbn, size_t sbk, int N, int K) {
+  gemm g = {NULL, X, 0, 0, sbn, sbk, 0, N, K, NULL, 0, 0, 0, 0, 0, NULL, 0};
+  gemm_pack_b(P, &g);
+}
+
+void attention_forward_simple(float *y, float *lse, const float *q, const float *k, const float *v,
+                              int B, int T, int heads, int kv_heads, int head_dim, int flags) {
   const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads;
+  const int bf = flags & KERNEL_BF16;
   const float scale = 1.0f / sqrtf((float)head_dim);
 #pragma omp parallel
   {
@@ -57,11 +73,11 @@ void attention_forward_simple(float *y, float *lse, const float *q, const float 
       for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
       for (int j = 0; j <= t; j++) {
         const float *vj = vb + (size_t)j * kw;
-        float p = s[j] / l;
+        float p = bf ? bf16_round(s[j]) : s[j] / l;
         for (int d = 0; d < head_dim; d++) acc[d] = fmaf(p, vj[d], acc[d]);
       }
       float *yt = y + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
-      for (int d = 0; d < head_dim; d++) yt[d] = kernel_round(acc[d], flags);
+      for (int d = 0; d < head_dim; d++) yt[d] = kernel_round(bf ? acc[d] / l : acc[d], flags);
       lse[row] = m + det_logf(l);
     }
     free(s);
@@ -82,8 +98,8 @@ static void attention_row_dots(float *D, const float *dy, const float *y, int B,
 }
 
 void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy, const float *y,
-                        const float *lse, const float *q, const float *k, const float *v, int B,
-                        int T, int heads, int kv_heads, int head_dim, int flags) {
+                               const float *lse, const float *q, const float *k, const float *v,
+                               int B, int T, int heads, int kv_heads, int head_dim, int flags) {
   const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads;
   const float scale = 1.0f / sqrtf((float)head_dim);
   flags &= ~KERNEL_ACCUMULATE;
@@ -94,7 +110,7 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
   {
     float *acc = malloc((size_t)2 * head_dim * sizeof *acc);
     if (!acc) abort();
-    /* dq: one query row per iteration. */
+      /* dq: one query row per iteration. */
 #pragma omp for schedule(static)
     for (long row = 0; row < (long)B * heads * T; row++) {
       int t = (int)(row % T), h = (int)(row / T % heads), b = (int)(row / T / heads);
@@ -106,7 +122,8 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
       for (int j = 0; j <= t; j++) {
         const float *kj = kb + (size_t)j * kw;
         float p = det_expf(dot(q + qoff, kj, head_dim) * scale - lse[row]);
-        float ds = p * (dot(dy + qoff, vb + (size_t)j * kw, head_dim) - D[row]);
+        float ds =
+            kernel_round(p * (dot(dy + qoff, vb + (size_t)j * kw, head_dim) - D[row]), flags);
         for (int d = 0; d < head_dim; d++) acc[d] = fmaf(ds, kj[d], acc[d]);
       }
       for (int d = 0; d < head_dim; d++) dq[qoff + d] = kernel_round(acc[d] * scale, flags);
@@ -123,7 +140,8 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
           size_t qoff = ((size_t)b * T + t) * qw + (size_t)h * head_dim;
           long qrow = ((long)b * heads + h) * T + t;
           float p = det_expf(dot(q + qoff, k + koff, head_dim) * scale - lse[qrow]);
-          float ds = p * (dot(dy + qoff, v + koff, head_dim) - D[qrow]);
+          float ds = kernel_round(p * (dot(dy + qoff, v + koff, head_dim) - D[qrow]), flags);
+          p = kernel_round(p, flags);
           for (int d = 0; d < head_dim; d++) {
             ak[d] = fmaf(ds, q[qoff + d], ak[d]);
             av[d] = fmaf(p, dy[qoff + d], av[d]);
@@ -142,15 +160,20 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
 /* The probabilities and score gradients of query rows [t0, t1) of one
  * head, in place: row r of S holds the raw scores q_t . k_j and of G the
  * products dy_t . v_j for j <= t (t = t0 + r); afterwards S holds p_tj and
- * G holds ds_tj = p_tj (dy_t . v_j - D_t), as attention_backward_simple
- * computes them. */
-static void backward_probs(float *S, float *G, size_t ld, const float *lse, const float *D,
-                           int t0, int t1, float scale) {
+ * G holds ds_tj = p_tj (dy_t . v_j - D_t) (both rounded to bf16 under
+ * KERNEL_BF16), as attention_backward_simple computes them. */
+static void backward_probs(float *S, float *G, size_t ld, const float *lse, const float *D, int t0,
+                           int t1, float scale, int flags) {
   for (int t = t0; t < t1; t++) {
     float *s = S + (size_t)(t - t0) * ld, *g = G + (size_t)(t - t0) * ld;
     for (int j = 0; j <= t; j++) s[j] = s[j] * scale;
     det_expf_shift_array(s, s, lse[t], (size_t)t + 1); /* p */
     for (int j = 0; j <= t; j++) g[j] = s[j] * (g[j] - D[t]);
+    if (flags & KERNEL_BF16)
+      for (int j = 0; j <= t; j++) {
+        s[j] = bf16_round(s[j]);
+        g[j] = bf16_round(g[j]);
+      }
   }
 }
 
@@ -166,7 +189,8 @@ static void backward_probs(float *S, float *G, size_t ld, const float *lse, cons
 void attention_backward(float *dq, float *dk, float *dv, const float *dy, const float *y,
                         const float *lse, const float *q, const float *k, const float *v, int B,
                         int T, int heads, int kv_heads, int head_dim, int flags) {
-  const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads, hd = head_dim;
+  const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads,
+            hd = head_dim;
   const float scale = 1.0f / sqrtf((float)head_dim);
   flags &= ~KERNEL_ACCUMULATE;
   float *D = malloc((size_t)B * heads * T * sizeof *D);
@@ -178,29 +202,35 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
      * past the diagonal included (never used, but defined). */
     float *S = calloc((size_t)QB * T, sizeof *S), *G = calloc((size_t)QB * T, sizeof *G);
     float *ak = malloc((size_t)T * hd * sizeof *ak), *av = malloc((size_t)T * hd * sizeof *av);
-    if (!S || !G || !ak || !av) abort();
+    float *kn = malloc(gemm_packed_b_floats(T, hd) * sizeof *kn);
+    float *vn = malloc(gemm_packed_b_floats(T, hd) * sizeof *vn);
+    float *kd = malloc(gemm_packed_b_floats(hd, T) * sizeof *kd);
+    if (!S || !G || !ak || !av || !kn || !vn || !kd) abort();
 #pragma omp for schedule(static)
     for (int item = 0; item < B * kv_heads; item++) {
       int b = item / kv_heads, kvh = item % kv_heads;
       const float *kb = k + (size_t)b * T * kw + (size_t)kvh * hd;
       const float *vb = v + (size_t)b * T * kw + (size_t)kvh * hd;
       for (size_t i = 0; i < (size_t)T * hd; i++) ak[i] = av[i] = 0.0f;
+      pack(kn, kb, kw, 1, T, hd); /* B(n = j, k = d) */
+      pack(vn, vb, kw, 1, T, hd);
+      pack(kd, kb, 1, kw, hd, T); /* B(n = d, k = j) */
       for (int h = kvh * group; h < (kvh + 1) * group; h++) {
         const size_t hoff = (size_t)b * T * qw + (size_t)h * hd;
         const long row0 = ((long)b * heads + h) * T;
         for (int t0 = 0; t0 < T; t0 += QB) {
           const int t1 = t0 + QB < T ? t0 + QB : T, nb = t1 - t0;
           const float *qt = q + hoff + (size_t)t0 * qw, *gt = dy + hoff + (size_t)t0 * qw;
-          product(S, T, qt, qw, 1, kb, kw, 1, nb, t1, hd, GEMM_N_LE_M, t0, 0, 0);
-          product(G, T, gt, qw, 1, vb, kw, 1, nb, t1, hd, GEMM_N_LE_M, t0, 0, 0);
-          backward_probs(S, G, T, lse + row0, D + row0, t0, t1, scale);
+          product_packed(S, T, qt, qw, 1, kn, hd, nb, t1, hd, GEMM_N_LE_M, t0);
+          product_packed(G, T, gt, qw, 1, vn, hd, nb, t1, hd, GEMM_N_LE_M, t0);
+          backward_probs(S, G, T, lse + row0, D + row0, t0, t1, scale, flags);
           float *dqt = dq + hoff + (size_t)t0 * qw;
-          product(dqt, qw, G, T, 1, kb, 1, kw, nb, hd, t1, GEMM_K_LE_M, t0, 0, 0);
+          product_packed(dqt, qw, G, T, 1, kd, T, nb, hd, t1, GEMM_K_LE_M, t0);
           for (int r = 0; r < nb; r++)
             for (int d = 0; d < hd; d++)
               dqt[(size_t)r * qw + d] = kernel_round(dqt[(size_t)r * qw + d] * scale, flags);
-          product(ak, hd, G, 1, T, qt, 1, qw, t1, hd, nb, GEMM_K_GE_M, -t0, 1, 0);
-          product(av, hd, S, 1, T, gt, 1, qw, t1, hd, nb, GEMM_K_GE_M, -t0, 1, 0);
+          product(ak, hd, G, 1, T, qt, 1, qw, t1, hd, nb, GEMM_K_GE_M, -t0, 1);
+          product(av, hd, S, 1, T, gt, 1, qw, t1, hd, nb, GEMM_K_GE_M, -t0, 1);
         }
       }
       for (int j = 0; j < T; j++) {
@@ -215,14 +245,19 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
     free(G);
     free(ak);
     free(av);
+    free(kn);
+    free(vn);
+    free(kd);
   }
   free(D);
 }
 
 /* Softmax of query rows [t0, t1) of one head in place (row r of S holds
- * the raw scores of t = t0 + r for j <= t; afterwards p_tj), and their
+ * the raw scores of t = t0 + r for j <= t; afterwards p_tj, or under
+ * KERNEL_BF16 the unnormalised bf16(e_tj), with l_t in l[r]), and their
  * lse, as attention_forward_simple computes them. */
-static void forward_probs(float *S, size_t ld, float *lse, int t0, int t1, float scale) {
+static void forward_probs(float *S, size_t ld, float *lse, float *lsum, int t0, int t1, float scale,
+                          int flags) {
   for (int t = t0; t < t1; t++) {
     float *s = S + (size_t)(t - t0) * ld;
     float m = -INFINITY;
@@ -233,8 +268,12 @@ static void forward_probs(float *S, size_t ld, float *lse, int t0, int t1, float
     float l = 0.0f;
     det_expf_shift_array(s, s, m, (size_t)t + 1);
     for (int j = 0; j <= t; j++) l += s[j];
-    for (int j = 0; j <= t; j++) s[j] = s[j] / l;
+    if (flags & KERNEL_BF16)
+      for (int j = 0; j <= t; j++) s[j] = bf16_round(s[j]);
+    else
+      for (int j = 0; j <= t; j++) s[j] = s[j] / l;
     lse[t] = m + det_logf(l);
+    lsum[t - t0] = l;
   }
 }
 
@@ -244,27 +283,39 @@ static void forward_probs(float *S, size_t ld, float *lse, int t0, int t1, float
  * kernels/gemm.h products, each sum in the simple loop's order. */
 void attention_forward(float *y, float *lse, const float *q, const float *k, const float *v, int B,
                        int T, int heads, int kv_heads, int head_dim, int flags) {
-  const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads, hd = head_dim;
+  const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads,
+            hd = head_dim;
   const float scale = 1.0f / sqrtf((float)head_dim);
 #pragma omp parallel
   {
     float *S = calloc((size_t)QB * T, sizeof *S); /* calloc: see attention_backward */
-    if (!S) abort();
+    float *kn = malloc(gemm_packed_b_floats(T, hd) * sizeof *kn);
+    float *vd = malloc(gemm_packed_b_floats(hd, T) * sizeof *vd);
+    if (!S || !kn || !vd) abort();
+    float lsum[QB];
 #pragma omp for schedule(static)
     for (int item = 0; item < B * heads; item++) {
       int b = item / heads, h = item % heads, kvh = h / group;
       const float *kb = k + (size_t)b * T * kw + (size_t)kvh * hd;
       const float *vb = v + (size_t)b * T * kw + (size_t)kvh * hd;
       const size_t hoff = (size_t)b * T * qw + (size_t)h * hd;
+      pack(kn, kb, kw, 1, T, hd); /* B(n = j, k = d) */
+      pack(vd, vb, 1, kw, hd, T); /* B(n = d, k = j) */
       for (int t0 = 0; t0 < T; t0 += QB) {
         const int t1 = t0 + QB < T ? t0 + QB : T, nb = t1 - t0;
-        product(S, T, q + hoff + (size_t)t0 * qw, qw, 1, kb, kw, 1, nb, t1, hd, GEMM_N_LE_M, t0,
-                0, 0);
-        forward_probs(S, T, lse + ((long)b * heads + h) * T, t0, t1, scale);
-        product(y + hoff + (size_t)t0 * qw, qw, S, T, 1, vb, 1, kw, nb, hd, t1, GEMM_K_LE_M, t0, 0,
-                flags & KERNEL_BF16);
+        product_packed(S, T, q + hoff + (size_t)t0 * qw, qw, 1, kn, hd, nb, t1, hd, GEMM_N_LE_M,
+                       t0);
+        forward_probs(S, T, lse + ((long)b * heads + h) * T, lsum, t0, t1, scale, flags);
+        float *yt = y + hoff + (size_t)t0 * qw;
+        product_packed(yt, qw, S, T, 1, vd, T, nb, hd, t1, GEMM_K_LE_M, t0);
+        if (flags & KERNEL_BF16) /* flash attention's late division */
+          for (int r = 0; r < nb; r++)
+            for (int d = 0; d < hd; d++)
+              yt[(size_t)r * qw + d] = bf16_round(yt[(size_t)r * qw + d] / lsum[r]);
       }
     }
     free(S);
+    free(kn);
+    free(vd);
   }
 }

@@ -41,6 +41,11 @@ typedef struct gemm {
   size_t ldc;
   int flags;
   int tri, diag, cont;
+  /* Optional: B already packed by gemm_pack_b for kp >= K terms and at
+   * least N columns (the first K terms of each panel are used), so a B
+   * read by many products is packed once. NULL: packed by the call. */
+  const float *Bp;
+  int kp;
 } gemm;
 
 /* C as above, the work shared among the threads of an OpenMP parallel
@@ -49,6 +54,12 @@ void gemm_run(const gemm *g);
 /* The same bits computed by the calling thread alone (for use inside a
  * parallel region, one product per thread). */
 void gemm_serial(const gemm *g);
+
+/* Floats gemm_pack_b needs for a B of N columns and K terms, and the
+ * packing itself (g's B, N and K), for the micro-kernel in use: select
+ * the kernel before packing. */
+size_t gemm_packed_b_floats(int N, int K);
+void gemm_pack_b(float *Bp, const gemm *g);
 
 /* Which micro-kernel the blocked products use: GEMM_WIDEST (default: the
  * widest this CPU runs), GEMM_FMAF (scalar fmaf, the path for CPUs

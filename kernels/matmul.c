@@ -218,14 +218,17 @@ static void store_tile(float *C, size_t ldc, const float *tile, int NR, int rows
 /* The tile's starting sums under cont: C's values, zero in the padding. */
 static void load_tile(float *tile, const float *C, size_t ldc, int NR, int rows, int cols) {
   memset(tile, 0, (size_t)MR * NR * sizeof *tile);
-  for (int r = 0; r < rows; r++) memcpy(tile + (size_t)r * NR, C + (size_t)r * ldc, (size_t)cols * sizeof *tile);
+  for (int r = 0; r < rows; r++)
+    memcpy(tile + (size_t)r * NR, C + (size_t)r * ldc, (size_t)cols * sizeof *tile);
 }
 
 /* One product's packed B panels and micro-kernel. */
 typedef struct plan {
   micro_fn micro;
   int NR, mp, np;
+  size_t kp; /* the panels' depth */
   float *Bp;
+  int own; /* Bp allocated and packed by this product */
 } plan;
 
 static void plan_init(plan *pl, const gemm *g) {
@@ -233,12 +236,20 @@ static void plan_init(plan *pl, const gemm *g) {
   pl->micro = pick_micro(&pl->NR, &name);
   pl->mp = (g->M + MR - 1) / MR;
   pl->np = (g->N + pl->NR - 1) / pl->NR;
+  pl->own = !g->Bp;
+  pl->kp = pl->own ? (size_t)g->K : (size_t)g->kp;
+  if (!pl->own) {
+    pl->Bp = (float *)g->Bp;
+    return;
+  }
   size_t k = g->K > 0 ? (size_t)g->K : 1;
   pl->Bp = malloc((size_t)pl->np * pl->NR * k * sizeof *pl->Bp);
   if (!pl->Bp) abort();
 }
 
-static void plan_free(plan *pl) { free(pl->Bp); }
+static void plan_free(plan *pl) {
+  if (pl->own) free(pl->Bp);
+}
 
 static void pack_b(const gemm *g, const plan *pl, int q) {
   int cols = g->N - q * pl->NR < pl->NR ? g->N - q * pl->NR : pl->NR;
@@ -263,7 +274,7 @@ static void run_tile(const gemm *g, const plan *pl, long t, float *tile) {
   /* Rows past M repeat the last row (their sums are not stored). */
   const float *ar[MR];
   for (int r = 0; r < MR; r++) ar[r] = g->A + (size_t)(m0 + (r < rows ? r : rows - 1)) * g->sam;
-  pl->micro(ar, g->sak, pl->Bp + (size_t)q * g->K * NR, k0, k1, d, tri, tile, g->cont);
+  pl->micro(ar, g->sak, pl->Bp + (size_t)q * pl->kp * NR, k0, k1, d, tri, tile, g->cont);
   store_tile(C, g->ldc, tile, NR, rows, cols, g->cont ? 0 : g->flags);
 }
 
@@ -272,8 +283,10 @@ void gemm_run(const gemm *g) {
   plan_init(&pl, g);
 #pragma omp parallel
   {
+    if (pl.own) {
 #pragma omp for schedule(static)
-    for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
+      for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
+    }
     float tile[MR * NR_MAX];
 #pragma omp for schedule(static)
     for (long t = 0; t < (long)pl.mp * pl.np; t++) run_tile(g, &pl, t, tile);
@@ -284,10 +297,27 @@ void gemm_run(const gemm *g) {
 void gemm_serial(const gemm *g) {
   plan pl;
   plan_init(&pl, g);
-  for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
+  if (pl.own)
+    for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
   float tile[MR * NR_MAX];
   for (long t = 0; t < (long)pl.mp * pl.np; t++) run_tile(g, &pl, t, tile);
   plan_free(&pl);
+}
+
+size_t gemm_packed_b_floats(int N, int K) {
+  int NR;
+  const char *name;
+  pick_micro(&NR, &name);
+  return (size_t)((N + NR - 1) / NR) * NR * (size_t)(K > 0 ? K : 1);
+}
+
+void gemm_pack_b(float *Bp, const gemm *g) {
+  plan pl;
+  const char *name;
+  pl.micro = pick_micro(&pl.NR, &name);
+  pl.np = (g->N + pl.NR - 1) / pl.NR;
+  pl.Bp = Bp;
+  for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
 }
 
 void matmul_select_kernel(int which) { gemm_select_kernel(which); }
@@ -301,18 +331,21 @@ int matmul_kernel_slow(void) {
 }
 
 void matmul_forward(float *y, const float *x, const float *w, int n, int in, int out, int flags) {
-  gemm g = {x, w, (size_t)in, 1, (size_t)in, 1, n, out, in, y, (size_t)out, flags, 0, 0, 0};
+  gemm g = {x, w, (size_t)in, 1, (size_t)in, 1, n, out, in, y, (size_t)out, flags,
+            0, 0, 0, NULL, 0};
   gemm_run(&g);
 }
 
 void matmul_backward_input(float *dx, const float *dy, const float *w, int n, int in, int out,
                            int flags) {
-  gemm g = {dy, w, (size_t)out, 1, 1, (size_t)in, n, in, out, dx, (size_t)in, flags, 0, 0, 0};
+  gemm g = {dy, w, (size_t)out, 1, 1, (size_t)in, n, in, out, dx, (size_t)in, flags,
+            0, 0, 0, NULL, 0};
   gemm_run(&g);
 }
 
 void matmul_backward_weight(float *dw, const float *dy, const float *x, int n, int in, int out,
                             int flags) {
-  gemm g = {dy, x, 1, (size_t)out, 1, (size_t)in, out, in, n, dw, (size_t)in, flags, 0, 0, 0};
+  gemm g = {dy, x, 1, (size_t)out, 1, (size_t)in, out, in, n, dw, (size_t)in, flags,
+            0, 0, 0, NULL, 0};
   gemm_run(&g);
 }

@@ -92,7 +92,10 @@ static void test_blocked_equals_simple_bitwise(void **state) {
       kc_fill(&rng, x, (size_t)n * in, 1.0);
       kc_fill(&rng, w, (size_t)out * in, 1.0);
       kc_fill(&rng, g, (size_t)n * out, 1.0);
-      int flag_sets[] = {0, KERNEL_BF16, KERNEL_ACCUMULATE, KERNEL_ACCUMULATE | KERNEL_BF16,
+      int flag_sets[] = {0,
+                         KERNEL_BF16,
+                         KERNEL_ACCUMULATE,
+                         KERNEL_ACCUMULATE | KERNEL_BF16,
                          KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32,
                          KERNEL_ACCUMULATE | KERNEL_OUT_FP32};
       for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; f++) {
@@ -183,7 +186,7 @@ static void test_terms_are_fused(void **state) {
     float y = 0.0f, dw = 0.0f, dx = 0.0f, ys = 0.0f;
     matmul_forward(&y, x, w, 1, 2, 1, 0);
     matmul_forward_simple(&ys, x, w, 1, 2, 1, 0);
-    matmul_backward_input(&dx, x, w, 1, 1, 2, 0); /* dx = sum_o dy[o] w[o] */
+    matmul_backward_input(&dx, x, w, 1, 1, 2, 0);  /* dx = sum_o dy[o] w[o] */
     matmul_backward_weight(&dw, x, w, 2, 1, 1, 0); /* dw = sum_n dy[n] x[n] */
     assert_true(y == 0x1p-11f + 0x1p-24f);
     assert_true(ys == y && dx == y && dw == y);
@@ -205,7 +208,8 @@ static float plain_sum(const gemm *g, int m, int n, float start) {
 /* gemm.h's restricted and continued sums equal the plain loop bit for
  * bit: every triangle mode and diagonal (through the panel edges, both
  * signs), both orientations of A, serial and threaded, each micro-kernel;
- * and a sum split at k into two calls (the second with cont) equals one. */
+ * a sum split at k into two calls (the second with cont) equals one; and
+ * a B packed once for more terms than a product uses gives its bits. */
 static void test_gemm_triangles_and_cont(void **state) {
   (void)state;
   const int M = 23, N = 37, K = 29;
@@ -221,8 +225,23 @@ static void test_gemm_triangles_and_cont(void **state) {
       for (size_t di = 0; di < sizeof diags / sizeof diags[0]; di++)
         for (int orient = 0; orient < 2; orient++)
           for (int th = 0; th <= 3; th++) { /* 0: gemm_serial */
-            gemm g = {A, B, orient ? 1 : (size_t)K, orient ? (size_t)M : 1, 1, (size_t)N,
-                      M, N, K, C, (size_t)N, 0, tri, diags[di], 0};
+            gemm g = {A,
+                      B,
+                      orient ? 1 : (size_t)K,
+                      orient ? (size_t)M : 1,
+                      1,
+                      (size_t)N,
+                      M,
+                      N,
+                      K,
+                      C,
+                      (size_t)N,
+                      0,
+                      tri,
+                      diags[di],
+                      0,
+                      NULL,
+                      0};
             for (int i = 0; i < M * N; i++) C[i] = C2[i] = -7.0f;
             if (th == 0) {
               gemm_serial(&g);
@@ -240,14 +259,38 @@ static void test_gemm_triangles_and_cont(void **state) {
             gemm h = g;
             h.C = C2;
             h.K = 11;
-            if (th == 0) gemm_serial(&h); else gemm_run(&h);
+            if (th == 0)
+              gemm_serial(&h);
+            else
+              gemm_run(&h);
             h.A = A + 11 * g.sak;
             h.B = B + 11 * g.sbk;
             h.K = K - 11;
             h.diag = g.diag - 11;
             h.cont = 1;
-            if (th == 0) gemm_serial(&h); else gemm_run(&h);
+            if (th == 0)
+              gemm_serial(&h);
+            else
+              gemm_run(&h);
             if (tri != GEMM_N_LE_M) assert_memory_equal(C, C2, (size_t)M * N * 4);
+            /* B packed once for all K terms, used for the first 20. */
+            float *Bp = malloc(gemm_packed_b_floats(N, K) * 4);
+            gemm_pack_b(Bp, &g);
+            gemm e = g;
+            e.K = 20;
+            e.Bp = Bp;
+            e.kp = K;
+            if (th == 0)
+              gemm_serial(&e);
+            else
+              gemm_run(&e);
+            for (int m = 0; m < M; m++)
+              for (int n = 0; n < N; n++) {
+                float want = plain_sum(&e, m, n, 0.0f), got = C[m * N + n];
+                if (tri == GEMM_N_LE_M && n > m + g.diag) continue;
+                assert_memory_equal(&want, &got, 4);
+              }
+            free(Bp);
           }
   }
   gemm_select_kernel(0);
