@@ -1,122 +1,52 @@
 #include "kernels/attention.h"
 
 #include "kernels/det_math.h"
+#include "kernels/gemm.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* d ascending, one fused multiply-add per term (kernels/gemm.h's sum). */
 static float dot(const float *a, const float *b, int n) {
   float s = 0.0f;
-  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  for (int i = 0; i < n; i++) s = fmaf(a[i], b[i], s);
   return s;
 }
 
-/* Vectors of 8 floats (GCC vector extension; SSE2 pairs without -mavx).
- * Each lane does the scalar code's operations in the scalar order. */
-typedef float v8sf __attribute__((vector_size(32)));
-typedef float v16sf __attribute__((vector_size(64)));
+/* Query rows per block of the blocked kernels: each block packs the keys
+ * and values it reads again, so fewer blocks pack less; the block's
+ * scores (QB x T floats, twice in the backward) still fit in L2 at
+ * T = 1024. */
+enum { QB = 256 };
 
-#define SPLAT(a) ((v8sf){(a), (a), (a), (a), (a), (a), (a), (a)})
-
-/* The vector loops below are compiled three times (AVX-512, AVX2, baseline x86-64)
- * and chosen at load time; both do the same IEEE operations per lane. */
-#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-
-/* s[r][j] = dot(q[r], column j of xt) for four query rows r and j < n, xt
- * laid out [hd][ld]: each the same d-ascending sum as dot(). The key
- * columns are loaded once for the four rows (for long sequences they come
- * from L2); 32 keys at a time in 16-lane vectors (one AVX-512 register,
- * two AVX2 ones), then 8, then 1. */
-__attribute__((target_clones("avx512f", "avx2", "default"))) static void dots_t4(
-    float *const s[4], const float *const q[4], const float *xt, int ld, int n, int hd) {
-  int j = 0;
-  for (; j + 32 <= n; j += 32) {
-    v16sf a[4][2];
-    for (int r = 0; r < 4; r++) a[r][0] = a[r][1] = (v16sf){0};
-    for (int d = 0; d < hd; d++) {
-      const float *row = xt + (size_t)d * ld + j;
-      v16sf x0, x1;
-      memcpy(&x0, row, sizeof x0);
-      memcpy(&x1, row + 16, sizeof x1);
-      for (int r = 0; r < 4; r++) {
-        v16sf qd = q[r][d] - (v16sf){0}; /* broadcast, exact (-0 too) */
-        a[r][0] += qd * x0;
-        a[r][1] += qd * x1;
-      }
-    }
-    for (int r = 0; r < 4; r++) {
-      memcpy(s[r] + j, &a[r][0], sizeof a[r][0]);
-      memcpy(s[r] + j + 16, &a[r][1], sizeof a[r][1]);
-    }
-  }
-  for (; j + 8 <= n; j += 8) {
-    v8sf a[4];
-    for (int r = 0; r < 4; r++) a[r] = SPLAT(0.0f);
-    for (int d = 0; d < hd; d++) {
-      v8sf x;
-      memcpy(&x, xt + (size_t)d * ld + j, sizeof x);
-      for (int r = 0; r < 4; r++) a[r] += SPLAT(q[r][d]) * x;
-    }
-    for (int r = 0; r < 4; r++) memcpy(s[r] + j, &a[r], sizeof a[r]);
-  }
-  for (; j < n; j++)
-    for (int r = 0; r < 4; r++) {
-      float acc = 0.0f;
-      for (int d = 0; d < hd; d++) acc += q[r][d] * xt[(size_t)d * ld + j];
-      s[r][j] = acc;
-    }
+/* C[m][n] = sum_k A[m*sam + k*sak] B[n*sbn + k*sbk] by the calling thread
+ * (kernels/gemm.h: k ascending, one FMA per term). */
+static void product(float *C, size_t ldc, const float *A, size_t sam, size_t sak, const float *B,
+                    size_t sbn, size_t sbk, int M, int N, int K, int tri, int diag, int cont) {
+  gemm g = {A, B, sam, sak, sbn, sbk, M, N, K, C, ldc, 0, tri, diag, cont, NULL, 0};
+  gemm_serial(&g);
 }
 
-/* y[d] += a * x[d]. */
-static inline void axpy(float *y, float a, const float *x, int n) {
-  int d = 0;
-  v16sf aw = a - (v16sf){0}; /* broadcast, exact (-0 too) */
-  for (; d + 16 <= n; d += 16) { /* one AVX-512 register, two AVX2 ones */
-    v16sf xv, yv;
-    memcpy(&xv, x + d, sizeof xv);
-    memcpy(&yv, y + d, sizeof yv);
-    yv += aw * xv;
-    memcpy(y + d, &yv, sizeof yv);
-  }
-  v8sf av = SPLAT(a);
-  for (; d + 8 <= n; d += 8) {
-    v8sf xv, yv;
-    memcpy(&xv, x + d, sizeof xv);
-    memcpy(&yv, y + d, sizeof yv);
-    yv += av * xv;
-    memcpy(y + d, &yv, sizeof yv);
-  }
-  for (; d < n; d++) y[d] += a * x[d];
+/* The same with B packed once per head by pack() (kp terms deep). */
+static void product_packed(float *C, size_t ldc, const float *A, size_t sam, size_t sak,
+                           const float *Bp, int kp, int M, int N, int K, int tri, int diag) {
+  gemm g = {A, NULL, sam, sak, 0, 0, M, N, K, C, ldc, 0, tri, diag, 0, Bp, kp};
+  gemm_serial(&g);
 }
 
-/* acc += sum_j c[j] * row j of x (j ascending), rows `stride` apart. */
-VECTOR_CLONES static void rows_combine(float *acc, const float *c, const float *x, size_t stride,
-                                       int n, int hd) {
-  for (int j = 0; j < n; j++) axpy(acc, c[j], x + (size_t)j * stride, hd);
+/* P = B(n, k) = X[n*sbn + k*sbk] for n < N, k < K, packed for
+ * product_packed: the keys and values every query block reads. */
+static void pack(float *P, const float *X, size_t sbn, size_t sbk, int N, int K) {
+  gemm g = {NULL, X, 0, 0, sbn, sbk, 0, N, K, NULL, 0, 0, 0, 0, 0, NULL, 0};
+  gemm_pack_b(P, &g);
 }
 
-/* For keys j < n: acc += ds_j k_j; ak_j += ds_j qt; av_j += p_j gt. */
-VECTOR_CLONES static void backward_row(float *acc, float *ak, float *av, const float *ds,
-                                       const float *p, const float *kb, size_t kw,
-                                       const float *qt, const float *gt, int n, int hd) {
-  for (int j = 0; j < n; j++) {
-    axpy(acc, ds[j], kb + (size_t)j * kw, hd);
-    axpy(ak + (size_t)j * hd, ds[j], qt, hd);
-    axpy(av + (size_t)j * hd, p[j], gt, hd);
-  }
-}
-
-/* xt[d][j] = rows j of a [T, stride] matrix, columns [0, hd). */
-static void transpose_rows(float *xt, const float *x, size_t stride, int T, int hd) {
-  for (int j = 0; j < T; j++)
-    for (int d = 0; d < hd; d++) xt[(size_t)d * T + j] = x[(size_t)j * stride + d];
-}
-
-void attention_forward_simple(float *y, float *lse, const float *q, const float *k, const float *v, int B,
-                       int T, int heads, int kv_heads, int head_dim, int flags) {
+void attention_forward_simple(float *y, float *lse, const float *q, const float *k, const float *v,
+                              int B, int T, int heads, int kv_heads, int head_dim, int flags) {
   const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads;
+  const int bf = flags & KERNEL_BF16;
   const float scale = 1.0f / sqrtf((float)head_dim);
 #pragma omp parallel
   {
@@ -143,11 +73,11 @@ void attention_forward_simple(float *y, float *lse, const float *q, const float 
       for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
       for (int j = 0; j <= t; j++) {
         const float *vj = vb + (size_t)j * kw;
-        float p = s[j] / l;
-        for (int d = 0; d < head_dim; d++) acc[d] += p * vj[d];
+        float p = bf ? bf16_round(s[j]) : s[j] / l;
+        for (int d = 0; d < head_dim; d++) acc[d] = fmaf(p, vj[d], acc[d]);
       }
       float *yt = y + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
-      for (int d = 0; d < head_dim; d++) yt[d] = kernel_round(acc[d], flags);
+      for (int d = 0; d < head_dim; d++) yt[d] = kernel_round(bf ? acc[d] / l : acc[d], flags);
       lse[row] = m + det_logf(l);
     }
     free(s);
@@ -168,8 +98,8 @@ static void attention_row_dots(float *D, const float *dy, const float *y, int B,
 }
 
 void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy, const float *y,
-                        const float *lse, const float *q, const float *k, const float *v, int B,
-                        int T, int heads, int kv_heads, int head_dim, int flags) {
+                               const float *lse, const float *q, const float *k, const float *v,
+                               int B, int T, int heads, int kv_heads, int head_dim, int flags) {
   const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads;
   const float scale = 1.0f / sqrtf((float)head_dim);
   flags &= ~KERNEL_ACCUMULATE;
@@ -180,7 +110,7 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
   {
     float *acc = malloc((size_t)2 * head_dim * sizeof *acc);
     if (!acc) abort();
-    /* dq: one query row per iteration. */
+      /* dq: one query row per iteration. */
 #pragma omp for schedule(static)
     for (long row = 0; row < (long)B * heads * T; row++) {
       int t = (int)(row % T), h = (int)(row / T % heads), b = (int)(row / T / heads);
@@ -192,8 +122,9 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
       for (int j = 0; j <= t; j++) {
         const float *kj = kb + (size_t)j * kw;
         float p = det_expf(dot(q + qoff, kj, head_dim) * scale - lse[row]);
-        float ds = p * (dot(dy + qoff, vb + (size_t)j * kw, head_dim) - D[row]);
-        for (int d = 0; d < head_dim; d++) acc[d] += ds * kj[d];
+        float ds =
+            kernel_round(p * (dot(dy + qoff, vb + (size_t)j * kw, head_dim) - D[row]), flags);
+        for (int d = 0; d < head_dim; d++) acc[d] = fmaf(ds, kj[d], acc[d]);
       }
       for (int d = 0; d < head_dim; d++) dq[qoff + d] = kernel_round(acc[d] * scale, flags);
     }
@@ -209,10 +140,11 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
           size_t qoff = ((size_t)b * T + t) * qw + (size_t)h * head_dim;
           long qrow = ((long)b * heads + h) * T + t;
           float p = det_expf(dot(q + qoff, k + koff, head_dim) * scale - lse[qrow]);
-          float ds = p * (dot(dy + qoff, v + koff, head_dim) - D[qrow]);
+          float ds = kernel_round(p * (dot(dy + qoff, v + koff, head_dim) - D[qrow]), flags);
+          p = kernel_round(p, flags);
           for (int d = 0; d < head_dim; d++) {
-            ak[d] += ds * q[qoff + d];
-            av[d] += p * dy[qoff + d];
+            ak[d] = fmaf(ds, q[qoff + d], ak[d]);
+            av[d] = fmaf(p, dy[qoff + d], av[d]);
           }
         }
       for (int d = 0; d < head_dim; d++) {
@@ -225,16 +157,40 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
   free(D);
 }
 
-/* The same sums as attention_backward_simple, in the same order, computed
- * once per (query, key) pair: one thread owns a (sequence, KV head) pair,
- * walks its group's query heads h and rows t in ascending order, writes
- * dq_t, and adds ds_tj q_t and p_tj dy_t into row accumulators for every
- * key j <= t, so each dk_j / dv_j still receives its terms in (h, t)
- * order. */
+/* The probabilities and score gradients of query rows [t0, t1) of one
+ * head, in place: row r of S holds the raw scores q_t . k_j and of G the
+ * products dy_t . v_j for j <= t (t = t0 + r); afterwards S holds p_tj and
+ * G holds ds_tj = p_tj (dy_t . v_j - D_t) (both rounded to bf16 under
+ * KERNEL_BF16), as attention_backward_simple computes them. */
+static void backward_probs(float *S, float *G, size_t ld, const float *lse, const float *D, int t0,
+                           int t1, float scale, int flags) {
+  for (int t = t0; t < t1; t++) {
+    float *s = S + (size_t)(t - t0) * ld, *g = G + (size_t)(t - t0) * ld;
+    for (int j = 0; j <= t; j++) s[j] = s[j] * scale;
+    det_expf_shift_array(s, s, lse[t], (size_t)t + 1); /* p */
+    for (int j = 0; j <= t; j++) g[j] = s[j] * (g[j] - D[t]);
+    if (flags & KERNEL_BF16)
+      for (int j = 0; j <= t; j++) {
+        s[j] = bf16_round(s[j]);
+        g[j] = bf16_round(g[j]);
+      }
+  }
+}
+
+/* The same sums as attention_backward_simple, in the same order, each a
+ * kernels/gemm.h product: one thread owns a (sequence, KV head) pair and
+ * walks its group's query heads h and blocks of query rows in ascending
+ * order. Per block it recomputes the scores S = Q K^T and G = dY V^T
+ * (the causal triangle's tiles), turns them into p and ds, writes
+ * dq = scale (ds K) (k <= t terms), and continues the running sums
+ * dk_j += sum_t ds_tj q_t and dv_j += sum_t p_tj dy_t (t >= j terms) from
+ * the previous block and head, so each dk_j / dv_j still receives its
+ * terms in (h, t) order. */
 void attention_backward(float *dq, float *dk, float *dv, const float *dy, const float *y,
                         const float *lse, const float *q, const float *k, const float *v, int B,
                         int T, int heads, int kv_heads, int head_dim, int flags) {
-  const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads;
+  const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads,
+            hd = head_dim;
   const float scale = 1.0f / sqrtf((float)head_dim);
   flags &= ~KERNEL_ACCUMULATE;
   float *D = malloc((size_t)B * heads * T * sizeof *D);
@@ -242,119 +198,124 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
   attention_row_dots(D, dy, y, B, T, heads, head_dim);
 #pragma omp parallel
   {
-    float *ak = malloc((size_t)T * head_dim * sizeof *ak);
-    float *av = malloc((size_t)T * head_dim * sizeof *av);
-    float *acc = malloc((size_t)head_dim * sizeof *acc);
-    float *kt = malloc((size_t)T * head_dim * sizeof *kt), *vt = malloc((size_t)T * head_dim * sizeof *vt);
-    float *sc4 = malloc((size_t)8 * T * sizeof *sc4); /* scores, dy.v of 4 rows */
-    if (!ak || !av || !acc || !kt || !vt || !sc4) abort();
+    /* calloc: the products' panels copy whole rows of S and G, entries
+     * past the diagonal included (never used, but defined). */
+    float *S = calloc((size_t)QB * T, sizeof *S), *G = calloc((size_t)QB * T, sizeof *G);
+    float *ak = malloc((size_t)T * hd * sizeof *ak), *av = malloc((size_t)T * hd * sizeof *av);
+    float *kn = malloc(gemm_packed_b_floats(T, hd) * sizeof *kn);
+    float *vn = malloc(gemm_packed_b_floats(T, hd) * sizeof *vn);
+    float *kd = malloc(gemm_packed_b_floats(hd, T) * sizeof *kd);
+    if (!S || !G || !ak || !av || !kn || !vn || !kd) abort();
 #pragma omp for schedule(static)
     for (int item = 0; item < B * kv_heads; item++) {
       int b = item / kv_heads, kvh = item % kv_heads;
-      const float *kb = k + (size_t)b * T * kw + (size_t)kvh * head_dim;
-      const float *vb = v + (size_t)b * T * kw + (size_t)kvh * head_dim;
-      for (size_t i = 0; i < (size_t)T * head_dim; i++) ak[i] = av[i] = 0.0f;
-      transpose_rows(kt, kb, (size_t)kw, T, head_dim);
-      transpose_rows(vt, vb, (size_t)kw, T, head_dim);
-      for (int h = kvh * group; h < (kvh + 1) * group; h++)
-        for (int t0 = 0; t0 < T; t0 += 4) {
-          /* The dot products of four rows first (they only read); then
-           * each row's updates in t order, as before. Rows past T repeat
-           * the last row; their results are unused. */
-          const float *q4[4], *g4[4];
-          float *sc[4], *dp[4];
-          for (int r = 0; r < 4; r++) {
-            int t = t0 + r < T ? t0 + r : T - 1;
-            size_t qoff = ((size_t)b * T + t) * qw + (size_t)h * head_dim;
-            q4[r] = q + qoff;
-            g4[r] = dy + qoff;
-            sc[r] = sc4 + (size_t)r * T;
-            dp[r] = sc4 + (size_t)(4 + r) * T;
-          }
-          int n = t0 + 4 < T ? t0 + 4 : T;
-          dots_t4(sc, q4, kt, T, n, head_dim);
-          dots_t4(dp, g4, vt, T, n, head_dim);
-          for (int r = 0; r < 4 && t0 + r < T; r++) {
-            int t = t0 + r;
-            long row = ((long)b * heads + h) * T + t;
-            size_t qoff = ((size_t)b * T + t) * qw + (size_t)h * head_dim;
-            for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
-            for (int j = 0; j <= t; j++) sc[r][j] = sc[r][j] * scale;
-            det_expf_shift_array(sc[r], sc[r], lse[row], (size_t)t + 1); /* p */
-            for (int j = 0; j <= t; j++) dp[r][j] = sc[r][j] * (dp[r][j] - D[row]); /* ds */
-            backward_row(acc, ak, av, dp[r], sc[r], kb, (size_t)kw, q4[r], g4[r], t + 1,
-                         head_dim);
-            for (int d = 0; d < head_dim; d++) dq[qoff + d] = kernel_round(acc[d] * scale, flags);
-          }
+      const float *kb = k + (size_t)b * T * kw + (size_t)kvh * hd;
+      const float *vb = v + (size_t)b * T * kw + (size_t)kvh * hd;
+      for (size_t i = 0; i < (size_t)T * hd; i++) ak[i] = av[i] = 0.0f;
+      pack(kn, kb, kw, 1, T, hd); /* B(n = j, k = d) */
+      pack(vn, vb, kw, 1, T, hd);
+      pack(kd, kb, 1, kw, hd, T); /* B(n = d, k = j) */
+      for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+        const size_t hoff = (size_t)b * T * qw + (size_t)h * hd;
+        const long row0 = ((long)b * heads + h) * T;
+        for (int t0 = 0; t0 < T; t0 += QB) {
+          const int t1 = t0 + QB < T ? t0 + QB : T, nb = t1 - t0;
+          const float *qt = q + hoff + (size_t)t0 * qw, *gt = dy + hoff + (size_t)t0 * qw;
+          product_packed(S, T, qt, qw, 1, kn, hd, nb, t1, hd, GEMM_N_LE_M, t0);
+          product_packed(G, T, gt, qw, 1, vn, hd, nb, t1, hd, GEMM_N_LE_M, t0);
+          backward_probs(S, G, T, lse + row0, D + row0, t0, t1, scale, flags);
+          float *dqt = dq + hoff + (size_t)t0 * qw;
+          product_packed(dqt, qw, G, T, 1, kd, T, nb, hd, t1, GEMM_K_LE_M, t0);
+          for (int r = 0; r < nb; r++)
+            for (int d = 0; d < hd; d++)
+              dqt[(size_t)r * qw + d] = kernel_round(dqt[(size_t)r * qw + d] * scale, flags);
+          product(ak, hd, G, 1, T, qt, 1, qw, t1, hd, nb, GEMM_K_GE_M, -t0, 1);
+          product(av, hd, S, 1, T, gt, 1, qw, t1, hd, nb, GEMM_K_GE_M, -t0, 1);
         }
+      }
       for (int j = 0; j < T; j++) {
-        size_t koff = ((size_t)b * T + j) * kw + (size_t)kvh * head_dim;
-        for (int d = 0; d < head_dim; d++) {
-          dk[koff + d] = kernel_round(ak[(size_t)j * head_dim + d] * scale, flags);
-          dv[koff + d] = kernel_round(av[(size_t)j * head_dim + d], flags);
+        size_t koff = ((size_t)b * T + j) * kw + (size_t)kvh * hd;
+        for (int d = 0; d < hd; d++) {
+          dk[koff + d] = kernel_round(ak[(size_t)j * hd + d] * scale, flags);
+          dv[koff + d] = kernel_round(av[(size_t)j * hd + d], flags);
         }
       }
     }
+    free(S);
+    free(G);
     free(ak);
     free(av);
-    free(acc);
-    free(kt);
-    free(vt);
-    free(sc4);
+    free(kn);
+    free(vn);
+    free(kd);
   }
   free(D);
 }
 
+/* Softmax of query rows [t0, t1) of one head in place (row r of S holds
+ * the raw scores of t = t0 + r for j <= t; afterwards p_tj, or under
+ * KERNEL_BF16 the unnormalised bf16(e_tj), with l_t in l[r]), and their
+ * lse, as attention_forward_simple computes them. */
+static void forward_probs(float *S, size_t ld, float *lse, float *lsum, int t0, int t1, float scale,
+                          int flags) {
+  for (int t = t0; t < t1; t++) {
+    float *s = S + (size_t)(t - t0) * ld;
+    float m = -INFINITY;
+    for (int j = 0; j <= t; j++) {
+      s[j] = s[j] * scale;
+      if (s[j] > m) m = s[j];
+    }
+    float l = 0.0f;
+    det_expf_shift_array(s, s, m, (size_t)t + 1);
+    for (int j = 0; j <= t; j++) l += s[j];
+    if (flags & KERNEL_BF16)
+      for (int j = 0; j <= t; j++) s[j] = bf16_round(s[j]);
+    else
+      for (int j = 0; j <= t; j++) s[j] = s[j] / l;
+    lse[t] = m + det_logf(l);
+    lsum[t - t0] = l;
+  }
+}
+
 /* The forward of attention_forward_simple with the same sums: one thread
- * per (sequence, head); keys transposed so eight scores are summed at once
- * (each in d order), y accumulated eight channels at once (j order). */
+ * per (sequence, head), blocks of query rows; per block the scores
+ * S = Q K^T (the causal triangle's tiles) and y = P V (k <= t terms) are
+ * kernels/gemm.h products, each sum in the simple loop's order. */
 void attention_forward(float *y, float *lse, const float *q, const float *k, const float *v, int B,
                        int T, int heads, int kv_heads, int head_dim, int flags) {
-  const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads;
+  const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads,
+            hd = head_dim;
   const float scale = 1.0f / sqrtf((float)head_dim);
 #pragma omp parallel
   {
-    float *s4 = malloc((size_t)4 * T * sizeof *s4), *kt = malloc((size_t)T * head_dim * sizeof *kt);
-    float *acc = malloc((size_t)head_dim * sizeof *acc);
-    if (!s4 || !kt || !acc) abort();
+    float *S = calloc((size_t)QB * T, sizeof *S); /* calloc: see attention_backward */
+    float *kn = malloc(gemm_packed_b_floats(T, hd) * sizeof *kn);
+    float *vd = malloc(gemm_packed_b_floats(hd, T) * sizeof *vd);
+    if (!S || !kn || !vd) abort();
+    float lsum[QB];
 #pragma omp for schedule(static)
     for (int item = 0; item < B * heads; item++) {
       int b = item / heads, h = item % heads, kvh = h / group;
-      const float *kb = k + (size_t)b * T * kw + (size_t)kvh * head_dim;
-      const float *vb = v + (size_t)b * T * kw + (size_t)kvh * head_dim;
-      transpose_rows(kt, kb, (size_t)kw, T, head_dim);
-      for (int t0 = 0; t0 < T; t0 += 4) {
-        /* Scores of four rows at once; rows past T repeat the last one. */
-        const float *q4[4];
-        float *s4r[4];
-        for (int r = 0; r < 4; r++) {
-          int t = t0 + r < T ? t0 + r : T - 1;
-          q4[r] = q + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
-          s4r[r] = s4 + (size_t)r * T;
-        }
-        dots_t4(s4r, q4, kt, T, t0 + 4 < T ? t0 + 4 : T, head_dim);
-        for (int r = 0; r < 4 && t0 + r < T; r++) {
-          const int t = t0 + r;
-          float *s = s4r[r];
-          float m = -INFINITY;
-          for (int j = 0; j <= t; j++) {
-            s[j] = s[j] * scale;
-            if (s[j] > m) m = s[j];
-          }
-          float l = 0.0f;
-          det_expf_shift_array(s, s, m, (size_t)t + 1);
-          for (int j = 0; j <= t; j++) l += s[j];
-          for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
-          for (int j = 0; j <= t; j++) s[j] = s[j] / l;
-          rows_combine(acc, s, vb, (size_t)kw, t + 1, head_dim);
-          float *yt = y + ((size_t)b * T + t) * qw + (size_t)h * head_dim;
-          for (int d = 0; d < head_dim; d++) yt[d] = kernel_round(acc[d], flags);
-          lse[((long)b * heads + h) * T + t] = m + det_logf(l);
-        }
+      const float *kb = k + (size_t)b * T * kw + (size_t)kvh * hd;
+      const float *vb = v + (size_t)b * T * kw + (size_t)kvh * hd;
+      const size_t hoff = (size_t)b * T * qw + (size_t)h * hd;
+      pack(kn, kb, kw, 1, T, hd); /* B(n = j, k = d) */
+      pack(vd, vb, 1, kw, hd, T); /* B(n = d, k = j) */
+      for (int t0 = 0; t0 < T; t0 += QB) {
+        const int t1 = t0 + QB < T ? t0 + QB : T, nb = t1 - t0;
+        product_packed(S, T, q + hoff + (size_t)t0 * qw, qw, 1, kn, hd, nb, t1, hd, GEMM_N_LE_M,
+                       t0);
+        forward_probs(S, T, lse + ((long)b * heads + h) * T, lsum, t0, t1, scale, flags);
+        float *yt = y + hoff + (size_t)t0 * qw;
+        product_packed(yt, qw, S, T, 1, vd, T, nb, hd, t1, GEMM_K_LE_M, t0);
+        if (flags & KERNEL_BF16) /* flash attention's late division */
+          for (int r = 0; r < nb; r++)
+            for (int d = 0; d < hd; d++)
+              yt[(size_t)r * qw + d] = bf16_round(yt[(size_t)r * qw + d] / lsum[r]);
       }
     }
-    free(s4);
-    free(kt);
-    free(acc);
+    free(S);
+    free(kn);
+    free(vd);
   }
 }

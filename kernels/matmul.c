@@ -1,8 +1,13 @@
 #include "kernels/matmul.h"
 
+#include <math.h>
 #include <stddef.h>
 
-/* ---- Plain loops: the definition of every sum's order. ---- */
+#include "kernels/gemm.h"
+
+/* ---- Plain loops: the definition of every sum's order. ----
+ * Each term is one fused multiply-add (fmaf: one rounding, correctly
+ * rounded by the C library where the CPU has no FMA unit). */
 
 void matmul_forward_simple(float *y, const float *x, const float *w, int n, int in, int out,
                            int flags) {
@@ -10,7 +15,7 @@ void matmul_forward_simple(float *y, const float *x, const float *w, int n, int 
   for (int r = 0; r < n; r++)
     for (int o = 0; o < out; o++) {
       float acc = 0.0f;
-      for (int i = 0; i < in; i++) acc += x[(size_t)r * in + i] * w[(size_t)o * in + i];
+      for (int i = 0; i < in; i++) acc = fmaf(x[(size_t)r * in + i], w[(size_t)o * in + i], acc);
       kernel_store(&y[(size_t)r * out + o], acc, flags);
     }
 }
@@ -21,7 +26,8 @@ void matmul_backward_input_simple(float *dx, const float *dy, const float *w, in
   for (int r = 0; r < n; r++)
     for (int i = 0; i < in; i++) {
       float acc = 0.0f;
-      for (int o = 0; o < out; o++) acc += dy[(size_t)r * out + o] * w[(size_t)o * in + i];
+      for (int o = 0; o < out; o++)
+        acc = fmaf(dy[(size_t)r * out + o], w[(size_t)o * in + i], acc);
       kernel_store(&dx[(size_t)r * in + i], acc, flags);
     }
 }
@@ -32,95 +38,147 @@ void matmul_backward_weight_simple(float *dw, const float *dy, const float *x, i
   for (int o = 0; o < out; o++)
     for (int i = 0; i < in; i++) {
       float acc = 0.0f;
-      for (int r = 0; r < n; r++) acc += dy[(size_t)r * out + o] * x[(size_t)r * in + i];
+      for (int r = 0; r < n; r++) acc = fmaf(dy[(size_t)r * out + o], x[(size_t)r * in + i], acc);
       kernel_store(&dw[(size_t)o * in + i], acc, flags);
     }
 }
 
-/* ---- Blocked kernels ----
- * One generic product C[m][n] = sum_k A(m, k) B(n, k), k ascending from 0,
- * with A and B addressed through strides. A is packed into panels of MR
- * rows and B into panels of NR columns (k-major, zero-padded at the
- * edges), then each MR x NR tile of C is computed by one thread with its
- * sums in registers: for each k, one broadcast of A(m, k) times a vector
- * of B(n.., k) added into the accumulators. Each accumulator receives
- * exactly the additions of the plain loop in the same order (no fused
- * multiply-add: contraction is off and no FMA target is enabled), so the
- * bits are the plain loop's. The AVX2 build of the micro-kernel only
- * widens the vectors; its lanes do the same IEEE operations. */
+/* ---- Blocked kernels (kernels/gemm.h) ----
+ * B is packed into panels of NR columns (k-major, zero-padded at the
+ * edge); each MR x NR tile of C is computed by one thread with its sums in
+ * registers: for each k, one broadcast of A(m, k) (read in place: packing
+ * A cost as much as the products for the small model's shapes) times a
+ * vector of B(n.., k), fused into the accumulators. Each accumulator
+ * receives exactly the fused multiply-adds of the plain loop in the same
+ * order, so the bits are the plain loop's: the vector paths only widen
+ * the vectors (_mm512_fmadd_ps and _mm256_fmadd_ps round each lane once,
+ * as fmaf does), and the path for a CPU without FMA calls fmaf itself. No
+ * path depends on the compiler contracting a * b + c (-ffp-contract=off):
+ * every FMA is written out. */
 
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define GEMM_X86 1
+#endif
+
 enum { MR = 6, NR_MAX = 32 };
 
-typedef float v8sf __attribute__((vector_size(32)));
-typedef float v16sf __attribute__((vector_size(64)));
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-typedef struct gemm {
-  const float *A, *B;
-  size_t sam, sak, sbn, sbk; /* A(m,k) = A[m*sam + k*sak], B(n,k) = B[n*sbn + k*sbk] */
-  int M, N, K;
-  float *C;
-  size_t ldc;
-  int flags;
-} gemm;
-
-/* A tile of MR rows by two vectors of VT (W lanes each): NR = 2 W. */
-#define MICRO_KERNEL_BODY(VT, W)                                                   \
-  VT acc[MR][2];                                                                   \
-  for (int r = 0; r < MR; r++) acc[r][0] = acc[r][1] = (VT){0};                    \
-  for (int k = 0; k < K; k++) {                                                    \
-    VT b0, b1;                                                                     \
-    __builtin_memcpy(&b0, bp + (size_t)k * 2 * W, sizeof b0);                      \
-    __builtin_memcpy(&b1, bp + (size_t)k * 2 * W + W, sizeof b1);                  \
-    for (int r = 0; r < MR; r++) {                                                 \
-      VT av = ap[(size_t)k * MR + r] - (VT){0};                                    \
-      acc[r][0] += av * b0;                                                        \
-      acc[r][1] += av * b1;                                                        \
-    }                                                                              \
-  }                                                                                \
-  for (int r = 0; r < MR; r++) {                                                   \
-    __builtin_memcpy(out + (size_t)r * 2 * W, &acc[r][0], sizeof acc[r][0]);       \
-    __builtin_memcpy(out + (size_t)r * 2 * W + W, &acc[r][1], sizeof acc[r][1]);   \
+/* tile[MR][2W] = (init ? tile : 0) + the sum over k in [k0, k1) of
+ * ar[r][k * sak] * bp[k][c], one FMA per term (ar: the tile's MR row
+ * pointers into A). Under tri (GEMM_K_LE_M or
+ * GEMM_K_GE_M) the k in the band [d, d + MR) are kept only for the rows
+ * on the kept side of row r's diagonal k = d + r; the caller has already
+ * cut [k0, k1) to the kept side of the band. */
+#define MICRO_BODY(VT, W, ZERO, LOAD, STORE, BCAST, FMA)                                   \
+  VT acc[MR][2];                                                                           \
+  _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                   \
+    acc[r][0] = init ? LOAD(tile + (size_t)r * 2 * W) : ZERO;                              \
+    acc[r][1] = init ? LOAD(tile + (size_t)r * 2 * W + W) : ZERO;                          \
+  }                                                                                        \
+  int b0 = k1, b1 = k1;                                                                    \
+  if (tri != GEMM_FULL) {                                                                  \
+    b0 = clampi(d, k0, k1);                                                                \
+    b1 = clampi(d + MR, k0, k1);                                                           \
+  }                                                                                        \
+  for (int k = k0; k < b0; k++) {                                                          \
+    VT x0 = LOAD(bp + (size_t)k * 2 * W), x1 = LOAD(bp + (size_t)k * 2 * W + W);           \
+    _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                 \
+      VT av = BCAST(ar[r][(size_t)k * sak]);                                               \
+      acc[r][0] = FMA(av, x0, acc[r][0]);                                                  \
+      acc[r][1] = FMA(av, x1, acc[r][1]);                                                  \
+    }                                                                                      \
+  }                                                                                        \
+  for (int k = b0; k < b1; k++) {                                                          \
+    VT x0 = LOAD(bp + (size_t)k * 2 * W), x1 = LOAD(bp + (size_t)k * 2 * W + W);           \
+    _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                 \
+      if (tri == GEMM_K_LE_M ? r < k - d : r > k - d) continue;                            \
+      VT av = BCAST(ar[r][(size_t)k * sak]);                                               \
+      acc[r][0] = FMA(av, x0, acc[r][0]);                                                  \
+      acc[r][1] = FMA(av, x1, acc[r][1]);                                                  \
+    }                                                                                      \
+  }                                                                                        \
+  for (int k = b1; k < k1; k++) {                                                          \
+    VT x0 = LOAD(bp + (size_t)k * 2 * W), x1 = LOAD(bp + (size_t)k * 2 * W + W);           \
+    _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                 \
+      VT av = BCAST(ar[r][(size_t)k * sak]);                                               \
+      acc[r][0] = FMA(av, x0, acc[r][0]);                                                  \
+      acc[r][1] = FMA(av, x1, acc[r][1]);                                                  \
+    }                                                                                      \
+  }                                                                                        \
+  _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                   \
+    STORE(tile + (size_t)r * 2 * W, acc[r][0]);                                            \
+    STORE(tile + (size_t)r * 2 * W + W, acc[r][1]);                                        \
   }
 
-/* out[MR][NR] = the tile's sums. a - (VT){0} broadcasts a exactly (-0 too). */
-__attribute__((target("avx512f"))) static void micro_avx512(const float *ap, const float *bp,
-                                                             int K, float *out) {
-  MICRO_KERNEL_BODY(v16sf, 16)
+#define MICRO_ARGS                                                                          \
+  const float *const *restrict ar, size_t sak, const float *restrict bp, int k0, int k1, int d, \
+      int tri, float *restrict tile, int init
+
+#ifdef GEMM_X86
+#define L512(p) _mm512_loadu_ps(p)
+#define S512(p, v) _mm512_storeu_ps((p), (v))
+__attribute__((target("avx512f"))) static void micro_avx512(MICRO_ARGS) {
+  MICRO_BODY(__m512, 16, _mm512_setzero_ps(), L512, S512, _mm512_set1_ps, _mm512_fmadd_ps)
 }
 
-__attribute__((target("avx2"))) static void micro_avx2(const float *ap, const float *bp, int K,
-                                                        float *out) {
-  MICRO_KERNEL_BODY(v8sf, 8)
+#define L256(p) _mm256_loadu_ps(p)
+#define S256(p, v) _mm256_storeu_ps((p), (v))
+__attribute__((target("avx2,fma"))) static void micro_avx2(MICRO_ARGS) {
+  MICRO_BODY(__m256, 8, _mm256_setzero_ps(), L256, S256, _mm256_set1_ps, _mm256_fmadd_ps)
 }
+#endif
 
-static void micro_generic(const float *ap, const float *bp, int K, float *out) {
-  MICRO_KERNEL_BODY(v8sf, 8)
-}
+/* The path for a CPU without FMA: the library's fmaf, one lane at a time.
+ * (Compiled for baseline x86-64, so fmaf is a call, never an instruction
+ * the CPU may lack.) */
+#define LF(p) (*(p))
+#define SF(p, v) (*(p) = (v))
+#define BF(a) (a)
+static void micro_fmaf(MICRO_ARGS) { MICRO_BODY(float, 1, 0.0f, LF, SF, BF, fmaf) }
 
-typedef void (*micro_fn)(const float *, const float *, int, float *);
+typedef void (*micro_fn)(MICRO_ARGS);
 
-static int kernel_choice; /* matmul_select_kernel */
+static int kernel_choice; /* gemm_select_kernel */
 
-void matmul_select_kernel(int which) { kernel_choice = which; }
+void gemm_select_kernel(int which) { kernel_choice = which; }
 
-/* The widest micro-kernel this CPU runs (or the one selected), and its
- * tile width. */
-static micro_fn pick_micro(int *nr) {
+/* The micro-kernel for kernel_choice that this CPU runs, its tile width
+ * (2 vectors) and its name. */
+static micro_fn pick_micro(int *nr, const char **name) {
+#ifdef GEMM_X86
   __builtin_cpu_init();
-  *nr = 16;
-  if (kernel_choice == 1) return micro_generic;
-  if (kernel_choice == 2 && __builtin_cpu_supports("avx2")) return micro_avx2;
-  if (__builtin_cpu_supports("avx512f")) {
+  int has512 = __builtin_cpu_supports("avx512f");
+  int has2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (kernel_choice != GEMM_FMAF && has512 &&
+      (kernel_choice != GEMM_AVX2 || !has2)) {
     *nr = 32;
+    *name = "avx512f";
     return micro_avx512;
   }
-  return __builtin_cpu_supports("avx2") ? micro_avx2 : micro_generic;
+  if (kernel_choice != GEMM_FMAF && has2) {
+    *nr = 16;
+    *name = "avx2+fma";
+    return micro_avx2;
+  }
+#endif
+  *nr = 2;
+  *name = "fmaf (no FMA unit: slow)";
+  return micro_fmaf;
 }
 
-/* Copy rows [m0, m0 + MR) of A(m, k) into one k-major panel, zero past M.
+const char *gemm_kernel_name(void) {
+  int nr;
+  const char *name;
+  pick_micro(&nr, &name);
+  return name;
+}
+
+/* Copy rows [n0, n0 + W) of B(n, k) into one k-major panel, zero past N.
  * Pure copies: the loop order (chosen so the reads are contiguous) does
  * not change a value. Locals, not g->..., so stores through float
  * pointers do not force the fields to be reloaded (-fno-strict-aliasing). */
@@ -136,7 +194,10 @@ static void pack_panel(float *dst, const float *src, size_t s_row, size_t s_k, i
     for (int k = 0; k < K; k++) {
       const float *col = src + (size_t)k * s_k;
       float *d = dst + (size_t)k * W;
-      for (int r = 0; r < rows; r++) d[r] = col[(size_t)r * s_row];
+      if (s_row == 1)
+        memcpy(d, col, (size_t)rows * sizeof *d);
+      else
+        for (int r = 0; r < rows; r++) d[r] = col[(size_t)r * s_row];
     }
   }
 }
@@ -154,57 +215,137 @@ static void store_tile(float *C, size_t ldc, const float *tile, int NR, int rows
   }
 }
 
-static void gemm_run(const gemm *g) {
-  int NR;
-  micro_fn micro = pick_micro(&NR);
-  const int M = g->M, N = g->N, K = g->K, flags = g->flags;
-  const int mp = (M + MR - 1) / MR, np = (N + NR - 1) / NR;
-  const float *A = g->A, *B = g->B;
-  const size_t sam = g->sam, sak = g->sak, sbn = g->sbn, sbk = g->sbk, ldc = g->ldc;
-  float *C = g->C;
-  float *Ap = malloc((size_t)mp * MR * (K > 0 ? K : 1) * sizeof *Ap);
-  float *Bp = malloc((size_t)np * NR * (K > 0 ? K : 1) * sizeof *Bp);
-  if (!Ap || !Bp) abort();
+/* The tile's starting sums under cont: C's values, zero in the padding. */
+static void load_tile(float *tile, const float *C, size_t ldc, int NR, int rows, int cols) {
+  memset(tile, 0, (size_t)MR * NR * sizeof *tile);
+  for (int r = 0; r < rows; r++)
+    memcpy(tile + (size_t)r * NR, C + (size_t)r * ldc, (size_t)cols * sizeof *tile);
+}
+
+/* One product's packed B panels and micro-kernel. */
+typedef struct plan {
+  micro_fn micro;
+  int NR, mp, np;
+  size_t kp; /* the panels' depth */
+  float *Bp;
+  int own; /* Bp allocated and packed by this product */
+} plan;
+
+static void plan_init(plan *pl, const gemm *g) {
+  const char *name;
+  pl->micro = pick_micro(&pl->NR, &name);
+  pl->mp = (g->M + MR - 1) / MR;
+  pl->np = (g->N + pl->NR - 1) / pl->NR;
+  pl->own = !g->Bp;
+  pl->kp = pl->own ? (size_t)g->K : (size_t)g->kp;
+  if (!pl->own) {
+    pl->Bp = (float *)g->Bp;
+    return;
+  }
+  size_t k = g->K > 0 ? (size_t)g->K : 1;
+  pl->Bp = malloc((size_t)pl->np * pl->NR * k * sizeof *pl->Bp);
+  if (!pl->Bp) abort();
+}
+
+static void plan_free(plan *pl) {
+  if (pl->own) free(pl->Bp);
+}
+
+static void pack_b(const gemm *g, const plan *pl, int q) {
+  int cols = g->N - q * pl->NR < pl->NR ? g->N - q * pl->NR : pl->NR;
+  pack_panel(pl->Bp + (size_t)q * g->K * pl->NR, g->B + (size_t)q * pl->NR * g->sbn, g->sbn,
+             g->sbk, cols, pl->NR, g->K);
+}
+
+/* Tile t of C (B panels outer: one B panel stays in cache while the
+ * smaller A panels stream past it), its k range cut to the triangle. */
+static void run_tile(const gemm *g, const plan *pl, long t, float *tile) {
+  const int NR = pl->NR, q = (int)(t / pl->mp), p = (int)(t % pl->mp);
+  const int m0 = p * MR, n0 = q * NR;
+  const int rows = g->M - m0 < MR ? g->M - m0 : MR, cols = g->N - n0 < NR ? g->N - n0 : NR;
+  const int d = m0 + g->diag;
+  int k0 = 0, k1 = g->K, tri = GEMM_FULL;
+  if (g->tri == GEMM_N_LE_M && n0 > m0 + rows - 1 + g->diag) return;
+  if (g->tri == GEMM_K_LE_M) k1 = clampi(d + MR, 0, g->K);
+  if (g->tri == GEMM_K_GE_M) k0 = clampi(d, 0, g->K);
+  if (g->tri == GEMM_K_LE_M || g->tri == GEMM_K_GE_M) tri = g->tri;
+  float *C = g->C + (size_t)m0 * g->ldc + n0;
+  if (g->cont) load_tile(tile, C, g->ldc, NR, rows, cols);
+  /* Rows past M repeat the last row (their sums are not stored). */
+  const float *ar[MR];
+  for (int r = 0; r < MR; r++) ar[r] = g->A + (size_t)(m0 + (r < rows ? r : rows - 1)) * g->sam;
+  pl->micro(ar, g->sak, pl->Bp + (size_t)q * pl->kp * NR, k0, k1, d, tri, tile, g->cont);
+  store_tile(C, g->ldc, tile, NR, rows, cols, g->cont ? 0 : g->flags);
+}
+
+void gemm_run(const gemm *g) {
+  plan pl;
+  plan_init(&pl, g);
 #pragma omp parallel
   {
+    if (pl.own) {
 #pragma omp for schedule(static)
-    for (int p = 0; p < mp; p++) {
-      int rows = M - p * MR < MR ? M - p * MR : MR;
-      pack_panel(Ap + (size_t)p * K * MR, A + (size_t)p * MR * sam, sam, sak, rows, MR, K);
-    }
-#pragma omp for schedule(static)
-    for (int q = 0; q < np; q++) {
-      int cols = N - q * NR < NR ? N - q * NR : NR;
-      pack_panel(Bp + (size_t)q * K * NR, B + (size_t)q * NR * sbn, sbn, sbk, cols, NR, K);
+      for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
     }
     float tile[MR * NR_MAX];
 #pragma omp for schedule(static)
-    for (long t = 0; t < (long)mp * np; t++) {
-      /* B panels outer: one B panel (NR x K) stays in cache while the
-       * smaller A panels (MR x K) stream past it. */
-      int q = (int)(t / mp), p = (int)(t % mp);
-      micro(Ap + (size_t)p * K * MR, Bp + (size_t)q * K * NR, K, tile);
-      int rows = M - p * MR < MR ? M - p * MR : MR, cols = N - q * NR < NR ? N - q * NR : NR;
-      store_tile(C + (size_t)p * MR * ldc + (size_t)q * NR, ldc, tile, NR, rows, cols, flags);
-    }
+    for (long t = 0; t < (long)pl.mp * pl.np; t++) run_tile(g, &pl, t, tile);
   }
-  free(Ap);
-  free(Bp);
+  plan_free(&pl);
+}
+
+void gemm_serial(const gemm *g) {
+  plan pl;
+  plan_init(&pl, g);
+  if (pl.own)
+    for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
+  float tile[MR * NR_MAX];
+  for (long t = 0; t < (long)pl.mp * pl.np; t++) run_tile(g, &pl, t, tile);
+  plan_free(&pl);
+}
+
+size_t gemm_packed_b_floats(int N, int K) {
+  int NR;
+  const char *name;
+  pick_micro(&NR, &name);
+  return (size_t)((N + NR - 1) / NR) * NR * (size_t)(K > 0 ? K : 1);
+}
+
+void gemm_pack_b(float *Bp, const gemm *g) {
+  plan pl;
+  const char *name;
+  pl.micro = pick_micro(&pl.NR, &name);
+  pl.np = (g->N + pl.NR - 1) / pl.NR;
+  pl.Bp = Bp;
+  for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
+}
+
+void matmul_select_kernel(int which) { gemm_select_kernel(which); }
+
+const char *matmul_kernel_name(void) { return gemm_kernel_name(); }
+
+int matmul_kernel_slow(void) {
+  int nr;
+  const char *name;
+  return pick_micro(&nr, &name) == micro_fmaf;
 }
 
 void matmul_forward(float *y, const float *x, const float *w, int n, int in, int out, int flags) {
-  gemm g = {x, w, (size_t)in, 1, (size_t)in, 1, n, out, in, y, (size_t)out, flags};
+  gemm g = {x, w, (size_t)in, 1, (size_t)in, 1, n, out, in, y, (size_t)out, flags,
+            0, 0, 0, NULL, 0};
   gemm_run(&g);
 }
 
 void matmul_backward_input(float *dx, const float *dy, const float *w, int n, int in, int out,
                            int flags) {
-  gemm g = {dy, w, (size_t)out, 1, 1, (size_t)in, n, in, out, dx, (size_t)in, flags};
+  gemm g = {dy, w, (size_t)out, 1, 1, (size_t)in, n, in, out, dx, (size_t)in, flags,
+            0, 0, 0, NULL, 0};
   gemm_run(&g);
 }
 
 void matmul_backward_weight(float *dw, const float *dy, const float *x, int n, int in, int out,
                             int flags) {
-  gemm g = {dy, x, 1, (size_t)out, 1, (size_t)in, out, in, n, dw, (size_t)in, flags};
+  gemm g = {dy, x, 1, (size_t)out, 1, (size_t)in, out, in, n, dw, (size_t)in, flags,
+            0, 0, 0, NULL, 0};
   gemm_run(&g);
 }

@@ -4,9 +4,12 @@
  *   dx[n, i] = sum_o dy[n, o] * w[o, i]
  *   dw[o, i] = sum_n dy[n, o] * x[n, i].
  * Every output element is one float32 sum taken by one thread in index
- * order (i, o or n ascending, starting from 0), so the result is the same
- * bits for any thread count and any tiling: the blocked kernels only
- * change which outputs are computed together, never a sum's order.
+ * order (i, o or n ascending, starting from 0), each term added by one
+ * fused multiply-add (acc = fmaf(a, b, acc): one rounding per term, as
+ * PyTorch's CPU matmuls do), so the result is the same bits for any thread
+ * count, any tiling and any x86-64: the blocked kernels only change which
+ * outputs are computed together, never a sum's order, and their FMA
+ * instructions round as fmaf does (kernels/gemm.h).
  * Flags (kernels/flags.h): KERNEL_BF16 rounds each finished sum (bf16
  * matmul output with float32 accumulation; inputs must already be bf16);
  * KERNEL_ACCUMULATE / KERNEL_OUT_FP32 add into the destination. */
@@ -25,10 +28,17 @@ void matmul_backward_input(float *dx, const float *dy, const float *w, int n, in
 void matmul_backward_weight(float *dw, const float *dy, const float *x, int n, int in, int out,
                             int flags);
 
-/* For tests: which micro-kernel the blocked kernels use. 0: the widest the
- * CPU supports (default); 1: baseline x86-64 (SSE2); 2: AVX2 if supported.
- * All give the same bits. */
+/* For tests: which micro-kernel the blocked kernels use (gemm.h's
+ * GEMM_*). 0: the widest the CPU supports (default); 1: scalar fmaf (the
+ * path of a CPU without FMA); 2: AVX2 + FMA; 3: AVX-512F, each where
+ * supported. All give the same bits. */
 void matmul_select_kernel(int which);
+/* The micro-kernel in use: "avx512f", "avx2+fma", or "fmaf (no FMA unit:
+ * slow)"; matmul_kernel_slow() is 1 for the last, the path of a CPU
+ * without FMA (the same bits through the C library's fmaf, many times
+ * slower: the trainer says so in its log). */
+const char *matmul_kernel_name(void);
+int matmul_kernel_slow(void);
 
 /* The plain triple loops the blocked kernels must equal bit for bit (kept
  * for the tests). */

@@ -1,8 +1,13 @@
 /* matmul: forward against a float64 reference, backward against float64
  * central differences, the blocked kernels bit-identical to the plain
- * loops for 1, 2 and 3 threads, and the bf16/accumulate flags. */
+ * (fmaf) loops for 1, 2 and 3 threads and every micro-kernel (AVX-512,
+ * AVX2 + FMA, and the scalar fmaf path of CPUs without FMA), each term
+ * one fused multiply-add, the bf16/accumulate flags, and gemm.h's
+ * triangular and continued sums. */
+#include <math.h>
 #include <omp.h>
 
+#include "kernels/gemm.h"
 #include "kernels/matmul.h"
 #include "tests/kernel_check.h"
 #include "tests/test_util.h"
@@ -76,8 +81,9 @@ static const int shapes[][3] = {{1, 1, 1},     {5, 3, 7},     {37, 19, 45},  {64
 
 static void test_blocked_equals_simple_bitwise(void **state) {
   (void)state;
-  for (int kernel = 0; kernel <= 2; kernel++) {
+  for (int kernel = GEMM_WIDEST; kernel <= GEMM_AVX512; kernel++) {
     matmul_select_kernel(kernel);
+    printf("matmul micro-kernel %d: %s\n", kernel, gemm_kernel_name());
     kc_rng rng = {7};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
       int n = shapes[s][0], in = shapes[s][1], out = shapes[s][2];
@@ -86,7 +92,10 @@ static void test_blocked_equals_simple_bitwise(void **state) {
       kc_fill(&rng, x, (size_t)n * in, 1.0);
       kc_fill(&rng, w, (size_t)out * in, 1.0);
       kc_fill(&rng, g, (size_t)n * out, 1.0);
-      int flag_sets[] = {0, KERNEL_BF16, KERNEL_ACCUMULATE, KERNEL_ACCUMULATE | KERNEL_BF16,
+      int flag_sets[] = {0,
+                         KERNEL_BF16,
+                         KERNEL_ACCUMULATE,
+                         KERNEL_ACCUMULATE | KERNEL_BF16,
                          KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32,
                          KERNEL_ACCUMULATE | KERNEL_OUT_FP32};
       for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; f++) {
@@ -166,8 +175,136 @@ static void test_bf16_rounds_the_float32_sum(void **state) {
   assert_true(acc == bf16_round(y32) + 0x1p-12f);
 }
 
+/* Each term is one fused multiply-add on every path: 1 * -1 then
+ * (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 added to -1 leaves 2^-11 + 2^-24
+ * exactly; a separate multiply would round the 2^-24 away. */
+static void test_terms_are_fused(void **state) {
+  (void)state;
+  float x[2] = {1.0f, 1.0f + 0x1p-12f}, w[2] = {-1.0f, 1.0f + 0x1p-12f};
+  for (int kernel = GEMM_WIDEST; kernel <= GEMM_AVX512; kernel++) {
+    matmul_select_kernel(kernel);
+    float y = 0.0f, dw = 0.0f, dx = 0.0f, ys = 0.0f;
+    matmul_forward(&y, x, w, 1, 2, 1, 0);
+    matmul_forward_simple(&ys, x, w, 1, 2, 1, 0);
+    matmul_backward_input(&dx, x, w, 1, 1, 2, 0);  /* dx = sum_o dy[o] w[o] */
+    matmul_backward_weight(&dw, x, w, 2, 1, 1, 0); /* dw = sum_n dy[n] x[n] */
+    assert_true(y == 0x1p-11f + 0x1p-24f);
+    assert_true(ys == y && dx == y && dw == y);
+  }
+  matmul_select_kernel(0);
+}
+
+/* The plain loop of gemm.h over the kept terms. */
+static float plain_sum(const gemm *g, int m, int n, float start) {
+  float acc = start;
+  for (int k = 0; k < g->K; k++) {
+    if (g->tri == GEMM_K_LE_M && k > m + g->diag) continue;
+    if (g->tri == GEMM_K_GE_M && k < m + g->diag) continue;
+    acc = fmaf(g->A[m * g->sam + k * g->sak], g->B[n * g->sbn + k * g->sbk], acc);
+  }
+  return acc;
+}
+
+/* gemm.h's restricted and continued sums equal the plain loop bit for
+ * bit: every triangle mode and diagonal (through the panel edges, both
+ * signs), both orientations of A, serial and threaded, each micro-kernel;
+ * a sum split at k into two calls (the second with cont) equals one; and
+ * a B packed once for more terms than a product uses gives its bits. */
+static void test_gemm_triangles_and_cont(void **state) {
+  (void)state;
+  const int M = 23, N = 37, K = 29;
+  kc_rng rng = {11};
+  float *A = malloc((size_t)M * K * 4), *B = malloc((size_t)N * K * 4);
+  float *C = malloc((size_t)M * N * 4), *C2 = malloc((size_t)M * N * 4);
+  kc_fill(&rng, A, (size_t)M * K, 1.0);
+  kc_fill(&rng, B, (size_t)N * K, 1.0);
+  const int diags[] = {-30, -7, -1, 0, 1, 5, 6, 13, 40};
+  for (int kernel = GEMM_WIDEST; kernel <= GEMM_AVX512; kernel++) {
+    gemm_select_kernel(kernel);
+    for (int tri = GEMM_FULL; tri <= GEMM_N_LE_M; tri++)
+      for (size_t di = 0; di < sizeof diags / sizeof diags[0]; di++)
+        for (int orient = 0; orient < 2; orient++)
+          for (int th = 0; th <= 3; th++) { /* 0: gemm_serial */
+            gemm g = {A,
+                      B,
+                      orient ? 1 : (size_t)K,
+                      orient ? (size_t)M : 1,
+                      1,
+                      (size_t)N,
+                      M,
+                      N,
+                      K,
+                      C,
+                      (size_t)N,
+                      0,
+                      tri,
+                      diags[di],
+                      0,
+                      NULL,
+                      0};
+            for (int i = 0; i < M * N; i++) C[i] = C2[i] = -7.0f;
+            if (th == 0) {
+              gemm_serial(&g);
+            } else {
+              omp_set_num_threads(th);
+              gemm_run(&g);
+            }
+            for (int m = 0; m < M; m++)
+              for (int n = 0; n < N; n++) {
+                float want = plain_sum(&g, m, n, 0.0f), got = C[m * N + n];
+                if (tri == GEMM_N_LE_M && n > m + g.diag) continue; /* maybe skipped */
+                assert_memory_equal(&want, &got, 4);
+              }
+            /* Split the k range at 11: [0, 11) then [11, K) continued. */
+            gemm h = g;
+            h.C = C2;
+            h.K = 11;
+            if (th == 0)
+              gemm_serial(&h);
+            else
+              gemm_run(&h);
+            h.A = A + 11 * g.sak;
+            h.B = B + 11 * g.sbk;
+            h.K = K - 11;
+            h.diag = g.diag - 11;
+            h.cont = 1;
+            if (th == 0)
+              gemm_serial(&h);
+            else
+              gemm_run(&h);
+            if (tri != GEMM_N_LE_M) assert_memory_equal(C, C2, (size_t)M * N * 4);
+            /* B packed once for all K terms, used for the first 20. */
+            float *Bp = malloc(gemm_packed_b_floats(N, K) * 4);
+            gemm_pack_b(Bp, &g);
+            gemm e = g;
+            e.K = 20;
+            e.Bp = Bp;
+            e.kp = K;
+            if (th == 0)
+              gemm_serial(&e);
+            else
+              gemm_run(&e);
+            for (int m = 0; m < M; m++)
+              for (int n = 0; n < N; n++) {
+                float want = plain_sum(&e, m, n, 0.0f), got = C[m * N + n];
+                if (tri == GEMM_N_LE_M && n > m + g.diag) continue;
+                assert_memory_equal(&want, &got, 4);
+              }
+            free(Bp);
+          }
+  }
+  gemm_select_kernel(0);
+  omp_set_num_threads(2);
+  free(A);
+  free(B);
+  free(C);
+  free(C2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_terms_are_fused),
+      cmocka_unit_test(test_gemm_triangles_and_cont),
       cmocka_unit_test(test_forward_and_gradients),
       cmocka_unit_test(test_blocked_equals_simple_bitwise),
       cmocka_unit_test(test_bf16_rounds_the_float32_sum),

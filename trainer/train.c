@@ -15,6 +15,7 @@
 #include "trainer/model_init.h"
 #include "trainer/schedule.h"
 #include "formats/tokenizer.h"
+#include "kernels/matmul.h"
 #include "trainer/train_internal.h"
 
 double trainer_now_ms(void) {
@@ -245,6 +246,9 @@ static void log_header(trainer *t) {
                    (long long)t->cfg.train_batch_tokens, t->cfg.model.seq_len,
                    (long long)t->cfg.opt.iterations, train_precision_name(t->cfg.precision),
                    omp_get_max_threads());
+  if (matmul_kernel_slow())
+    train_log_printf(&t->log, "warning: this CPU has no FMA unit: matmuls and attention run through "
+                              "the C library's fmaf (same bits, many times slower)");
 }
 
 static int start_fresh(trainer *t, pg_error *err) {
