@@ -50,7 +50,7 @@ static int check_opts(const stats_opts *o, const cli_command *c, pg_error *err) 
   if (!o->new_args.n) return cli_fail(err, c, "--new is required");
   if (o->consistency && (!o->rec_args.n || !isnan(o->target)))
     return cli_fail(err, c, "--consistency compares --new (claimed) with --record (replayed)");
-  if (!o->rec_args.n == isnan(o->target))
+  if ((o->rec_args.n == 0) == (isnan(o->target) != 0))
     return cli_fail(err, c, "--record/--target: give exactly one of them");
   if (strcmp(o->metric, "bpb") && strcmp(o->metric, "nats"))
     return cli_fail(err, c, "--metric must be bpb or nats, got '%s'", o->metric);
