@@ -157,6 +157,63 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
   free(D);
 }
 
+/* Vectors of 8 floats (GCC vector extension; SSE2 pairs in the baseline
+ * clone): each lane does the scalar code's IEEE operation, so any width
+ * gives the scalar bits. */
+typedef float v8sf __attribute__((vector_size(32)));
+typedef int v8si __attribute__((vector_size(32)));
+#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+/* s[j] *= scale for j < n; returns the max of the scaled s (-inf if
+ * n = 0). A max is exact in any order, so lanes may take it apart. */
+VECTOR_CLONES static float scale_max(float *s, int n, float scale) {
+  v8sf mv = (v8sf){0} - INFINITY, sc = (v8sf){0} + scale;
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    v8sf x;
+    memcpy(&x, s + j, sizeof x);
+    x = x * sc;
+    memcpy(s + j, &x, sizeof x);
+    v8si gt = x > mv; /* lanes where x is larger take x */
+    mv = (v8sf)(((v8si)x & gt) | ((v8si)mv & ~gt));
+  }
+  float m = -INFINITY;
+  for (int i = 0; i < 8; i++)
+    if (mv[i] > m) m = mv[i];
+  for (; j < n; j++) {
+    s[j] = s[j] * scale;
+    if (s[j] > m) m = s[j];
+  }
+  return m;
+}
+
+/* s[j] *= c for j < n. */
+VECTOR_CLONES static void scale_row(float *s, int n, float c) {
+  v8sf cv = (v8sf){0} + c;
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    v8sf x;
+    memcpy(&x, s + j, sizeof x);
+    x = x * cv;
+    memcpy(s + j, &x, sizeof x);
+  }
+  for (; j < n; j++) s[j] = s[j] * c;
+}
+
+/* g[j] = p[j] * (g[j] - D) for j < n: the score gradients. */
+VECTOR_CLONES static void score_grads(float *g, const float *p, int n, float D) {
+  v8sf dv = (v8sf){0} + D;
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    v8sf x, y;
+    memcpy(&x, g + j, sizeof x);
+    memcpy(&y, p + j, sizeof y);
+    x = y * (x - dv);
+    memcpy(g + j, &x, sizeof x);
+  }
+  for (; j < n; j++) g[j] = p[j] * (g[j] - D);
+}
+
 /* The probabilities and score gradients of query rows [t0, t1) of one
  * head, in place: row r of S holds the raw scores q_t . k_j and of G the
  * products dy_t . v_j for j <= t (t = t0 + r); afterwards S holds p_tj and
@@ -166,9 +223,9 @@ static void backward_probs(float *S, float *G, size_t ld, const float *lse, cons
                            int t1, float scale, int flags) {
   for (int t = t0; t < t1; t++) {
     float *s = S + (size_t)(t - t0) * ld, *g = G + (size_t)(t - t0) * ld;
-    for (int j = 0; j <= t; j++) s[j] = s[j] * scale;
+    scale_row(s, t + 1, scale);
     det_expf_shift_array(s, s, lse[t], (size_t)t + 1); /* p */
-    for (int j = 0; j <= t; j++) g[j] = s[j] * (g[j] - D[t]);
+    score_grads(g, s, t + 1, D[t]);
     if (flags & KERNEL_BF16)
       for (int j = 0; j <= t; j++) {
         s[j] = bf16_round(s[j]);
@@ -252,28 +309,71 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
   free(D);
 }
 
+/* s[j] /= l for j < n (IEEE division per lane). */
+VECTOR_CLONES static void divide(float *s, int n, float l) {
+  v8sf lv = (v8sf){0} + l;
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    v8sf x;
+    memcpy(&x, s + j, sizeof x);
+    x = x / lv;
+    memcpy(s + j, &x, sizeof x);
+  }
+  for (; j < n; j++) s[j] = s[j] / l;
+}
+
+/* l[i] = sum_{j < n[i]} s[i][j], j ascending, for four rows with n
+ * ascending: four independent chains of additions interleaved (one
+ * chain's latency would bound the loop), each in its own row's order. */
+static void row_sums4(float l[4], float *const s[4], const int n[4]) {
+  float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+  const int c = n[0];
+  for (int j = 0; j < c; j++) {
+    a0 += s[0][j];
+    a1 += s[1][j];
+    a2 += s[2][j];
+    a3 += s[3][j];
+  }
+  for (int j = c; j < n[1]; j++) a1 += s[1][j];
+  for (int j = c; j < n[2]; j++) a2 += s[2][j];
+  for (int j = c; j < n[3]; j++) a3 += s[3][j];
+  l[0] = a0;
+  l[1] = a1;
+  l[2] = a2;
+  l[3] = a3;
+}
+
 /* Softmax of query rows [t0, t1) of one head in place (row r of S holds
  * the raw scores of t = t0 + r for j <= t; afterwards p_tj, or under
- * KERNEL_BF16 the unnormalised bf16(e_tj), with l_t in l[r]), and their
- * lse, as attention_forward_simple computes them. */
+ * KERNEL_BF16 the unnormalised bf16(e_tj), with l_t in lsum[r]), and
+ * their lse, as attention_forward_simple computes them: the same
+ * operations per element, the sums l_t in j order. */
 static void forward_probs(float *S, size_t ld, float *lse, float *lsum, int t0, int t1, float scale,
                           int flags) {
+  float mx[QB];
   for (int t = t0; t < t1; t++) {
     float *s = S + (size_t)(t - t0) * ld;
-    float m = -INFINITY;
-    for (int j = 0; j <= t; j++) {
-      s[j] = s[j] * scale;
-      if (s[j] > m) m = s[j];
+    mx[t - t0] = scale_max(s, t + 1, scale);
+    det_expf_shift_array(s, s, mx[t - t0], (size_t)t + 1);
+  }
+  for (int r = 0; r < t1 - t0; r += 4) { /* rows past t1 repeat the last */
+    float *s4[4], l4[4];
+    int n4[4];
+    for (int i = 0; i < 4; i++) {
+      int rr = r + i < t1 - t0 ? r + i : t1 - t0 - 1;
+      s4[i] = S + (size_t)rr * ld;
+      n4[i] = t0 + rr + 1;
     }
-    float l = 0.0f;
-    det_expf_shift_array(s, s, m, (size_t)t + 1);
-    for (int j = 0; j <= t; j++) l += s[j];
+    row_sums4(l4, s4, n4);
+    for (int i = 0; i < 4 && r + i < t1 - t0; i++) lsum[r + i] = l4[i];
+  }
+  for (int t = t0; t < t1; t++) {
+    float *s = S + (size_t)(t - t0) * ld, l = lsum[t - t0];
     if (flags & KERNEL_BF16)
       for (int j = 0; j <= t; j++) s[j] = bf16_round(s[j]);
     else
-      for (int j = 0; j <= t; j++) s[j] = s[j] / l;
-    lse[t] = m + det_logf(l);
-    lsum[t - t0] = l;
+      divide(s, t + 1, l);
+    lse[t] = mx[t - t0] + det_logf(l);
   }
 }
 

@@ -70,10 +70,10 @@ static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v;
 
 /* tile[MR][2W] = (init ? tile : 0) + the sum over k in [k0, k1) of
  * ar[r][k * sak] * bp[k][c], one FMA per term (ar: the tile's MR row
- * pointers into A). Under tri (GEMM_K_LE_M or
- * GEMM_K_GE_M) the k in the band [d, d + MR) are kept only for the rows
- * on the kept side of row r's diagonal k = d + r; the caller has already
- * cut [k0, k1) to the kept side of the band. */
+ * pointers into A). Under tri (GEMM_K_LE_M or GEMM_K_GE_M) the k in the
+ * band [d, d + MR) are kept only for the rows on the kept side of row r's
+ * diagonal k = d + r; the caller has already cut [k0, k1) to the kept
+ * side of the band. */
 #define MICRO_BODY(VT, W, ZERO, LOAD, STORE, BCAST, FMA)                                   \
   VT acc[MR][2];                                                                           \
   _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                   \

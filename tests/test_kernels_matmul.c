@@ -190,6 +190,10 @@ static void test_terms_are_fused(void **state) {
     matmul_backward_weight(&dw, x, w, 2, 1, 1, 0); /* dw = sum_n dy[n] x[n] */
     assert_true(y == 0x1p-11f + 0x1p-24f);
     assert_true(ys == y && dx == y && dw == y);
+    /* The trainer's log warns on the fmaf path, and only there. */
+    assert_int_equal(matmul_kernel_slow(),
+                     !strcmp(matmul_kernel_name(), "fmaf (no FMA unit: slow)"));
+    if (kernel == GEMM_FMAF) assert_true(matmul_kernel_slow());
   }
   matmul_select_kernel(0);
 }
