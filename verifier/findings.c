@@ -5,19 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 const char *severity_name(severity s) { return s == SEV_ERROR ? "error" : "warning"; }
 
 void findings_add(finding_list *f, const char *code, severity sev, const char *file,
                   uint32_t line, const char *fmt, ...) {
-  if (f->n == f->cap) {
-    size_t c = f->cap ? f->cap * 2 : 16;
-    finding *v = realloc(f->v, c * sizeof *v);
-    if (!v) {
-      f->oom = 1;
-      return;
-    }
-    f->v = v;
-    f->cap = c;
+  if (PG_GROW(f->v, f->cap, f->n + 1, 16)) {
+    f->oom = 1;
+    return;
   }
   char *msg = NULL;
   va_list ap;

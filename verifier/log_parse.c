@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 
 /* One line of text, not NUL-terminated. */
 typedef struct span {
@@ -198,14 +199,9 @@ static void copy_label(char *dst, span s) {
 
 /* ---- growing arrays ---- */
 
-static int grow(void **v, size_t *cap, size_t n, size_t elem) {
-  if (n < *cap) return 0;
-  size_t c = *cap ? *cap * 2 : 16;
-  void *nv = realloc(*v, c * elem);
-  if (!nv) return -1;
-  *v = nv;
-  *cap = c;
-  return 0;
+/* Room for one more element of an array that has n: common/grow.h. */
+static int grow(void *arrp, size_t *cap, size_t n, size_t elem) {
+  return pg_grow(arrp, elem, cap, n + 1, 16);
 }
 
 typedef struct parser {
@@ -223,7 +219,7 @@ typedef struct parser {
 
 #define PUSH(ps, arr, n, cap, val)                                              \
   do {                                                                          \
-    if (grow((void **)&(ps)->log->arr, &(ps)->cap, (ps)->log->n, sizeof *(ps)->log->arr)) { \
+    if (grow(&(ps)->log->arr, &(ps)->cap, (ps)->log->n, sizeof *(ps)->log->arr)) { \
       (ps)->oom = true;                                                         \
       return;                                                                   \
     }                                                                           \
@@ -257,7 +253,7 @@ static void add_kv(parser *ps, uint32_t line, span key, span val) {
     return;
   }
   log_kv kv = {line, k, v};
-  if (grow((void **)&ps->log->hparams, &ps->cap_hp, ps->log->n_hparams, sizeof kv)) {
+  if (grow(&ps->log->hparams, &ps->cap_hp, ps->log->n_hparams, sizeof kv)) {
     free(k);
     free(v);
     ps->oom = true;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 static int is_word(char c) { return isalnum((unsigned char)c) || c == '_' || (unsigned char)c >= 0x80; }
 
 static int is_prefix_char(char c) { return strchr("rRbBuUfF", c) != NULL && c; }
@@ -82,16 +84,9 @@ typedef struct lexer {
 
 static void put(lexer *L, const char *s, size_t k) {
   if (L->oom) return;
-  if (L->len + k + 2 > L->bcap) {
-    size_t c = L->bcap ? L->bcap : 256;
-    while (L->len + k + 2 > c) c *= 2;
-    char *nb = realloc(L->buf, c);
-    if (!nb) {
-      L->oom = 1;
-      return;
-    }
-    L->buf = nb;
-    L->bcap = c;
+  if (PG_GROW(L->buf, L->bcap, L->len + k + 2, 256)) {
+    L->oom = 1;
+    return;
   }
   if (L->pending_space && L->len && is_word(L->buf[L->len - 1]) && k && is_word(s[0]))
     L->buf[L->len++] = ' ';
@@ -125,15 +120,9 @@ static int32_t end_stmt(lexer *L, uint32_t line, uint32_t depth, int32_t parent,
     L->len = 0;
     return -1;
   }
-  if (L->out->n == L->cap) {
-    size_t c = L->cap ? L->cap * 2 : 256;
-    py_stmt *v = realloc(L->out->v, c * sizeof *v);
-    if (!v) {
-      L->oom = 1;
-      return -1;
-    }
-    L->out->v = v;
-    L->cap = c;
+  if (PG_GROW(L->out->v, L->cap, L->out->n + 1, 256)) {
+    L->oom = 1;
+    return -1;
   }
   char *text = malloc(L->len + 1);
   if (!text) {

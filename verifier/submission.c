@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "common/sha256.h"
 
 const char *sub_track_name(sub_track t) { return t == TRACK_RECORD ? "10min" : "nonrecord"; }
@@ -54,13 +55,7 @@ static int list_files(const char *dir, const char *sub, entry **out, size_t *n, 
       continue;
     }
     if (!S_ISREG(st.st_mode)) continue;
-    if (*n == *cap) {
-      size_t c = *cap ? *cap * 2 : 64;
-      entry *v = realloc(*out, c * sizeof *v);
-      if (!v) break;
-      *out = v;
-      *cap = c;
-    }
+    if (PG_GROW(*out, *cap, *n + 1, 64)) break;
     char *r = strdup(rel);
     if (!r) break;
     (*out)[(*n)++] = (entry){r, (int64_t)st.st_size};
