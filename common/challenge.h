@@ -58,6 +58,14 @@
 #define CHALLENGE_SP1024_TRAIN_FILES 195
 #define CHALLENGE_SP1024_VAL_TOKENS 62021846LL
 #define CHALLENGE_VAL_DOCS 50000
+
+/* The UTF-8 bytes of the validation split's text: the denominator of every
+ * val_bpb, whatever the tokenizer. Not in the data manifest; logs that
+ * count it print "val_bytes:151078879" (openai/parameter-golf PR #2086),
+ * and the accepted sp1024 records' val_loss, val_bpb and token counts
+ * imply 151.02-151.08 million (the scored part of the split), as the
+ * byte-level tokenizer's do (2026-03-29_HNet_ByteVsSubword_Study). */
+#define CHALLENGE_VAL_BYTES 151078879LL
 #define CHALLENGE_DATA_BOS_ID 1
 
 /* The maintainers' ruling on train/validation overlap (openai/parameter-

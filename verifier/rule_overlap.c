@@ -1,5 +1,5 @@
-/* TRAIN_VAL_OVERLAP and VAL_SPLIT_MISMATCH: the data a log says it used,
- * against the published data (common/challenge.h).
+/* TRAIN_VAL_OVERLAP, VAL_SPLIT_MISMATCH and VAL_BYTES_MISMATCH: the data a
+ * log says it used, against the published data (common/challenge.h).
  *
  * Challenge README: "You CANNOT access validation data during training"
  * and "You can't cheat by training on the validation set before you
@@ -25,7 +25,21 @@
  *     log reports a final score on it, else a warning (a non-record
  *     submission is not accepted for its number).
  * Only datasets whose published figures pgolf has are compared
- * (fineweb10B_sp1024); others are reported only by the fingerprint. */
+ * (fineweb10B_sp1024); others are reported only by the fingerprint.
+ *
+ * The bytes, though, belong to the validation text, not to a tokenizer:
+ * val_bpb = val_loss * tokens / (ln 2 * bytes), so a log that prints its
+ * validation tokens and a final val_loss/val_bpb pair says how many bytes
+ * its score divided by. Every tokenizer must arrive at the split's
+ * CHALLENGE_VAL_BYTES; a byte table that counts more (the removed Scylla
+ * record's counted 27 byte-fallback pieces as 3 bytes each) makes val_bpb
+ * look better than it is. More bytes than the text has is an error on a
+ * scored record; fewer is a warning (a subset, or an undercount that only
+ * hurts the submitter). A run whose other metrics do divide by the
+ * split's bytes while its final one does not scores some other way (a
+ * byte-level mixture): a warning. A log on another export of the split (more tokens
+ * than the published sp1024 split) is left to VAL_SPLIT_MISMATCH. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +100,81 @@ static void check_val(const submission *s, const sub_log *lg, const log_data *d,
   }
 }
 
+/* Implied bytes may differ from the split's by the evaluation's cut to
+ * whole sequences (VAL_TRUNCATION_SLACK tokens, up to ~0.35% at 4 bytes a
+ * token) and by the printed digits; 1% covers both with room, and the
+ * removed record was 21% over. */
+#define VAL_BYTES_TOLERANCE 0.01
+
+/* Half a unit in the last printed digit, relative to the value. */
+static double rounding(log_num x) { return 0.5 * pow(10.0, -x.decimals) / fabs(x.v); }
+
+/* The bytes metric m divided by, over tokens; its distance from the split's
+ * bytes relative to them in *rel, and whether that is within the tolerance. */
+static double implied_bytes(const log_metric *m, long long tokens, double *rel, int *near) {
+  double implied = (double)tokens * m->val_loss.v / (m->val_bpb.v * log(2.0));
+  *rel = implied / (double)CHALLENGE_VAL_BYTES - 1.0;
+  *near = fabs(*rel) <= VAL_BYTES_TOLERANCE + rounding(m->val_loss) + rounding(m->val_bpb);
+  return implied;
+}
+
+/* A metric of the final one's run whose bytes are the split's, or NULL.
+ * Then the final val_bpb is not its val_loss over bytes at all (a mixture
+ * with a byte-level model scores bytes directly), and its implied bytes
+ * say nothing about the byte table. */
+static const log_metric *agreeing_metric(const pg_log *l, const log_metric *fin, long long tokens) {
+  for (size_t i = 0; i < l->n_metrics; i++) {
+    const log_metric *m = &l->metrics[i];
+    double rel;
+    int near;
+    if (m == fin || m->segment != fin->segment || !(m->val_loss.v > 0) || !(m->val_bpb.v > 0))
+      continue;
+    implied_bytes(m, tokens, &rel, &near);
+    if (near) return m;
+  }
+  return NULL;
+}
+
+static void check_bytes(const submission *s, const sub_log *lg, const log_data *d, int other_export,
+                        finding_list *f) {
+  const log_metric *m = log_final_metric(&lg->log);
+  if (!m || d->val_tokens <= 0 || other_export || !(m->val_loss.v > 0) || !(m->val_bpb.v > 0))
+    return;
+  double rel;
+  int near;
+  double implied = implied_bytes(m, d->val_tokens, &rel, &near);
+  if (near) return;
+  const log_metric *ok = agreeing_metric(&lg->log, m, d->val_tokens);
+  if (ok) {
+    findings_add(f, "VAL_BYTES_MISMATCH", SEV_WARNING, lg->rel, m->line,
+                 "%s's val_bpb %.8g is not its val_loss %.8g over the validation split's %lld "
+                 "bytes (it implies %.0f), while %s [line %u] of the same run is: the final score "
+                 "is computed another way (a byte-level mixture?), which this check cannot follow",
+                 m->prefix, m->val_bpb.v, m->val_loss.v, CHALLENGE_VAL_BYTES, implied, ok->prefix,
+                 ok->line);
+    return;
+  }
+  double honest = m->val_loss.v * (double)d->val_tokens / (log(2.0) * (double)CHALLENGE_VAL_BYTES);
+  if (rel > 0) {
+    severity sev = s->track == TRACK_RECORD ? SEV_ERROR : SEV_WARNING;
+    findings_add(f, "VAL_BYTES_MISMATCH", sev, lg->rel, m->line,
+                 "%s divides by %.0f bytes (%lld validation tokens [line %u] x val_loss %.8g / "
+                 "(val_bpb %.8g x ln 2)), %.1f%% more than the validation split's %lld, and no "
+                 "metric of the run divides by the split's bytes: the byte accounting overcounts or "
+                 "the scored text is not the fixed validation split, and either way val_bpb is "
+                 "understated; if the tokens are the split's, its bytes give %.4f bpb",
+                 m->prefix, implied, d->val_tokens, d->tokens_line, m->val_loss.v, m->val_bpb.v,
+                 100.0 * rel, CHALLENGE_VAL_BYTES, honest);
+  } else {
+    findings_add(f, "VAL_BYTES_MISMATCH", SEV_WARNING, lg->rel, m->line,
+                 "%s divides by %.0f bytes (%lld validation tokens [line %u] x val_loss %.8g / "
+                 "(val_bpb %.8g x ln 2)), %.1f%% fewer than the validation split's %lld: a subset "
+                 "was scored or bytes were undercounted",
+                 m->prefix, implied, d->val_tokens, d->tokens_line, m->val_loss.v, m->val_bpb.v,
+                 -100.0 * rel, CHALLENGE_VAL_BYTES);
+  }
+}
+
 static void one(const submission *s, const sub_log *lg, finding_list *f) {
   char path[8192];
   snprintf(path, sizeof path, "%s/%s", s->dir, lg->rel);
@@ -100,6 +189,7 @@ static void one(const submission *s, const sub_log *lg, finding_list *f) {
   int published = !strcmp(d.dataset, CHALLENGE_SP1024_DATASET);
   check_shards(lg, &d, published, f);
   if (published) check_val(s, lg, &d, f);
+  check_bytes(s, lg, &d, published && d.val_tokens > CHALLENGE_SP1024_VAL_TOKENS - 1, f);
 }
 
 void rule_overlap(const submission *s, finding_list *f) {

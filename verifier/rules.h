@@ -18,7 +18,8 @@ void rule_config(const submission *s, finding_list *f);       /* CONFIG_MISMATCH
 void rule_tokenizer(const submission *s, finding_list *f);    /* TOKENIZER_ACCOUNTING */
 void rule_eval_selection(const submission *s, finding_list *f); /* EVAL_SELECTION */
 void rule_log_code(const submission *s, finding_list *f);     /* LOG_CODE_MISMATCH */
-void rule_overlap(const submission *s, finding_list *f);      /* TRAIN_VAL_OVERLAP, VAL_SPLIT_MISMATCH */
+void rule_overlap(const submission *s, finding_list *f);      /* TRAIN_VAL_OVERLAP, VAL_SPLIT_MISMATCH,
+                                                                 VAL_BYTES_MISMATCH */
 void rule_code(const submission *s, finding_list *f);         /* CODE_UNREADABLE */
 
 /* Does a difference of hyperparameter key (value a in a log of seed

@@ -1,5 +1,6 @@
 # pgolf check: the data a log says it read against the published data
-# (TRAIN_VAL_OVERLAP, VAL_SPLIT_MISMATCH), with the lines real logs print:
+# (TRAIN_VAL_OVERLAP, VAL_SPLIT_MISMATCH, VAL_BYTES_MISMATCH), with the
+# lines real logs print:
 # the baseline logger's `train_loader:dataset:fineweb10B_sp1024
 # train_shards:80` / `val_loader:shards pattern=... tokens:62021632`, and
 # later scripts' `train_shards: 1499` / `val_tokens: 47851520`.
@@ -64,3 +65,41 @@ lacks data_source_lines_ignored TRAIN_VAL_OVERLAP "$d"
 DATA='train_loader:dataset:fineweb10B_sp1024 train_shards:80
 val_loader:shards pattern=./data/datasets/fineweb10B_sp1024/fineweb_val_*.bin tokens:1048576' d=$(folder subset_nonrecord)
 has data_subset_nonrecord_warns VAL_SPLIT_MISMATCH warning "1048576 validation tokens" "$d" --track nonrecord
+
+# VAL_BYTES_MISMATCH: tokens x val_loss / (val_bpb x ln 2) against the
+# split's 151,078,879 bytes. The baseline's own figures (mini_log's
+# default pair over 62,021,632 tokens) and an accepted CaseOps record's
+# (47,851,520 tokens, 2.33002446 / 1.06473025) imply the split's bytes.
+DATA='train_loader:dataset:fineweb10B_sp1024 train_shards:80
+val_loader:shards pattern=./data/datasets/fineweb10B_sp1024/fineweb_val_*.bin tokens:62021632' d=$(folder bytes_baseline)
+lacks data_bytes_baseline_ok VAL_BYTES_MISMATCH "$d"
+DATA='train_shards: 80
+val_tokens: 47851520' LOSS=2.33002446 BPB=1.06473025 d=$(folder bytes_caseops)
+lacks data_bytes_caseops_ok VAL_BYTES_MISMATCH "$d"
+# Printed to four digits, the same figures are still the split's bytes.
+DATA='train_shards: 80
+val_tokens: 47851520' LOSS=2.3300 BPB=1.0647 d=$(folder bytes_rounded)
+lacks data_bytes_rounded_ok VAL_BYTES_MISMATCH "$d"
+# The removed Scylla record's seed 42: its byte table counted 27
+# byte-fallback pieces as 3 bytes, and its figures imply 182.8 million.
+SCYLLA='train_loader:dataset:fineweb10B_scylla train_shards:194
+val_loader:shards pattern=./data/datasets/fineweb10B_scylla/fineweb_val_*.bin tokens:62363648'
+DATA=$SCYLLA LOSS=1.92548833 BPB=0.94764197 d=$(folder bytes_scylla)
+has data_bytes_overcount_errors VAL_BYTES_MISMATCH error "divides by 182811139 bytes .*21.0% more than the validation split's 151078879.* 1.1467 bpb" "$d"
+has data_bytes_overcount_nonrecord_warns VAL_BYTES_MISMATCH warning "21.0% more" "$d" --track nonrecord
+LOSS= BPB= # back to the baseline's figures
+# The earlier export the first baseline ran on (63,779,840 tokens) has
+# bytes pgolf does not know: left to VAL_SPLIT_MISMATCH's warning.
+DATA='train_loader:dataset:fineweb10B_sp1024 train_shards:25
+val_loader:shards pattern=/root/data/fineweb10B_sp1024/fineweb_val_*.bin tokens:63779840' d=$(folder bytes_earlier_export)
+lacks data_bytes_earlier_export_skipped VAL_BYTES_MISMATCH "$d"
+# Fewer bytes than the split (a subset of another tokenizer's data): a warning.
+DATA='train_shards: 80
+val_tokens: 1048576' d=$(folder bytes_subset)
+has data_bytes_undercount_warns VAL_BYTES_MISMATCH warning "98.3% fewer than the validation split's" "$d"
+# A byte-level mixture (PR #1785's PPM mix): the run's pre-quantization
+# metric divides by the split's bytes, the final one is scored otherwise.
+DATA='train_shards: 80
+val_tokens: 45508608
+pre-quantization post-ema val_loss:2.54309633 val_bpb:1.10520037 eval_time:1731ms' LOSS=2.52725872 BPB=0.95213621 d=$(folder bytes_mixture)
+has data_bytes_mixture_warns VAL_BYTES_MISMATCH warning "while pre-quantization post-ema \\[line 6\\] of the same run is: the final score is computed another way" "$d"
