@@ -9,7 +9,7 @@ CFLAGS_BASE = -std=c11 -Wall -Wextra -Werror -O2 -g -ffp-contract=off -fno-stric
               -D_GNU_SOURCE -fopenmp -I. -I$(BUILD)
 CFLAGS  ?=
 EXTRA_CFLAGS ?=
-LDLIBS  = -fopenmp -lcrypto -ljansson -lz -llzma -lpthread -ldl -lm
+LDLIBS  = -fopenmp -lcrypto -ljansson -lz -llzma -lbrotlidec -lpthread -ldl -lm
 
 # Sources: every .c in the parts is library code; common/pgolf.c is main.
 PARTS   = common formats kernels manifests trainer verifier
@@ -82,7 +82,7 @@ $(BUILD)/build_gen/source_digest.h: $(SOURCES_FOR_DIGEST)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libpgolf.a Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -MF $@.d -o $@ $< $(BUILD)/libpgolf.a -lcmocka $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -MF $@.d -o $@ $< $(BUILD)/libpgolf.a -lcmocka -lbrotlienc $(LDLIBS)
 
 # A stand-in NVML for the attestation tests (tests/fake_nvml.c), built
 # without the sanitizers: it is dlopen'ed the way the real library is.

@@ -5,7 +5,7 @@
 set -eu
 mode=${1:-build}
 
-build_pkgs="make gcc libc6-dev libssl-dev libjansson-dev zlib1g-dev liblzma-dev"
+build_pkgs="make gcc libc6-dev libssl-dev libjansson-dev zlib1g-dev liblzma-dev libbrotli-dev"
 case "$mode" in
   build|demo) pkgs="$build_pkgs" ;;
   test)       pkgs="$build_pkgs libcmocka-dev jq bubblewrap chromium imagemagick libxml2-utils" ;;

@@ -1,8 +1,9 @@
-/* Self-extracting scripts: payloads built here with liblzma's and zlib's
- * encoders and a base85 encoder, decoded back; plain scripts are not
+/* Self-extracting scripts: payloads built here with liblzma's, zlib's and
+ * libbrotlienc's encoders and a base85 encoder, decoded back; plain scripts are not
  * wrappers; broken payloads are errors naming the file and line. */
 #include "tests/test_util.h"
 
+#include <brotli/encode.h>
 #include <lzma.h>
 #include <zlib.h>
 
@@ -94,6 +95,32 @@ static void test_xz_and_zlib(void **st) {
   free(enc);
 }
 
+/* brotli has no header: only the call through the brotli module (here an
+ * alias, as PR #2050's wrapper writes it) selects the decoder. */
+static void test_brotli(void **st) {
+  (void)st;
+  uint8_t buf[4096];
+  size_t n = sizeof buf;
+  assert_true(BrotliEncoderCompress(11, 22, BROTLI_MODE_TEXT, strlen(SOURCE), (const uint8_t *)SOURCE,
+                                    &n, buf));
+  char *enc = b85(buf, n);
+  char script[8192];
+  snprintf(script, sizeof script, "import brotli as B,base64 as b\nexec(B.decompress(b.b85decode(\"%s\")))\n",
+           enc);
+  unwrap_ok(script, "brotli");
+  free(enc);
+  /* Cut short, the stream is an error naming the file and the line. */
+  enc = b85(buf, n / 2);
+  snprintf(script, sizeof script, "import brotli as B,base64 as b\nexec(B.decompress(b.b85decode(\"%s\")))\n",
+           enc);
+  code_wrapper w;
+  pg_error e;
+  assert_int_equal(code_unwrap(script, strlen(script), "w.py", &w, &e), -1);
+  assert_int_equal(e.pos, 2);
+  assert_non_null(strstr(e.msg, "embedded code (brotli): brotli payload is truncated"));
+  free(enc);
+}
+
 static void test_not_a_wrapper(void **st) {
   (void)st;
   const char *plain = "import lzma\nx = lzma.decompress(data)\nprint(base64.b85decode('abc'))\n";
@@ -181,6 +208,7 @@ static void test_b85_roundtrip(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_raw_lzma2_base85), cmocka_unit_test(test_xz_and_zlib),
+      cmocka_unit_test(test_brotli),
       cmocka_unit_test(test_not_a_wrapper),    cmocka_unit_test(test_broken_payloads),
       cmocka_unit_test(test_output_bound),     cmocka_unit_test(test_b85_roundtrip),
   };

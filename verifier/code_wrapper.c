@@ -1,6 +1,7 @@
 /* Decoding self-extracting scripts; see code_wrapper.h. */
 #include "verifier/code_wrapper.h"
 
+#include <brotli/decode.h>
 #include <lzma.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
@@ -189,6 +190,48 @@ fail:
   return -1;
 }
 
+/* brotli (Python's brotli.decompress: a raw Brotli stream, no header to
+ * tell it by, so only a call through the brotli module selects it). */
+static int unbrotli(const uint8_t *in, size_t n, const char *name, uint8_t **out, size_t *out_len,
+                    pg_error *err) {
+  BrotliDecoderState *st = BrotliDecoderCreateInstance(NULL, NULL, NULL);
+  if (!st) return pg_fail(err, name, -1, "brotli: cannot start the decoder");
+  size_t cap = n * 4 < 4096 ? 4096 : n * 4;
+  if (cap > CODE_WRAP_MAX_OUT) cap = CODE_WRAP_MAX_OUT;
+  uint8_t *buf = malloc(cap + 1);
+  if (!buf) {
+    BrotliDecoderDestroyInstance(st);
+    return pg_fail(err, name, -1, "out of memory decoding embedded code");
+  }
+  const uint8_t *next_in = in;
+  size_t avail_in = n, used = 0;
+  for (;;) {
+    uint8_t *next_out = buf + used;
+    size_t avail_out = cap - used;
+    BrotliDecoderResult r =
+        BrotliDecoderDecompressStream(st, &avail_in, &next_in, &avail_out, &next_out, NULL);
+    used = cap - avail_out;
+    if (r == BROTLI_DECODER_RESULT_SUCCESS) break;
+    if (r == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) {
+      if (grow_out(&buf, &cap, name, err)) goto fail;
+      continue;
+    }
+    pg_fail(err, name, -1, "brotli payload %s",
+            r == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT
+                ? "is truncated"
+                : BrotliDecoderErrorString(BrotliDecoderGetErrorCode(st)));
+    goto fail;
+  }
+  BrotliDecoderDestroyInstance(st);
+  *out = buf;
+  *out_len = used;
+  return 0;
+fail:
+  BrotliDecoderDestroyInstance(st);
+  free(buf);
+  return -1;
+}
+
 /* ---- finding the payload ---- */
 
 #define MAX_ALIASES 64
@@ -309,10 +352,16 @@ static int decode_payload(const py_stmt *s, const char *module, const uint8_t *b
     snprintf(w->codec, sizeof w->codec, "%s", !strcmp(module, "gzip") ? "gzip" : "zlib");
     snprintf(w->library, sizeof w->library, "zlib %s", zlibVersion());
     rc = unzlib(bin, n, name, &out, &len, err);
+  } else if (!strcmp(module, "brotli")) {
+    uint32_t v = BrotliDecoderVersion();
+    snprintf(w->codec, sizeof w->codec, "brotli");
+    snprintf(w->library, sizeof w->library, "libbrotlidec %u.%u.%u", v >> 24, (v >> 12) & 0xfff,
+             v & 0xfff);
+    rc = unbrotli(bin, n, name, &out, &len, err);
   } else {
     return pg_fail_line(err, name, s->line,
                         "embedded code is compressed with '%s', which pgolf does not decode "
-                        "(lzma, zlib and gzip are read)",
+                        "(lzma, zlib, gzip and brotli are read)",
                         module[0] ? module : "an unnamed codec");
   }
   if (rc) {

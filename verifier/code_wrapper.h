@@ -6,14 +6,14 @@
  *
  * Records ship these so that the counted code bytes are the compressed
  * ones. pgolf decodes the blob with the same libraries Python would use
- * (liblzma for lzma, zlib for zlib and gzip) to read the code that runs:
+ * (liblzma for lzma, zlib for zlib and gzip, libbrotlidec for brotli) to read the code that runs:
  * its imports (verifier/code_count.c) and its copy at the top of a log
  * (verifier/rule_log_code.c).
  *
  * Recognized: a statement calling NAME.decompress(...) on
  * base64.b85decode(...) or base64.b64decode(...) of string literals
  * (adjacent literals are joined as Python joins them), where NAME is lzma,
- * zlib or gzip or an alias of one (`import lzma as L`). lzma: xz and
+ * zlib, gzip or brotli or an alias of one (`import lzma as L`). lzma: xz and
  * .lzma streams, or raw LZMA1/LZMA2 when the call says FORMAT_RAW (preset
  * 6 options, as Python uses when the filter gives none). The decoded text
  * is bounded by CODE_WRAP_MAX_OUT bytes. */
