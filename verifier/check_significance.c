@@ -8,8 +8,8 @@
  * Severity: failing the practice too (no progression at p < 0.25) would
  * change acceptance: an error. Failing only the README's rule is what most
  * accepted records did (a stricter reading than the one applied): a
- * warning. The folder's values are one final val_bpb per training log (as
- * `pgolf stats` reads a folder); the record is a folder, a run manifest
+ * warning. The folder's values are one final val_bpb per run
+ * (submission_run_values, as `pgolf stats` reads a folder); the record is a folder, a run manifest
  * or a comma-separated list of numbers. */
 #include "verifier/check_significance.h"
 

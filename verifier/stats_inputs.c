@@ -47,19 +47,9 @@ static int add_manifest(stats_set *s, const char *path, int nats, pg_error *err)
   return rc;
 }
 
-static int add_log(stats_set *s, const submission *sub, size_t i, int nats, pg_error *err) {
-  const sub_log *lg = &sub->logs[i];
-  const log_metric *m = log_final_metric(&lg->log);
-  if (!m) return 0; /* no final metric: not a finished run */
-  for (size_t j = 0; j < i; j++)
-    if (lg->seed >= 0 && sub->logs[j].seed == lg->seed && log_final_metric(&sub->logs[j].log))
-      return pg_fail(err, sub->dir, -1, "%s and %s are both seed %lld: each seed counts once",
-                     sub->logs[j].rel, lg->rel, (long long)lg->seed);
-  char where[PG_ERR_PATH];
-  snprintf(where, sizeof where, "%s/%s", sub->dir, lg->rel);
-  return push(s, nats ? m->val_loss.v : m->val_bpb.v, m->val_loss.v, m->val_bpb.v, where, err);
-}
-
+/* A folder gives one value per run (submission_run_values): a seed's
+ * training and its evaluations, copies and reruns of it count once, however
+ * many files hold them. */
 static int add_folder(stats_set *s, const char *dir, int nats, pg_error *err) {
   submission sub;
   finding_list f = {0};
@@ -67,11 +57,19 @@ static int add_folder(stats_set *s, const char *dir, int nats, pg_error *err) {
     findings_free(&f);
     return -1;
   }
-  size_t before = s->n;
   int rc = 0;
-  for (size_t i = 0; i < sub.n_logs && !rc; i++) rc = add_log(s, &sub, i, nats, err);
-  if (!rc && s->n == before)
-    rc = pg_fail(err, dir, -1, "no training log with a final val_loss/val_bpb line");
+  size_t n = submission_run_values(&sub, NULL, 0);
+  sub_use *v = calloc(n + 1, sizeof *v);
+  if (!v) rc = pg_fail(err, dir, -1, "out of memory");
+  else if (!n) rc = pg_fail(err, dir, -1, "no training log with a final val_loss/val_bpb line");
+  else submission_run_values(&sub, v, n);
+  for (size_t i = 0; i < n && !rc; i++) {
+    char where[PG_ERR_PATH];
+    snprintf(where, sizeof where, "%s/%s", sub.dir, sub.logs[v[i].log].rel);
+    const log_metric *m = v[i].m;
+    rc = push(s, nats ? m->val_loss.v : m->val_bpb.v, m->val_loss.v, m->val_bpb.v, where, err);
+  }
+  free(v);
   submission_free(&sub);
   findings_free(&f);
   return rc;

@@ -267,6 +267,43 @@ static size_t final_bases(const submission *s, const char **out, size_t cap) {
   return n;
 }
 
+/* The final metric base the most runs print (the first seen on a tie). */
+static const char *common_base(const submission *s) {
+  const char *bases[MAX_OPTS];
+  size_t nb = final_bases(s, bases, MAX_OPTS), best = 0, best_runs = 0;
+  if (nb > MAX_OPTS) nb = MAX_OPTS;
+  for (size_t b = 0; b < nb; b++) {
+    size_t runs = 0;
+    for (size_t r = 0; r < s->n_runs; r++) {
+      size_t first = s->runs[r].logs[0];
+      runs += submission_evals(s, r, first, ANY_SEGMENT, bases[b], NULL, 0) > 0;
+    }
+    if (runs > best_runs) best = b, best_runs = runs;
+  }
+  return nb ? bases[best] : NULL;
+}
+
+size_t submission_run_values(const submission *s, sub_use *out, size_t cap) {
+  if (s->link.fit == FIT_MEAN) {
+    for (size_t i = 0; i < s->link.n_uses && i < cap; i++) out[i] = s->link.uses[i];
+    return s->link.n_uses;
+  }
+  const char *base = s->link.fit == FIT_ONE_RUN ? s->link.uses[0].m->base : common_base(s);
+  size_t n = 0;
+  for (size_t r = 0; r < s->n_runs; r++) {
+    const sub_run *run = &s->runs[r];
+    sub_use got[MAX_OPTS], v = {r, 0, NULL};
+    size_t k = base ? submission_evals(s, r, run->logs[0], ANY_SEGMENT, base, got, MAX_OPTS) : 0;
+    if (k) v = got[(k < MAX_OPTS ? k : MAX_OPTS) - 1];
+    for (size_t i = 0; i < run->n_logs && !v.m; i++)
+      if ((v.m = log_final_metric(&s->logs[run->logs[i]].log))) v.log = run->logs[i];
+    if (!v.m) continue;
+    if (n < cap) out[n] = v;
+    n++;
+  }
+  return n;
+}
+
 /* The top-level claim is the mean of the per-seed claims' lines. */
 static int mean_of_seed_claims(submission *s, const sub_json *j, double c, int dec) {
   size_t n = 0;

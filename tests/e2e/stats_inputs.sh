@@ -59,10 +59,20 @@ mean=$(json_field mean_new)
 if [ "$n" = 3 ] && awk -v m="$mean" 'BEGIN { d = m - 1.08000002; if (d < 0) d = -d; exit !(d < 1e-12) }'; then
   ok stats_folder_values; else fail stats_folder_values "n_new $n mean_new $mean"; fi
 
-# Two logs of one seed count once: refused.
+# A folder is one value per run, not per file: a copy of seed 11's log and
+# a separate evaluation log of seed 11 (its TTT score, printed after the
+# roundtrip) leave three runs, and seed 11's value is its last evaluation
+# of the final metric the runs share.
 cp sub/train_seed11.log sub/copy_seed11.log
-expect_err stats_folder_dup_seed 2 "both seed 11" "$PGOLF" stats --new sub --record 1.08,1.09,1.07 --margin-nats 0
-rm sub/copy_seed11.log
+{ printf 'seed:11
+'; printf 'final_int8_zlib_roundtrip_exact val_loss:2.00000009 val_bpb:1.07000009
+'; } >sub/ttt_seed11.log
+expect_rc stats_folder_runs_rc 1 "$PGOLF" stats --new sub --record r1.json --record r2.json --record r3.json --json
+n=$(json_field n_new)
+mean=$(json_field mean_new)
+if [ "$n" = 3 ] && awk -v m="$mean" 'BEGIN { d = m - (1.07000009 + 1.08000002 + 1.08000003) / 3; if (d < 0) d = -d; exit !(d < 1e-12) }'; then
+  ok stats_folder_one_value_per_run; else fail stats_folder_one_value_per_run "n_new $n mean_new $mean"; fi
+rm sub/copy_seed11.log sub/ttt_seed11.log
 # A folder with no final metric, a missing file, a manifest without evaluation.
 mkdir empty
 printf 'step:10/10 train_loss:3.0000 train_time:5000ms step_avg:500.00ms\n' >empty/train.log
