@@ -35,6 +35,10 @@
 
 #include "kernels/flags.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 void attention_forward(float *y, float *lse, const float *q, const float *k, const float *v, int B,
                        int T, int heads, int kv_heads, int head_dim, int flags);
 /* Writes dq, dk, dv (KERNEL_ACCUMULATE is ignored: they are overwritten). */
@@ -51,5 +55,29 @@ void attention_forward_simple(float *y, float *lse, const float *q, const float 
 void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy, const float *y,
                                const float *lse, const float *q, const float *k, const float *v,
                                int B, int T, int heads, int kv_heads, int head_dim, int flags);
+
+#ifdef PGOLF_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "common/error.h"
+
+/* The CUDA twins (kernels/attention.cu): device pointers, launched on
+ * stream, the same bits as attention_forward_simple and
+ * attention_backward_simple. head_dim must be a multiple of 16 up to 128
+ * (else err, before any launch). The backward takes caller-supplied
+ * scratch of B * heads * T floats (the row dots D) and allocates
+ * nothing. */
+int attention_forward_cuda(float *y, float *lse, const float *q, const float *k, const float *v,
+                           int B, int T, int heads, int kv_heads, int head_dim, int flags,
+                           cudaStream_t stream, pg_error *err);
+int attention_backward_cuda(float *dq, float *dk, float *dv, const float *dy, const float *y,
+                            const float *lse, const float *q, const float *k, const float *v,
+                            float *scratch, int B, int T, int heads, int kv_heads, int head_dim,
+                            int flags, cudaStream_t stream, pg_error *err);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

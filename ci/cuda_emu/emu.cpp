@@ -37,19 +37,20 @@ static void *run_thread(void *arg) {
   emu_here.thread.y = emu_here.thread.z = 0;
   emu_here.block_dim = launch_block;
   emu_here.grid_dim = launch_grid;
-  for (unsigned by = 0; by < launch_grid.y; by++)
-    for (unsigned bx = 0; bx < launch_grid.x; bx++) {
-      emu_here.block.x = bx, emu_here.block.y = by, emu_here.block.z = 0;
-      pthread_barrier_wait(&block_barrier);
-      (*launch_body)();
-      pthread_barrier_wait(&block_barrier);
-    }
+  for (unsigned bz = 0; bz < launch_grid.z; bz++)
+    for (unsigned by = 0; by < launch_grid.y; by++)
+      for (unsigned bx = 0; bx < launch_grid.x; bx++) {
+        emu_here.block.x = bx, emu_here.block.y = by, emu_here.block.z = bz;
+        pthread_barrier_wait(&block_barrier);
+        (*launch_body)();
+        pthread_barrier_wait(&block_barrier);
+      }
   return NULL;
 }
 
 void emu_launch(dim3 grid, dim3 block, const std::function<void()> &body) {
   unsigned n = block.x, warps = n / WARP;
-  if (block.y != 1 || block.z != 1 || grid.z != 1 || n % WARP || warps > MAX_WARPS) {
+  if (block.y != 1 || block.z != 1 || n % WARP || warps > MAX_WARPS) {
     fprintf(stderr, "cuda-emu: unsupported launch shape\n");
     abort();
   }
@@ -75,6 +76,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind
   memmove(dst, src, n);
   return cudaSuccess;
 }
+cudaError_t cudaMemset(void *p, int v, size_t n) { return memset(p, v, n), cudaSuccess; }
 cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 const char *cudaGetErrorString(cudaError_t e) { return e ? "emulated error" : "no error"; }
 const char *cudaGetErrorName(cudaError_t e) { return e ? "cudaErrorUnknown" : "cudaSuccess"; }

@@ -1,0 +1,329 @@
+/* Causal grouped-query attention on the GPU (contract in attention.h):
+ * the sums of attention_forward_simple and attention_backward_simple, in
+ * their order, so the results equal the CPU's bit for bit.
+ *
+ * Tiled, flash style: a block owns ATT_QT query rows (forward, dq) or
+ * ATT_KT key rows (dk, dv) of one head and walks the other side in tiles
+ * staged in shared memory; scores are recomputed per tile and never
+ * stored whole. Unlike flash attention the softmax is not online:
+ * rescaling a running sum by exp(m_old - m_new) would change its bits.
+ * The forward takes the row maxima in a first pass over the key tiles (a
+ * maximum is exact in any order), then the exponentials, their sum l_t
+ * and y_t in a second; in fp32 mode y_t takes a third, since its
+ * probabilities divide by the finished l_t before the products. Every sum
+ * is owned by one thread and taken in ascending j (or (h, t)) order, each
+ * product term by one fmaf, so the tiling changes no bit. The backward
+ * writes dq per query tile and dk, dv per key tile (over the group's query
+ * heads), and adds no float atomically. Scores, exponentials and roundings
+ * are the PGOLF_HD functions the CPU uses (det_math_hd.h, bf16.h,
+ * flags.h); the scale 1/sqrt(head_dim) is computed on the host as
+ * attention.c computes it.
+ *
+ * Shapes: head_dim a multiple of ATT_HD_STEP up to ATT_HD_MAX (tiles are
+ * staged at full head width, and each thread owns the same number of
+ * outputs); heads a multiple of kv_heads. */
+#include "kernels/attention.h"
+#include "kernels/bf16.h"
+#include "kernels/cuda_common.h"
+#include "kernels/det_math_hd.h"
+#include "kernels/flags.h"
+
+#include <math.h>
+
+enum {
+  ATT_QT = 16,       /* query rows per tile */
+  ATT_KT = 16,       /* key rows per tile */
+  ATT_THREADS = 256, /* one thread per (query, key) pair of a tile */
+  ATT_HD_MAX = 128,
+  ATT_HD_STEP = ATT_THREADS / ATT_QT, /* head_dim granularity: outputs split evenly */
+  ATT_OUT = ATT_QT * ATT_HD_MAX / ATT_THREADS, /* outputs per thread, at most */
+};
+
+/* ---- kernels ---- */
+
+/* d ascending, one fmaf per term: attention.c's dot. */
+__device__ static float att_dot(const float *a, const float *b, int n) {
+  float s = 0.0f;
+  for (int i = 0; i < n; i++) s = fmaf(a[i], b[i], s);
+  return s;
+}
+
+/* Rows [r0, r0 + R) of x (row stride width floats, head_dim columns from
+ * col) into tile; rows at or past n are zero (staged, never used). */
+__device__ static void att_stage(float (*tile)[ATT_HD_MAX], const float *x, size_t width,
+                                 size_t col, int r0, int R, int n, int hd) {
+  for (int i = threadIdx.x; i < R * hd; i += ATT_THREADS) {
+    int r = i / hd, d = i % hd;
+    tile[r][d] = r0 + r < n ? x[(size_t)(r0 + r) * width + col + d] : 0.0f;
+  }
+}
+
+/* Per-row values (lse, D) of rows [r0, r0 + R) from row-major x[T]. */
+__device__ static void att_stage_rows(float *dst, const float *x, int r0, int R, int n) {
+  if ((int)threadIdx.x < R) dst[threadIdx.x] = r0 + (int)threadIdx.x < n ? x[r0 + threadIdx.x] : 0.0f;
+}
+
+/* Forward of query rows [t0, t0 + ATT_QT) of head h of sequence b. */
+__global__ void __launch_bounds__(ATT_THREADS)
+    attention_forward_kernel(float *y, float *lse, const float *q, const float *k, const float *v,
+                             int T, int heads, int kv_heads, int hd, float scale, int flags) {
+  __shared__ float qs[ATT_QT][ATT_HD_MAX], ks[ATT_KT][ATT_HD_MAX], vs[ATT_KT][ATT_HD_MAX];
+  __shared__ float es[ATT_QT][ATT_KT], mrow[ATT_QT], lrow[ATT_QT];
+  const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * ATT_QT;
+  const int kvh = h / (heads / kv_heads), bf = flags & KERNEL_BF16;
+  const size_t qw = (size_t)heads * hd, kw = (size_t)kv_heads * hd;
+  const float *kb = k + (size_t)b * T * kw, *vb = v + (size_t)b * T * kw;
+  const int r = threadIdx.x / ATT_KT, c = threadIdx.x % ATT_KT, t = t0 + r;
+  const int last = (t0 + ATT_QT < T ? t0 + ATT_QT : T) - 1; /* the last key any row of the tile sees */
+  att_stage(qs, q + (size_t)b * T * qw, qw, (size_t)h * hd, t0, ATT_QT, T, hd);
+
+  /* Pass 1: each thread's maximum over its column of the key tiles, then
+   * each row's over its threads. */
+  float m = -INFINITY;
+  for (int j0 = 0; j0 <= last; j0 += ATT_KT) {
+    __syncthreads();
+    att_stage(ks, kb, kw, (size_t)kvh * hd, j0, ATT_KT, T, hd);
+    __syncthreads();
+    if (t < T && j0 + c <= t) {
+      float s = att_dot(qs[r], ks[c], hd) * scale;
+      if (s > m) m = s;
+    }
+  }
+  es[r][c] = m;
+  __syncthreads();
+  if (threadIdx.x < ATT_QT) {
+    float mm = -INFINITY;
+    for (int i = 0; i < ATT_KT; i++)
+      if (es[threadIdx.x][i] > mm) mm = es[threadIdx.x][i];
+    mrow[threadIdx.x] = mm;
+  }
+
+  /* Pass 2: e_tj and l_t = sum_j e_tj (j ascending, by the row's thread
+   * threadIdx.x == r); under KERNEL_BF16 also y_t = sum_j bf16(e_tj) v_j.
+   * Pass 3 (fp32 only): y_t = sum_j (e_tj / l_t) v_j. */
+  const int n_out = ATT_QT * hd / ATT_THREADS;
+  float acc[ATT_OUT];
+  #pragma unroll
+  for (int o = 0; o < ATT_OUT; o++) acc[o] = 0.0f;
+  float l = 0.0f;
+  for (int pass = 2; pass <= (bf ? 2 : 3); pass++) {
+    for (int j0 = 0; j0 <= last; j0 += ATT_KT) {
+      __syncthreads();
+      att_stage(ks, kb, kw, (size_t)kvh * hd, j0, ATT_KT, T, hd);
+      att_stage(vs, vb, kw, (size_t)kvh * hd, j0, ATT_KT, T, hd);
+      __syncthreads();
+      float e = 0.0f;
+      if (t < T && j0 + c <= t) {
+        e = det_expf_hd(att_dot(qs[r], ks[c], hd) * scale - mrow[r]);
+        if (pass == 3) e = e / lrow[r];
+      }
+      es[r][c] = e;
+      __syncthreads();
+      if (pass == 2 && threadIdx.x < ATT_QT) {
+        int tt = t0 + threadIdx.x;
+        for (int i = 0; i < ATT_KT && j0 + i <= tt && tt < T; i++) l += es[threadIdx.x][i];
+      }
+      if (pass == 2 && !bf) continue;
+      #pragma unroll
+    for (int o = 0; o < ATT_OUT; o++) {
+      if (o >= n_out) break;
+        int idx = threadIdx.x + o * ATT_THREADS, rr = idx / hd, d = idx % hd;
+        for (int i = 0; i < ATT_KT && j0 + i <= t0 + rr; i++)
+          acc[o] = fmaf(bf ? bf16_round(es[rr][i]) : es[rr][i], vs[i][d], acc[o]);
+      }
+    }
+    __syncthreads();
+    if (pass == 2 && threadIdx.x < ATT_QT) lrow[threadIdx.x] = l;
+  }
+  __syncthreads();
+  #pragma unroll
+    for (int o = 0; o < ATT_OUT; o++) {
+      if (o >= n_out) break;
+    int idx = threadIdx.x + o * ATT_THREADS, rr = idx / hd, d = idx % hd, tt = t0 + rr;
+    if (tt < T)
+      y[((size_t)b * T + tt) * qw + (size_t)h * hd + d] =
+          kernel_round(bf ? acc[o] / lrow[rr] : acc[o], flags);
+  }
+  if (threadIdx.x < ATT_QT && t0 + (int)threadIdx.x < T)
+    lse[((size_t)b * heads + h) * T + t0 + threadIdx.x] =
+        mrow[threadIdx.x] + det_logf_hd(lrow[threadIdx.x]);
+}
+
+/* D[b, h, t] = dot(dy_t, y_t): one thread per query row. */
+__global__ void attention_row_dots_kernel(float *D, const float *dy, const float *y, int T,
+                                          int heads, int hd, size_t rows) {
+  size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  size_t t = row % T, h = row / T % heads, b = row / T / heads;
+  size_t off = (b * T + t) * (size_t)heads * hd + h * hd;
+  D[row] = att_dot(dy + off, y + off, hd);
+}
+
+/* dq of query rows [t0, t0 + ATT_QT) of head h of sequence b:
+ * dq_t = scale * sum_{j <= t} ds_tj k_j, j ascending. */
+__global__ void __launch_bounds__(ATT_THREADS)
+    attention_dq_kernel(float *dq, const float *dy, const float *D, const float *lse, const float *q,
+                        const float *k, const float *v, int T, int heads, int kv_heads, int hd,
+                        float scale, int flags) {
+  __shared__ float qs[ATT_QT][ATT_HD_MAX], gs[ATT_QT][ATT_HD_MAX];
+  __shared__ float ks[ATT_KT][ATT_HD_MAX], vs[ATT_KT][ATT_HD_MAX];
+  __shared__ float dss[ATT_QT][ATT_KT], lrow[ATT_QT], drow[ATT_QT];
+  const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * ATT_QT;
+  const int kvh = h / (heads / kv_heads);
+  const size_t qw = (size_t)heads * hd, kw = (size_t)kv_heads * hd;
+  const float *kb = k + (size_t)b * T * kw, *vb = v + (size_t)b * T * kw;
+  const size_t row0 = ((size_t)b * heads + h) * T;
+  const int r = threadIdx.x / ATT_KT, c = threadIdx.x % ATT_KT, t = t0 + r;
+  const int last = (t0 + ATT_QT < T ? t0 + ATT_QT : T) - 1;
+  att_stage(qs, q + (size_t)b * T * qw, qw, (size_t)h * hd, t0, ATT_QT, T, hd);
+  att_stage(gs, dy + (size_t)b * T * qw, qw, (size_t)h * hd, t0, ATT_QT, T, hd);
+  att_stage_rows(lrow, lse + row0, t0, ATT_QT, T);
+  att_stage_rows(drow, D + row0, t0, ATT_QT, T);
+  const int n_out = ATT_QT * hd / ATT_THREADS;
+  float acc[ATT_OUT];
+  #pragma unroll
+  for (int o = 0; o < ATT_OUT; o++) acc[o] = 0.0f;
+  for (int j0 = 0; j0 <= last; j0 += ATT_KT) {
+    __syncthreads();
+    att_stage(ks, kb, kw, (size_t)kvh * hd, j0, ATT_KT, T, hd);
+    att_stage(vs, vb, kw, (size_t)kvh * hd, j0, ATT_KT, T, hd);
+    __syncthreads();
+    float ds = 0.0f;
+    if (t < T && j0 + c <= t) {
+      float p = det_expf_hd(att_dot(qs[r], ks[c], hd) * scale - lrow[r]);
+      ds = kernel_round(p * (att_dot(gs[r], vs[c], hd) - drow[r]), flags);
+    }
+    dss[r][c] = ds;
+    __syncthreads();
+    #pragma unroll
+    for (int o = 0; o < ATT_OUT; o++) {
+      if (o >= n_out) break;
+      int idx = threadIdx.x + o * ATT_THREADS, rr = idx / hd, d = idx % hd;
+      for (int i = 0; i < ATT_KT && j0 + i <= t0 + rr; i++)
+        acc[o] = fmaf(dss[rr][i], ks[i][d], acc[o]);
+    }
+  }
+  #pragma unroll
+    for (int o = 0; o < ATT_OUT; o++) {
+      if (o >= n_out) break;
+    int idx = threadIdx.x + o * ATT_THREADS, rr = idx / hd, d = idx % hd, tt = t0 + rr;
+    if (tt < T) dq[((size_t)b * T + tt) * qw + (size_t)h * hd + d] = kernel_round(acc[o] * scale, flags);
+  }
+}
+
+/* dk, dv of key rows [j0, j0 + ATT_KT) of KV head kvh of sequence b, over
+ * the group's query heads h ascending and their rows t >= j ascending:
+ * dk_j = scale * sum ds_tj q_t, dv_j = sum p_tj dy_t. */
+/* Two blocks per SM bound the registers at 128: without the bound ptxas
+ * squeezed the 16 accumulators into 48 registers and spilled. */
+__global__ void __launch_bounds__(ATT_THREADS, 2)
+    attention_dkv_kernel(float *dk, float *dv, const float *dy, const float *D, const float *lse,
+                         const float *q, const float *k, const float *v, int T, int heads,
+                         int kv_heads, int hd, float scale, int flags) {
+  __shared__ float qs[ATT_QT][ATT_HD_MAX], gs[ATT_QT][ATT_HD_MAX];
+  __shared__ float ks[ATT_KT][ATT_HD_MAX], vs[ATT_KT][ATT_HD_MAX];
+  __shared__ float ps[ATT_QT][ATT_KT], dss[ATT_QT][ATT_KT], lrow[ATT_QT], drow[ATT_QT];
+  const int b = blockIdx.z, kvh = blockIdx.y, j0 = blockIdx.x * ATT_KT;
+  const int group = heads / kv_heads;
+  const size_t qw = (size_t)heads * hd, kw = (size_t)kv_heads * hd;
+  const int r = threadIdx.x / ATT_KT, c = threadIdx.x % ATT_KT, j = j0 + c;
+  att_stage(ks, k + (size_t)b * T * kw, kw, (size_t)kvh * hd, j0, ATT_KT, T, hd);
+  att_stage(vs, v + (size_t)b * T * kw, kw, (size_t)kvh * hd, j0, ATT_KT, T, hd);
+  const int n_out = ATT_KT * hd / ATT_THREADS;
+  float ak[ATT_OUT], av[ATT_OUT];
+  #pragma unroll
+  for (int o = 0; o < ATT_OUT; o++) ak[o] = av[o] = 0.0f;
+  for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+    const size_t row0 = ((size_t)b * heads + h) * T;
+    for (int t0 = j0 / ATT_QT * ATT_QT; t0 < T; t0 += ATT_QT) {
+      __syncthreads();
+      att_stage(qs, q + (size_t)b * T * qw, qw, (size_t)h * hd, t0, ATT_QT, T, hd);
+      att_stage(gs, dy + (size_t)b * T * qw, qw, (size_t)h * hd, t0, ATT_QT, T, hd);
+      att_stage_rows(lrow, lse + row0, t0, ATT_QT, T);
+      att_stage_rows(drow, D + row0, t0, ATT_QT, T);
+      __syncthreads();
+      int t = t0 + r;
+      float p = 0.0f, ds = 0.0f;
+      if (t < T && j < T && t >= j) {
+        p = det_expf_hd(att_dot(qs[r], ks[c], hd) * scale - lrow[r]);
+        ds = kernel_round(p * (att_dot(gs[r], vs[c], hd) - drow[r]), flags);
+        p = kernel_round(p, flags);
+      }
+      ps[r][c] = p;
+      dss[r][c] = ds;
+      __syncthreads();
+      #pragma unroll
+    for (int o = 0; o < ATT_OUT; o++) {
+      if (o >= n_out) break;
+        int idx = threadIdx.x + o * ATT_THREADS, cc = idx / hd, d = idx % hd;
+        for (int i = 0; i < ATT_QT && t0 + i < T; i++) {
+          if (t0 + i < j0 + cc) continue;
+          ak[o] = fmaf(dss[i][cc], qs[i][d], ak[o]);
+          av[o] = fmaf(ps[i][cc], gs[i][d], av[o]);
+        }
+      }
+    }
+  }
+  #pragma unroll
+    for (int o = 0; o < ATT_OUT; o++) {
+      if (o >= n_out) break;
+    int idx = threadIdx.x + o * ATT_THREADS, cc = idx / hd, d = idx % hd, jj = j0 + cc;
+    if (jj >= T) continue;
+    size_t off = ((size_t)b * T + jj) * kw + (size_t)kvh * hd + d;
+    dk[off] = kernel_round(ak[o] * scale, flags);
+    dv[off] = kernel_round(av[o], flags);
+  }
+}
+
+/* ---- launchers ---- */
+
+static int check_shape(int B, int T, int heads, int kv_heads, int hd, pg_error *err) {
+  if (B < 0 || T < 0 || heads < 1 || kv_heads < 1 || heads % kv_heads)
+    return pg_fail(err, "", -1, "attention: bad shape B %d T %d heads %d kv_heads %d", B, T, heads,
+                   kv_heads);
+  if (hd < ATT_HD_STEP || hd > ATT_HD_MAX || hd % ATT_HD_STEP)
+    return pg_fail(err, "", -1,
+                   "attention: head_dim %d not supported on the GPU (a multiple of %d up to %d)",
+                   hd, ATT_HD_STEP, ATT_HD_MAX);
+  if ((long long)B * heads > 65535 * 65535LL || heads > 65535 || B > 65535)
+    return pg_fail(err, "", -1, "attention: B %d x heads %d exceeds the launch grid", B, heads);
+  return 0;
+}
+
+/* attention.c's scale, computed the same way. */
+static float att_scale(int hd) { return 1.0f / sqrtf((float)hd); }
+
+extern "C" int attention_forward_cuda(float *y, float *lse, const float *q, const float *k,
+                                      const float *v, int B, int T, int heads, int kv_heads,
+                                      int head_dim, int flags, cudaStream_t stream,
+                                      pg_error *err) {
+  if (check_shape(B, T, heads, kv_heads, head_dim, err)) return -1;
+  if (B == 0 || T == 0) return 0;
+  dim3 grid((unsigned)((T + ATT_QT - 1) / ATT_QT), (unsigned)heads, (unsigned)B);
+  attention_forward_kernel<<<grid, ATT_THREADS, 0, stream>>>(y, lse, q, k, v, T, heads, kv_heads,
+                                                             head_dim, att_scale(head_dim), flags);
+  return cuda_check_launch(err, "attention_forward_kernel");
+}
+
+extern "C" int attention_backward_cuda(float *dq, float *dk, float *dv, const float *dy,
+                                       const float *y, const float *lse, const float *q,
+                                       const float *k, const float *v, float *scratch, int B,
+                                       int T, int heads, int kv_heads, int head_dim, int flags,
+                                       cudaStream_t stream, pg_error *err) {
+  if (check_shape(B, T, heads, kv_heads, head_dim, err)) return -1;
+  if (B == 0 || T == 0) return 0;
+  flags &= ~KERNEL_ACCUMULATE; /* as attention_backward: the gradients are overwritten */
+  const float scale = att_scale(head_dim);
+  size_t rows = (size_t)B * heads * T;
+  attention_row_dots_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, stream>>>(
+      scratch, dy, y, T, heads, head_dim, rows);
+  if (cuda_check_launch(err, "attention_row_dots_kernel")) return -1;
+  dim3 gq((unsigned)((T + ATT_QT - 1) / ATT_QT), (unsigned)heads, (unsigned)B);
+  attention_dq_kernel<<<gq, ATT_THREADS, 0, stream>>>(dq, dy, scratch, lse, q, k, v, T, heads,
+                                                      kv_heads, head_dim, scale, flags);
+  if (cuda_check_launch(err, "attention_dq_kernel")) return -1;
+  dim3 gk((unsigned)((T + ATT_KT - 1) / ATT_KT), (unsigned)kv_heads, (unsigned)B);
+  attention_dkv_kernel<<<gk, ATT_THREADS, 0, stream>>>(dk, dv, dy, scratch, lse, q, k, v, T, heads,
+                                                       kv_heads, head_dim, scale, flags);
+  return cuda_check_launch(err, "attention_dkv_kernel");
+}
