@@ -39,6 +39,26 @@ void bf16_round_array(float *x, size_t n);
 /* 1 if x is exactly representable in bf16 (NaN counts as representable). */
 int bf16_is_exact(float x);
 
+/* Arrays of bf16 bits, the operands a bf16 GEMM reads (kernels/matmul.h's
+ * CUDA twins take them so): dst[i] = bf16_from_float(src[i]). */
+void bf16_pack(uint16_t *dst, const float *src, size_t n);
+/* dst[i] = bf16_to_float(src[i]), or with KERNEL_ACCUMULATE dst[i] +=
+ * it (one float32 addition: a bf16 product added to a float32 .grad). */
+void bf16_unpack(float *dst, const uint16_t *src, size_t n, int flags);
+
+#ifdef PGOLF_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "common/error.h"
+
+/* The CUDA twins (kernels/bf16.cu): device arrays, elementwise, the same
+ * bits; no allocation. */
+int bf16_pack_cuda(uint16_t *dst, const float *src, size_t n, cudaStream_t stream, pg_error *err);
+int bf16_unpack_cuda(float *dst, const uint16_t *src, size_t n, int flags, cudaStream_t stream,
+                     pg_error *err);
+int bf16_round_array_cuda(float *x, size_t n, cudaStream_t stream, pg_error *err);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -69,6 +69,7 @@
  * Determinism: every kernel computes each output in one thread in a fixed
  * order, so forward and backward are bit-identical for any thread count. */
 #include "trainer/gpt.h"
+#include "trainer/gpt_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -84,30 +85,9 @@
 #include "kernels/rope.h"
 #include "kernels/scale_add.h"
 #include "kernels/softcap_cross_entropy.h"
+#include "kernels/vec_add.h"
 
-/* Saved activations of one block, each [N, width]. */
-typedef struct layer_acts {
-  float *x_in, *x_mix, *rstd1, *n1, *q_raw, *k_raw, *v, *rstd_q, *rstd_k, *q_rope, *q_fin, *k_fin;
-  float *att, *lse, *attn_out, *x_mid, *rstd2, *n2, *h_pre, *h_act, *mlp_out, *x_out;
-} layer_acts;
-
-struct gpt_acts {
-  int B, T;            /* capacity */
-  float *mem;          /* one allocation for everything below */
-  float *wcopy;        /* bf16-rounded copy of the parameters (mixed) */
-  float *cos_t, *sin_t;     /* RoPE tables of a float32 module (GPT_FP32) */
-  float *cos_m, *sin_m;     /* and of the bf16 module (GPT_MIXED): kernels/rope.h */
-  float *emb, *rstd0, *x0, *rstdf, *xf, *z, *th, *lse_ce;
-  layer_acts *layers;
-  /* backward scratch */
-  float *dx, *dx0, *dm, *dn, *dq, *dk, *dv, *dh, *datt, *dz, *dtok, *dskip;
-};
-
-typedef struct dims {
-  int N, D, H, KV, hd, kvd, M, V, L, E;
-} dims;
-
-static dims dims_of(const gpt_layout *l, int B, int T) {
+dims gpt_dims(const gpt_layout *l, int B, int T) {
   dims d = {B * T,        l->cfg.model_dim, l->cfg.num_heads, l->cfg.num_kv_heads, l->head_dim,
             l->kv_dim,    l->hidden,        l->cfg.vocab_size, l->cfg.num_layers, l->num_encoder};
   return d;
@@ -125,9 +105,7 @@ static float *take(carver *c, size_t n) {
   return r;
 }
 
-/* Lay out (mem != NULL) or count (mem == NULL: every pointer NULL) the
- * floats the activations need. */
-static size_t acts_carve(gpt_acts *a, const gpt_layout *l, const dims *d, float *mem) {
+size_t gpt_acts_carve(gpt_acts *a, const gpt_layout *l, const dims *d, float *mem) {
   carver cv = {mem, 0}, *p = &cv;
   size_t N = (size_t)d->N, D = (size_t)d->D;
   a->wcopy = take(p, l->n_params);
@@ -194,11 +172,11 @@ gpt_acts *gpt_acts_new(const gpt_layout *l, int B, int T, pg_error *err) {
   a->T = T;
   a->layers = calloc((size_t)l->cfg.num_layers, sizeof *a->layers);
   if (!a->layers) goto oom;
-  dims d = dims_of(l, B, T);
-  size_t n = acts_carve(a, l, &d, NULL);
+  dims d = gpt_dims(l, B, T);
+  size_t n = gpt_acts_carve(a, l, &d, NULL);
   a->mem = calloc(n, sizeof *a->mem);
   if (!a->mem) goto oom;
-  acts_carve(a, l, &d, a->mem);
+  gpt_acts_carve(a, l, &d, a->mem);
   rope_table(a->cos_t, a->sin_t, T, l->head_dim, l->cfg.rope_base, 0);
   rope_table(a->cos_m, a->sin_m, T, l->head_dim, l->cfg.rope_base, KERNEL_BF16);
   return a;
@@ -207,6 +185,8 @@ oom:
   pg_fail(err, "model", -1, "out of memory for activations of %d x %d tokens", B, T);
   return NULL;
 }
+
+void gpt_acts_use_tree_refs(gpt_acts *a) { a->tree = 1; }
 
 void gpt_acts_free(gpt_acts *a) {
   if (!a) return;
@@ -236,17 +216,50 @@ static void round_if(float *x, size_t n, int mixed) {
   if (mixed) bf16_round_array(x, n);
 }
 
+/* The kernels with a reduction, by the CPU's order or the GPU's tree. */
+static void rms_fwd(const gpt_acts *a, float *y, float *rstd, const float *x, int rows, int d,
+                    int flags) {
+  (a->tree ? rmsnorm_forward_tree_ref : rmsnorm_forward)(y, rstd, x, rows, d, flags);
+}
+
+static void rms_bwd(const gpt_acts *a, float *dx, const float *dy, const float *x,
+                    const float *rstd, int rows, int d, int flags) {
+  (a->tree ? rmsnorm_backward_tree_ref : rmsnorm_backward)(dx, dy, x, rstd, rows, d, flags);
+}
+
+static void scale_add_bwd(const gpt_acts *a, float *dy, float *ds, const float *dout,
+                          const float *s, const float *y, int rows, int d, int flags) {
+  (a->tree ? scale_add_backward_tree_ref : scale_add_backward)(dy, ds, dout, s, y, rows, d, flags);
+}
+
+static void mix_bwd(const gpt_acts *a, float *dx, float *dx0, float *dmix, const float *dout,
+                    const float *x, const float *x0, const float *mix, int rows, int d) {
+  (a->tree ? residual_mix_backward_tree_ref : residual_mix_backward)(dx, dx0, dmix, dout, x, x0,
+                                                                      mix, rows, d, 0);
+}
+
+static void q_gain_bwd(const gpt_acts *a, float *dq, float *dg, const float *dy, const float *q,
+                       const float *g, int rows, int heads, int hd) {
+  (a->tree ? q_gain_backward_tree_ref : q_gain_backward)(dq, dg, dy, q, g, rows, heads, hd, 0);
+}
+
+static float ce_fwd(const gpt_acts *a, float *nll, const uint16_t *y, int N, int V, float cap,
+                    int flags) {
+  return (a->tree ? softcap_cross_entropy_forward_tree_ref : softcap_cross_entropy_forward)(
+      a->th, a->lse_ce, nll, a->z, y, N, V, cap, flags);
+}
+
 static void block_forward(const dims *d, const gpt_block_params *bp, const gpt_block_params *bw,
                           layer_acts *la, gpt_acts *a, int T, int mixed) {
   const int N = d->N, D = d->D, fb = mixed ? KERNEL_BF16 : 0;
   residual_mix_forward(la->x_mix, la->x_in, a->x0, bp->resid_mix, N, D, 0);
-  rmsnorm_forward(la->n1, la->rstd1, la->x_mix, N, D, fb); /* F2: n1 cast for the linears */
+  rms_fwd(a, la->n1, la->rstd1, la->x_mix, N, D, fb); /* F2: n1 cast for the linears */
   matmul_forward(la->q_raw, la->n1, bw->c_q, N, D, D, fb);
   matmul_forward(la->k_raw, la->n1, bw->c_k, N, D, d->kvd, fb);
   matmul_forward(la->v, la->n1, bw->c_v, N, D, d->kvd, fb);
   /* q, k per-head norm (float32), RoPE, gain; dq/dk are free scratch now. */
-  rmsnorm_forward(a->dq, la->rstd_q, la->q_raw, N * d->H, d->hd, 0);
-  rmsnorm_forward(a->dk, la->rstd_k, la->k_raw, N * d->KV, d->hd, 0);
+  rms_fwd(a, a->dq, la->rstd_q, la->q_raw, N * d->H, d->hd, 0);
+  rms_fwd(a, a->dk, la->rstd_k, la->k_raw, N * d->KV, d->hd, 0);
   const float *rc = mixed ? a->cos_m : a->cos_t, *rs = mixed ? a->sin_m : a->sin_t;
   rope_forward(la->q_rope, a->dq, rc, rs, N, T, d->H, d->hd, 0);
   rope_forward(la->k_fin, a->dk, rc, rs, N, T, d->KV, d->hd, 0);
@@ -257,7 +270,7 @@ static void block_forward(const dims *d, const gpt_block_params *bp, const gpt_b
                     fb);
   matmul_forward(la->attn_out, la->att, bw->attn_proj, N, D, D, fb);
   scale_add_forward(la->x_mid, la->x_mix, bp->attn_scale, la->attn_out, N, D, 0);
-  rmsnorm_forward(la->n2, la->rstd2, la->x_mid, N, D, fb);
+  rms_fwd(a, la->n2, la->rstd2, la->x_mid, N, D, fb);
   matmul_forward(la->h_pre, la->n2, bw->fc, N, D, d->M, fb);
   relu_square_forward(la->h_act, la->h_pre, (size_t)N * d->M, fb); /* F2/F5 */
   matmul_forward(la->mlp_out, la->h_act, bw->mlp_proj, N, d->M, D, fb);
@@ -266,13 +279,13 @@ static void block_forward(const dims *d, const gpt_block_params *bp, const gpt_b
 
 float gpt_forward(const gpt_layout *l, const gpt_params *p, gpt_acts *a, const uint16_t *x,
                   const uint16_t *y, int B, int T, gpt_precision prec, float *nll_out) {
-  const dims d = dims_of(l, B, T);
+  const dims d = gpt_dims(l, B, T);
   const int mixed = prec == GPT_MIXED, fb = mixed ? KERNEL_BF16 : 0;
   const size_t ND = (size_t)d.N * d.D;
   gpt_params w;
   bind_weights(&w, l, p, a, prec);
   embedding_forward(a->emb, w.tok_emb, x, d.N, d.D);
-  rmsnorm_forward(a->x0, a->rstd0, a->emb, d.N, d.D, 0);
+  rms_fwd(a, a->x0, a->rstd0, a->emb, d.N, d.D, 0);
   const float *cur = a->x0;
   for (int i = 0; i < d.L; i++) {
     layer_acts *la = &a->layers[i];
@@ -285,10 +298,9 @@ float gpt_forward(const gpt_layout *l, const gpt_params *p, gpt_acts *a, const u
     block_forward(&d, &p->blocks[i], &w.blocks[i], la, a, T, mixed);
     cur = la->x_out;
   }
-  rmsnorm_forward(a->xf, a->rstdf, cur, d.N, d.D, fb);
+  rms_fwd(a, a->xf, a->rstdf, cur, d.N, d.D, fb);
   matmul_forward(a->z, a->xf, w.tok_emb, d.N, d.D, d.V, fb);
-  float loss = softcap_cross_entropy_forward(a->th, a->lse_ce, nll_out, a->z, y, d.N, d.V,
-                                             l->cfg.logit_softcap, fb);
+  float loss = ce_fwd(a, nll_out, y, d.N, d.V, l->cfg.logit_softcap, fb);
   unbind_weights(&w, prec);
   return loss;
 }
@@ -299,43 +311,42 @@ static void block_backward(const dims *d, const gpt_block_params *bp, const gpt_
   const int N = d->N, D = d->D, fb = mixed ? KERNEL_BF16 : 0;
   const int facc = KERNEL_ACCUMULATE | KERNEL_OUT_FP32 | fb; /* B2: into float32 .grad */
   /* x_out = x_mid + mlp_scale * mlp_out */
-  scale_add_backward(a->dm, g->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D, 0);
+  scale_add_bwd(a, a->dm, g->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D, 0);
   round_if(a->dm, (size_t)N * D, mixed); /* B3 */
   matmul_backward_input(a->dh, a->dm, bw->mlp_proj, N, d->M, D, fb);
   matmul_backward_weight(g->mlp_proj, a->dm, la->h_act, N, d->M, D, facc);
   relu_square_backward(a->dh, a->dh, la->h_pre, (size_t)N * d->M, fb); /* B5 */
   matmul_backward_input(a->dn, a->dh, bw->fc, N, D, d->M, fb);
   matmul_backward_weight(g->fc, a->dh, la->n2, N, D, d->M, facc);
-  rmsnorm_backward(a->dx, a->dn, la->x_mid, la->rstd2, N, D, KERNEL_ACCUMULATE);
+  rms_bwd(a, a->dx, a->dn, la->x_mid, la->rstd2, N, D, KERNEL_ACCUMULATE);
   /* x_mid = x_mix + attn_scale * attn_out */
-  scale_add_backward(a->dm, g->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D, 0);
+  scale_add_bwd(a, a->dm, g->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D, 0);
   round_if(a->dm, (size_t)N * D, mixed);
   matmul_backward_input(a->datt, a->dm, bw->attn_proj, N, D, D, fb);
   matmul_backward_weight(g->attn_proj, a->dm, la->att, N, D, D, facc);
   attention_backward(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin, la->v,
                      N / T, T, d->H, d->KV, d->hd, fb);
-  q_gain_backward(a->dq, g->q_gain, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd, 0);
+  q_gain_bwd(a, a->dq, g->q_gain, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd);
   const float *rc = mixed ? a->cos_m : a->cos_t, *rs = mixed ? a->sin_m : a->sin_t;
   rope_backward(a->dq, a->dq, rc, rs, N, T, d->H, d->hd, 0);
   rope_backward(a->dk, a->dk, rc, rs, N, T, d->KV, d->hd, 0);
-  rmsnorm_backward(a->dq, a->dq, la->q_raw, la->rstd_q, N * d->H, d->hd, fb); /* B4 */
-  rmsnorm_backward(a->dk, a->dk, la->k_raw, la->rstd_k, N * d->KV, d->hd, fb);
+  rms_bwd(a, a->dq, a->dq, la->q_raw, la->rstd_q, N * d->H, d->hd, fb); /* B4 */
+  rms_bwd(a, a->dk, a->dk, la->k_raw, la->rstd_k, N * d->KV, d->hd, fb);
   matmul_backward_input(a->dn, a->dq, bw->c_q, N, D, D, fb);
   matmul_backward_input(a->dn, a->dk, bw->c_k, N, D, d->kvd, facc);
   matmul_backward_input(a->dn, a->dv, bw->c_v, N, D, d->kvd, facc);
   matmul_backward_weight(g->c_q, a->dq, la->n1, N, D, D, facc);
   matmul_backward_weight(g->c_k, a->dk, la->n1, N, D, d->kvd, facc);
   matmul_backward_weight(g->c_v, a->dv, la->n1, N, D, d->kvd, facc);
-  rmsnorm_backward(a->dx, a->dn, la->x_mix, la->rstd1, N, D, KERNEL_ACCUMULATE);
+  rms_bwd(a, a->dx, a->dn, la->x_mix, la->rstd1, N, D, KERNEL_ACCUMULATE);
   /* x_mix = mix0 * x_in + mix1 * x0 */
-  residual_mix_backward(a->dx, a->dx0, g->resid_mix, a->dx, la->x_in, a->x0, bp->resid_mix, N, D,
-                        0);
+  mix_bwd(a, a->dx, a->dx0, g->resid_mix, a->dx, la->x_in, a->x0, bp->resid_mix, N, D);
 }
 
 void gpt_backward(const gpt_layout *l, const gpt_params *p, gpt_params *grads, gpt_acts *a,
                   const uint16_t *x, const uint16_t *y, int B, int T, gpt_precision prec,
                   float loss_scale) {
-  const dims d = dims_of(l, B, T);
+  const dims d = gpt_dims(l, B, T);
   const int mixed = prec == GPT_MIXED, fb = mixed ? KERNEL_BF16 : 0;
   const size_t ND = (size_t)d.N * d.D;
   gpt_params w;
@@ -349,34 +360,33 @@ void gpt_backward(const gpt_layout *l, const gpt_params *p, gpt_params *grads, g
   matmul_backward_input(a->dm, a->dz, w.tok_emb, d.N, d.D, d.V, fb);
   matmul_backward_weight(a->dtok, a->dz, a->xf, d.N, d.D, d.V, fb);
   const float *x_last = a->layers[d.L - 1].x_out;
-  rmsnorm_backward(a->dx, a->dm, x_last, a->rstdf, d.N, d.D, 0);
+  rms_bwd(a, a->dx, a->dm, x_last, a->rstdf, d.N, d.D, 0);
   memset(a->dx0, 0, ND * sizeof *a->dx0);
   memset(a->dskip, 0, (size_t)(d.E > 0 ? d.E : 1) * ND * sizeof *a->dskip);
   for (int i = d.L - 1; i >= 0; i--) {
     layer_acts *la = &a->layers[i];
     if (i < d.E) /* an encoder output: its skip gradient joins the stream's */
-      for (size_t k = 0; k < ND; k++) a->dx[k] += a->dskip[(size_t)i * ND + k];
+      vec_add(a->dx, a->dskip + (size_t)i * ND, ND, 0);
     block_backward(&d, &p->blocks[i], &w.blocks[i], &grads->blocks[i], la, a, T, mixed);
     int dec = i - d.E;
     if (dec >= 0 && dec < l->num_skip) {
       int src = d.E - 1 - dec;
-      scale_add_backward(a->dskip + (size_t)src * ND, grads->skip_weights + (size_t)dec * d.D,
-                         a->dx, p->skip_weights + (size_t)dec * d.D, a->layers[src].x_out, d.N,
-                         d.D, KERNEL_ACCUMULATE);
+      scale_add_bwd(a, a->dskip + (size_t)src * ND, grads->skip_weights + (size_t)dec * d.D, a->dx,
+                    p->skip_weights + (size_t)dec * d.D, a->layers[src].x_out, d.N, d.D,
+                    KERNEL_ACCUMULATE);
     }
   }
   /* x0 is block 0's stream input too. */
-  for (size_t k = 0; k < ND; k++) a->dx0[k] += a->dx[k];
-  rmsnorm_backward(a->dm, a->dx0, a->emb, a->rstd0, d.N, d.D, fb); /* B6 */
+  vec_add(a->dx0, a->dx, ND, 0);
+  rms_bwd(a, a->dm, a->dx0, a->emb, a->rstd0, d.N, d.D, fb); /* B6 */
   embedding_backward(a->dtok, a->dm, x, d.N, d.V, d.D, KERNEL_ACCUMULATE | fb);
-  for (size_t k = 0; k < (size_t)d.V * d.D; k++)
-    grads->tok_emb[k] = kernel_round(grads->tok_emb[k] + a->dtok[k], fb);
+  vec_add(grads->tok_emb, a->dtok, (size_t)d.V * d.D, fb);
   unbind_weights(&w, prec);
 }
 
 const float *gpt_acts_tensor(const gpt_acts *a, const gpt_layout *l, int layer, const char *name,
                              int B, int T, size_t *n) {
-  const dims d = dims_of(l, B, T);
+  const dims d = gpt_dims(l, B, T);
   const size_t N = (size_t)d.N;
   struct {
     const char *name;

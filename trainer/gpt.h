@@ -25,6 +25,13 @@ typedef struct gpt_acts gpt_acts;
 gpt_acts *gpt_acts_new(const gpt_layout *l, int B, int T, pg_error *err);
 void gpt_acts_free(gpt_acts *a);
 
+/* From now on, forward and backward on a sum their reductions (the norms,
+ * the cross-entropy, the per-channel parameter gradients) by the fixed
+ * trees of the CUDA kernels (the kernels' *_tree_ref) instead of in index
+ * order: the CPU model the CUDA model (trainer/gpt_cuda.h) equals bit for
+ * bit where its products do. Slower; for the tests. */
+void gpt_acts_use_tree_refs(gpt_acts *a);
+
 /* Mean cross-entropy (nats) of targets y given inputs x, both B*T token
  * ids (row b is one sequence). nll_out, if not NULL, receives the B*T
  * per-token losses in order. Ids must be < vocab_size. */

@@ -78,6 +78,18 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind
 }
 cudaError_t cudaMemset(void *p, int v, size_t n) { return memset(p, v, n), cudaSuccess; }
 cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+// One stream, and kernels run to completion at launch: the async calls are
+// their synchronous forms.
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                            cudaStream_t s) {
+  (void)s;
+  return cudaMemcpy(dst, src, n, kind);
+}
+cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s) {
+  (void)s;
+  return cudaMemset(p, v, n);
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t s) { return (void)s, cudaSuccess; }
 const char *cudaGetErrorString(cudaError_t e) { return e ? "emulated error" : "no error"; }
 const char *cudaGetErrorName(cudaError_t e) { return e ? "cudaErrorUnknown" : "cudaSuccess"; }
 cudaError_t cudaRuntimeGetVersion(int *v) { return *v = CUDART_VERSION, cudaSuccess; }

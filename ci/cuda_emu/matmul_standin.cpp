@@ -1,0 +1,94 @@
+// The CPU stand-in's matmul: kernels/matmul.h's CUDA entry points computed
+// by the CPU kernels (host memory is the stand-in's device memory), with
+// the CUDA twins' operand formats (bf16 arrays under KERNEL_BF16) and
+// refusals. cuBLASLt has no stand-in, and its summation order is its own:
+// these products have the CPU's bits, so a model composed of CUDA kernels
+// can be required to equal the CPU model bit for bit on the stand-in (the
+// composition's logic), while on a GPU it is compared within the
+// tolerance of kernels/matmul.h. Not used to test matmul itself.
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/bf16.h"
+#include "kernels/flags.h"
+#include "kernels/matmul.h"
+
+struct matmul_cuda_ctx {
+  int unused;
+};
+
+extern "C" {
+
+int matmul_cuda_init(matmul_cuda_ctx **ctx, size_t workspace_bytes, pg_error *err) {
+  (void)workspace_bytes;
+  *ctx = (matmul_cuda_ctx *)calloc(1, sizeof **ctx);
+  return *ctx ? 0 : pg_fail(err, "", -1, "matmul stand-in: out of memory");
+}
+
+void matmul_cuda_free(matmul_cuda_ctx *ctx) { free(ctx); }
+
+json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c) {
+  (void)c;
+  return json_object();
+}
+
+}  // extern "C"
+
+// A float copy of n elements of a (bf16 bits when bf16, else floats).
+static float *as_float(const void *a, size_t n, int bf16) {
+  float *f = (float *)malloc((n ? n : 1) * sizeof *f);
+  if (!f) abort();
+  if (bf16) bf16_unpack(f, (const uint16_t *)a, n, 0);
+  else memcpy(f, a, n * sizeof *f);
+  return f;
+}
+
+typedef void (*cpu_op)(float *, const float *, const float *, int, int, int, int);
+
+// d (d_n elements) = op(a, b): the CPU kernel on float copies, d written
+// back in its format.
+static int run(cpu_op op, void *d, size_t d_n, const void *a, size_t a_n, const void *b, size_t b_n,
+               int n, int in, int out, int flags, pg_error *err) {
+  if (n < 0 || in < 1 || out < 1)
+    return pg_fail(err, "", -1, "matmul: bad shape n=%d in=%d out=%d", n, in, out);
+  if ((flags & KERNEL_BF16) && (flags & KERNEL_ACCUMULATE))
+    return pg_fail(err, "", -1, "matmul: accumulate is float32 only");
+  if (n == 0) return 0;
+  int bf = (flags & KERNEL_BF16) != 0;
+  float *fa = as_float(a, a_n, bf), *fb = as_float(b, b_n, bf);
+  float *fd = bf ? (float *)malloc(d_n * sizeof *fd) : (float *)d;
+  if (!fd) abort();
+  op(fd, fa, fb, n, in, out, flags);
+  if (bf) {
+    bf16_pack((uint16_t *)d, fd, d_n);
+    free(fd);
+  }
+  free(fa);
+  free(fb);
+  return 0;
+}
+
+extern "C" {
+
+int matmul_forward_cuda(matmul_cuda_ctx *c, void *y, const void *x, const void *w, int n, int in,
+                        int out, int flags, cudaStream_t stream, pg_error *err) {
+  (void)c, (void)stream;
+  return run(matmul_forward, y, (size_t)n * out, x, (size_t)n * in, w, (size_t)out * in, n, in,
+             out, flags, err);
+}
+
+int matmul_backward_input_cuda(matmul_cuda_ctx *c, void *dx, const void *dy, const void *w, int n,
+                               int in, int out, int flags, cudaStream_t stream, pg_error *err) {
+  (void)c, (void)stream;
+  return run(matmul_backward_input, dx, (size_t)n * in, dy, (size_t)n * out, w, (size_t)out * in,
+             n, in, out, flags, err);
+}
+
+int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const void *dy, const void *x, int n,
+                                int in, int out, int flags, cudaStream_t stream, pg_error *err) {
+  (void)c, (void)stream;
+  return run(matmul_backward_weight, dw, (size_t)out * in, dy, (size_t)n * out, x, (size_t)n * in,
+             n, in, out, flags, err);
+}
+
+}  // extern "C"

@@ -1,0 +1,165 @@
+/* The GPT on the GPU (trainer/gpt_cuda.c) against the CPU model with the
+ * GPU's reduction trees (gpt_acts_use_tree_refs): the tiny preset, the
+ * official initialisation with every parameter perturbed (so no gradient
+ * is trivially zero), a batch of 2 x 48 tokens, fp32 and mixed precision;
+ * the loss, then every gradient after a backward with a loss scale.
+ *
+ * On ci/cuda-emu.sh's CPU stand-in the products are the CPU's, so the two
+ * must agree bit for bit: this checks the composition (every kernel, flag,
+ * rounding point and buffer of gpt_cuda.c against gpt.c). On a GPU the
+ * products are cuBLASLt's, so the check is a tolerance (below), and run to
+ * run the bits must repeat. Skips without a GPU. */
+#include "tests/test_util.h"
+
+#include <math.h>
+
+#include "trainer/gpt.h"
+#include "trainer/gpt_cuda.h"
+#include "trainer/model_init.h"
+#include "tests/cuda_check.h"
+#include "tests/kernel_check.h"
+
+#ifdef PGOLF_HAVE_CUDA
+
+enum { B = 2, T = 48 };
+
+/* On a GPU, cuBLASLt's order moves each product by a few float32 ulps;
+ * through the bf16 roundings of the mixed model that flips some roundings
+ * by one bf16 ulp. Bounds on the loss (relative) and on each gradient
+ * tensor's error in L2 relative to its norm: */
+#define LOSS_RTOL_FP32 1e-5
+#define GRAD_RTOL_FP32 1e-3
+#define LOSS_RTOL_MIXED 2e-3
+#define GRAD_RTOL_MIXED 5e-2
+
+static int on_stand_in(void) {
+  cuda_device_info info;
+  pg_error err;
+  return cuda_device_query(0, &info, &err) == 0 && strstr(info.name, "cuda-emu") != NULL;
+}
+
+static void one_mode(gpt_precision prec) {
+  gpt_config cfg;
+  assert_int_equal(gpt_config_preset("tiny", &cfg), 0);
+  gpt_layout l;
+  pg_error err;
+  assert_int_equal(gpt_layout_init(&l, &cfg, &err), 0);
+  const size_t np = l.n_params, N = (size_t)B * T;
+  float *params = malloc(np * sizeof *params), *grads = calloc(np, sizeof *grads);
+  float *got = malloc(np * sizeof *got);
+  uint16_t *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+  assert_true(params && grads && got && x && y);
+  assert_int_equal(gpt_init_params(&l, params, 1337, &err), 0);
+  kc_rng rng = {4242};
+  for (size_t i = 0; i < np; i++) params[i] += (float)(0.02 * kc_uniform(&rng));
+  for (size_t i = 0; i < N; i++) {
+    x[i] = (uint16_t)((kc_uniform(&rng) + 1.0) * 0.5 * cfg.vocab_size) % cfg.vocab_size;
+    y[i] = (uint16_t)((kc_uniform(&rng) + 1.0) * 0.5 * cfg.vocab_size) % cfg.vocab_size;
+  }
+  /* The CPU with the GPU's trees. */
+  gpt_acts *a = gpt_acts_new(&l, B, T, &err);
+  assert_non_null(a);
+  gpt_acts_use_tree_refs(a);
+  gpt_params p, g;
+  gpt_params_bind(&p, &l, params);
+  gpt_params_bind(&g, &l, grads);
+  float want = gpt_forward(&l, &p, a, x, y, B, T, prec, NULL);
+  gpt_backward(&l, &p, &g, a, x, y, B, T, prec, 0.5f);
+  /* The GPU, twice from the same state. */
+  gpt_cuda *gc = NULL;
+  assert_int_equal(gpt_cuda_new(&gc, &l, B, T, prec, 0, &err), 0);
+  int exact = on_stand_in();
+  float first = NAN;
+  for (int rep = 0; rep < 2; rep++) {
+    CK(cudaMemcpy(gpt_cuda_params(gc), params, np * sizeof *params, cudaMemcpyHostToDevice));
+    CK(cudaMemset(gpt_cuda_grads(gc), 0, np * sizeof *got));
+    float loss = NAN;
+    assert_int_equal(gpt_cuda_forward(gc, x, y, &loss, &err), 0);
+    assert_int_equal(gpt_cuda_backward(gc, 0.5f, &err), 0);
+    CK(cudaDeviceSynchronize());
+    from_device(got, gpt_cuda_grads(gc), np);
+    if (rep == 1) assert_memory_equal(&loss, &first, sizeof loss); /* run to run: bitwise */
+    first = loss;
+    if (exact) {
+      assert_memory_equal(&loss, &want, sizeof loss);
+      assert_same_bits(got, grads, np, prec == GPT_MIXED ? "gpt grads (mixed)" : "gpt grads");
+      continue;
+    }
+    double ltol = prec == GPT_MIXED ? LOSS_RTOL_MIXED : LOSS_RTOL_FP32;
+    double gtol = prec == GPT_MIXED ? GRAD_RTOL_MIXED : GRAD_RTOL_FP32;
+    if (!(fabs((double)loss - want) <= ltol * fabs((double)want))) {
+      fprintf(stderr, "gpt loss: gpu %.9g cpu %.9g\n", (double)loss, (double)want);
+      fail();
+    }
+    for (int t = 0; t < l.n_tensors; t++) {
+      const gpt_tensor *ts = &l.tensors[t];
+      double e2 = 0, n2 = 0;
+      for (size_t i = ts->offset; i < ts->offset + ts->numel; i++) {
+        double dlt = (double)got[i] - grads[i];
+        e2 += dlt * dlt;
+        n2 += (double)grads[i] * grads[i];
+      }
+      if (!(sqrt(e2) <= gtol * sqrt(n2) + 1e-30)) {
+        fprintf(stderr, "gpt grad %s: |gpu - cpu| %.3g, |cpu| %.3g\n", ts->name, sqrt(e2),
+                sqrt(n2));
+        fail();
+      }
+    }
+  }
+  gpt_cuda_free(gc);
+  gpt_acts_free(a);
+  gpt_params_free(&p);
+  gpt_params_free(&g);
+  gpt_layout_free(&l);
+  free(params), free(grads), free(got), free(x), free(y);
+}
+
+static void test_gpt_fp32(void **state) {
+  (void)state;
+  NEED_GPU();
+  one_mode(GPT_FP32);
+}
+
+static void test_gpt_mixed(void **state) {
+  (void)state;
+  NEED_GPU();
+  one_mode(GPT_MIXED);
+}
+
+/* Without a GPU the model refuses with the runtime's reason. */
+static void test_gpt_no_device(void **state) {
+  (void)state;
+  if (!gpu_ready()) skip(); /* there is one: nothing to refuse */
+  gpt_config cfg;
+  gpt_layout l;
+  pg_error err;
+  assert_int_equal(gpt_config_preset("tiny", &cfg), 0);
+  assert_int_equal(gpt_layout_init(&l, &cfg, &err), 0);
+  gpt_cuda *gc = (gpt_cuda *)&l;
+  assert_int_equal(gpt_cuda_new(&gc, &l, 1, 8, GPT_FP32, 0, &err), -1);
+  assert_null(gc);
+  assert_non_null(strstr(err.msg, "no CUDA device"));
+  gpt_layout_free(&l);
+}
+
+#else
+
+static void no_cuda(void **state) {
+  (void)state;
+  fprintf(stderr, "skipped: needs a GPU: this pgolf was built without CUDA (no nvcc)\n");
+  skip();
+}
+#define test_gpt_fp32 no_cuda
+#define test_gpt_mixed no_cuda
+#define test_gpt_no_device no_cuda
+
+#endif
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_gpt_no_device),
+      cmocka_unit_test(test_gpt_fp32),
+      cmocka_unit_test(test_gpt_mixed),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

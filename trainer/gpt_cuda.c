@@ -1,0 +1,326 @@
+/* The GPT on one GPU; see gpt_cuda.h. Each function below is its gpt.c
+ * namesake with every kernel replaced by its CUDA twin, in the same order
+ * with the same flags (the rounding points F1-F6 and B1-B6 of gpt.c), so
+ * the two files are read side by side. */
+#ifdef PGOLF_HAVE_CUDA
+#include "trainer/gpt_cuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/attention.h"
+#include "kernels/bf16.h"
+#include "kernels/cuda_common.h"
+#include "kernels/embedding.h"
+#include "kernels/matmul.h"
+#include "kernels/q_gain.h"
+#include "kernels/relu_square.h"
+#include "kernels/residual_mix.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
+#include "kernels/scale_add.h"
+#include "kernels/softcap_cross_entropy.h"
+#include "kernels/vec_add.h"
+#include "trainer/gpt_internal.h"
+
+/* cuBLASLt's one workspace (kernels/matmul.h): llm.c's size for Hopper. */
+#define GPT_CUDA_WORKSPACE (32u << 20)
+
+struct gpt_cuda {
+  const gpt_layout *l;
+  int B, T, mixed;
+  cudaStream_t stream;
+  matmul_cuda_ctx *mm;
+  gpt_acts a;       /* carved from acts_mem (device) */
+  float *acts_mem;  /* device: the activations, gpt_acts_carve's layout */
+  float *params;    /* device: float32 master parameters */
+  float *grads;     /* device: their gradients */
+  uint16_t *w16;    /* device: the parameters' bf16 copy (GPT_MIXED, F1) */
+  uint16_t *ids;    /* device: x then y, B*T each */
+  uint16_t *s16a, *s16b, *s16o; /* device: packed GEMM operands and result */
+  float *att_scratch; /* device: attention's row dots, N*H */
+  float *nll, *loss;  /* device: per-token losses, their mean */
+  gpt_params p, g, w; /* bound over params, grads, and the float32 bf16 copy */
+};
+
+#define TRY(call)          \
+  do {                     \
+    if (call) return -1;   \
+  } while (0)
+#define CU(call)                                                   \
+  do {                                                             \
+    cudaError_t rc_ = (call);                                      \
+    if (rc_ != cudaSuccess) return cuda_fail(err, rc_, #call);     \
+  } while (0)
+
+/* The bf16 copy of the parameter w points into (same offset). */
+static const uint16_t *w16_of(const gpt_cuda *g, const float *w) {
+  return g->w16 + (w - g->params);
+}
+
+/* ---- the products, in the model's precision ---- */
+
+/* y[n,out] = x W^T: gpt.c's matmul_forward(y, x, w, n, in, out, fb). */
+static int mm_fwd(gpt_cuda *g, float *y, const float *x, const float *w, int n, int in, int out,
+                  pg_error *err) {
+  if (!g->mixed) return matmul_forward_cuda(g->mm, y, x, w, n, in, out, 0, g->stream, err);
+  TRY(bf16_pack_cuda(g->s16a, x, (size_t)n * in, g->stream, err));
+  TRY(matmul_forward_cuda(g->mm, g->s16o, g->s16a, w16_of(g, w), n, in, out, KERNEL_BF16,
+                          g->stream, err));
+  return bf16_unpack_cuda(y, g->s16o, (size_t)n * out, 0, g->stream, err);
+}
+
+/* dx[n,in] (+)= dy W: matmul_backward_input with fb, or with facc when acc
+ * (the float32 sum of n1's three gradients, B2). */
+static int mm_bin(gpt_cuda *g, float *dx, const float *dy, const float *w, int n, int in, int out,
+                  int acc, pg_error *err) {
+  int f = acc ? KERNEL_ACCUMULATE : 0;
+  if (!g->mixed) return matmul_backward_input_cuda(g->mm, dx, dy, w, n, in, out, f, g->stream, err);
+  TRY(bf16_pack_cuda(g->s16a, dy, (size_t)n * out, g->stream, err));
+  TRY(matmul_backward_input_cuda(g->mm, g->s16o, g->s16a, w16_of(g, w), n, in, out, KERNEL_BF16,
+                                 g->stream, err));
+  return bf16_unpack_cuda(dx, g->s16o, (size_t)n * in, f, g->stream, err);
+}
+
+/* dw[out,in] (+)= dy^T x: matmul_backward_weight with facc (a float32
+ * .grad) when acc, else with fb (the tied head's part, dtok). */
+static int mm_bw(gpt_cuda *g, float *dw, const float *dy, const float *x, int n, int in, int out,
+                 int acc, pg_error *err) {
+  int f = acc ? KERNEL_ACCUMULATE : 0;
+  if (!g->mixed) return matmul_backward_weight_cuda(g->mm, dw, dy, x, n, in, out, f, g->stream, err);
+  TRY(bf16_pack_cuda(g->s16a, dy, (size_t)n * out, g->stream, err));
+  TRY(bf16_pack_cuda(g->s16b, x, (size_t)n * in, g->stream, err));
+  TRY(matmul_backward_weight_cuda(g->mm, g->s16o, g->s16a, g->s16b, n, in, out, KERNEL_BF16,
+                                  g->stream, err));
+  return bf16_unpack_cuda(dw, g->s16o, (size_t)out * in, f, g->stream, err);
+}
+
+static int round_if(gpt_cuda *g, float *x, size_t n, pg_error *err) {
+  return g->mixed ? bf16_round_array_cuda(x, n, g->stream, err) : 0;
+}
+
+/* ---- forward ---- */
+
+static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp, layer_acts *la,
+                         pg_error *err) {
+  gpt_acts *a = &g->a;
+  const int N = d->N, D = d->D, T = g->T, fb = g->mixed ? KERNEL_BF16 : 0;
+  cudaStream_t s = g->stream;
+  TRY(residual_mix_forward_cuda(la->x_mix, la->x_in, a->x0, bp->resid_mix, N, D, 0, s, err));
+  TRY(rmsnorm_forward_cuda(la->n1, la->rstd1, la->x_mix, N, D, fb, s, err));
+  TRY(mm_fwd(g, la->q_raw, la->n1, bp->c_q, N, D, D, err));
+  TRY(mm_fwd(g, la->k_raw, la->n1, bp->c_k, N, D, d->kvd, err));
+  TRY(mm_fwd(g, la->v, la->n1, bp->c_v, N, D, d->kvd, err));
+  TRY(rmsnorm_forward_cuda(a->dq, la->rstd_q, la->q_raw, N * d->H, d->hd, 0, s, err));
+  TRY(rmsnorm_forward_cuda(a->dk, la->rstd_k, la->k_raw, N * d->KV, d->hd, 0, s, err));
+  const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
+  TRY(rope_forward_cuda(la->q_rope, a->dq, rc, rs, N, T, d->H, d->hd, 0, s, err));
+  TRY(rope_forward_cuda(la->k_fin, a->dk, rc, rs, N, T, d->KV, d->hd, 0, s, err));
+  TRY(q_gain_forward_cuda(la->q_fin, la->q_rope, bp->q_gain, N, d->H, d->hd, 0, s, err));
+  TRY(round_if(g, la->q_fin, (size_t)N * D, err)); /* F4 */
+  TRY(round_if(g, la->k_fin, (size_t)N * d->kvd, err));
+  TRY(attention_forward_cuda(la->att, la->lse, la->q_fin, la->k_fin, la->v, N / T, T, d->H, d->KV,
+                             d->hd, fb, s, err));
+  TRY(mm_fwd(g, la->attn_out, la->att, bp->attn_proj, N, D, D, err));
+  TRY(scale_add_forward_cuda(la->x_mid, la->x_mix, bp->attn_scale, la->attn_out, N, D, 0, s, err));
+  TRY(rmsnorm_forward_cuda(la->n2, la->rstd2, la->x_mid, N, D, fb, s, err));
+  TRY(mm_fwd(g, la->h_pre, la->n2, bp->fc, N, D, d->M, err));
+  TRY(relu_square_forward_cuda(la->h_act, la->h_pre, (size_t)N * d->M, fb, s, err));
+  TRY(mm_fwd(g, la->mlp_out, la->h_act, bp->mlp_proj, N, d->M, D, err));
+  return scale_add_forward_cuda(la->x_out, la->x_mid, bp->mlp_scale, la->mlp_out, N, D, 0, s, err);
+}
+
+int gpt_cuda_forward(gpt_cuda *g, const uint16_t *x, const uint16_t *y, float *loss,
+                     pg_error *err) {
+  const gpt_layout *l = g->l;
+  const dims d = gpt_dims(l, g->B, g->T);
+  gpt_acts *a = &g->a;
+  const int fb = g->mixed ? KERNEL_BF16 : 0;
+  const size_t ND = (size_t)d.N * d.D;
+  cudaStream_t s = g->stream;
+  CU(cudaMemcpyAsync(g->ids, x, (size_t)d.N * sizeof *x, cudaMemcpyHostToDevice, s));
+  CU(cudaMemcpyAsync(g->ids + d.N, y, (size_t)d.N * sizeof *y, cudaMemcpyHostToDevice, s));
+  if (g->mixed) { /* F1: the bf16 copy, packed for the GEMMs and as floats */
+    TRY(bf16_pack_cuda(g->w16, g->params, l->n_params, s, err));
+    TRY(bf16_unpack_cuda(a->wcopy, g->w16, l->n_params, 0, s, err));
+  }
+  TRY(embedding_forward_cuda(a->emb, g->mixed ? g->w.tok_emb : g->p.tok_emb, g->ids, d.N, d.D, s,
+                             err));
+  TRY(rmsnorm_forward_cuda(a->x0, a->rstd0, a->emb, d.N, d.D, 0, s, err));
+  const float *cur = a->x0;
+  for (int i = 0; i < d.L; i++) {
+    layer_acts *la = &a->layers[i];
+    int dec = i - d.E;
+    if (dec >= 0 && dec < l->num_skip)
+      TRY(scale_add_forward_cuda(la->x_in, cur, g->p.skip_weights + (size_t)dec * d.D,
+                                 a->layers[d.E - 1 - dec].x_out, d.N, d.D, 0, s, err));
+    else
+      CU(cudaMemcpyAsync(la->x_in, cur, ND * sizeof *cur, cudaMemcpyDeviceToDevice, s));
+    TRY(block_forward(g, &d, &g->p.blocks[i], la, err));
+    cur = la->x_out;
+  }
+  TRY(rmsnorm_forward_cuda(a->xf, a->rstdf, cur, d.N, d.D, fb, s, err));
+  TRY(mm_fwd(g, a->z, a->xf, g->p.tok_emb, d.N, d.D, d.V, err));
+  TRY(softcap_cross_entropy_forward_cuda(a->th, a->lse_ce, g->nll, g->loss, a->z, g->ids + d.N,
+                                         d.N, d.V, l->cfg.logit_softcap, fb, s, err));
+  CU(cudaMemcpyAsync(loss, g->loss, sizeof *loss, cudaMemcpyDeviceToHost, s));
+  CU(cudaStreamSynchronize(s));
+  return 0;
+}
+
+/* ---- backward ---- */
+
+/* dx: the gradient of the block's output on entry, of its input on exit. */
+static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
+                          gpt_block_params *gr, layer_acts *la, pg_error *err) {
+  gpt_acts *a = &g->a;
+  const int N = d->N, D = d->D, T = g->T, fb = g->mixed ? KERNEL_BF16 : 0;
+  cudaStream_t s = g->stream;
+  TRY(scale_add_backward_cuda(a->dm, gr->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D, 0, s,
+                              err));
+  TRY(round_if(g, a->dm, (size_t)N * D, err)); /* B3 */
+  TRY(mm_bin(g, a->dh, a->dm, bp->mlp_proj, N, d->M, D, 0, err));
+  TRY(mm_bw(g, gr->mlp_proj, a->dm, la->h_act, N, d->M, D, 1, err));
+  TRY(relu_square_backward_cuda(a->dh, a->dh, la->h_pre, (size_t)N * d->M, fb, s, err)); /* B5 */
+  TRY(mm_bin(g, a->dn, a->dh, bp->fc, N, D, d->M, 0, err));
+  TRY(mm_bw(g, gr->fc, a->dh, la->n2, N, D, d->M, 1, err));
+  TRY(rmsnorm_backward_cuda(a->dx, a->dn, la->x_mid, la->rstd2, N, D, KERNEL_ACCUMULATE, s, err));
+  TRY(scale_add_backward_cuda(a->dm, gr->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D, 0,
+                              s, err));
+  TRY(round_if(g, a->dm, (size_t)N * D, err));
+  TRY(mm_bin(g, a->datt, a->dm, bp->attn_proj, N, D, D, 0, err));
+  TRY(mm_bw(g, gr->attn_proj, a->dm, la->att, N, D, D, 1, err));
+  TRY(attention_backward_cuda(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin,
+                              la->v, g->att_scratch, N / T, T, d->H, d->KV, d->hd, fb, s, err));
+  TRY(q_gain_backward_cuda(a->dq, gr->q_gain, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd, 0, s,
+                           err));
+  const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
+  TRY(rope_backward_cuda(a->dq, a->dq, rc, rs, N, T, d->H, d->hd, 0, s, err));
+  TRY(rope_backward_cuda(a->dk, a->dk, rc, rs, N, T, d->KV, d->hd, 0, s, err));
+  TRY(rmsnorm_backward_cuda(a->dq, a->dq, la->q_raw, la->rstd_q, N * d->H, d->hd, fb, s, err));
+  TRY(rmsnorm_backward_cuda(a->dk, a->dk, la->k_raw, la->rstd_k, N * d->KV, d->hd, fb, s, err));
+  TRY(mm_bin(g, a->dn, a->dq, bp->c_q, N, D, D, 0, err));
+  TRY(mm_bin(g, a->dn, a->dk, bp->c_k, N, D, d->kvd, 1, err));
+  TRY(mm_bin(g, a->dn, a->dv, bp->c_v, N, D, d->kvd, 1, err));
+  TRY(mm_bw(g, gr->c_q, a->dq, la->n1, N, D, D, 1, err));
+  TRY(mm_bw(g, gr->c_k, a->dk, la->n1, N, D, d->kvd, 1, err));
+  TRY(mm_bw(g, gr->c_v, a->dv, la->n1, N, D, d->kvd, 1, err));
+  TRY(rmsnorm_backward_cuda(a->dx, a->dn, la->x_mix, la->rstd1, N, D, KERNEL_ACCUMULATE, s, err));
+  return residual_mix_backward_cuda(a->dx, a->dx0, gr->resid_mix, a->dx, la->x_in, a->x0,
+                                    bp->resid_mix, N, D, 0, s, err);
+}
+
+int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
+  const gpt_layout *l = g->l;
+  const dims d = gpt_dims(l, g->B, g->T);
+  gpt_acts *a = &g->a;
+  const int fb = g->mixed ? KERNEL_BF16 : 0;
+  const size_t ND = (size_t)d.N * d.D;
+  cudaStream_t s = g->stream;
+  const uint16_t *x = g->ids, *y = g->ids + d.N;
+  TRY(softcap_cross_entropy_backward_cuda(a->dz, a->th, a->lse_ce, y, d.N, d.V,
+                                          l->cfg.logit_softcap, loss_scale, fb, s, err));
+  TRY(mm_bin(g, a->dm, a->dz, g->p.tok_emb, d.N, d.D, d.V, 0, err));
+  TRY(mm_bw(g, a->dtok, a->dz, a->xf, d.N, d.D, d.V, 0, err));
+  TRY(rmsnorm_backward_cuda(a->dx, a->dm, a->layers[d.L - 1].x_out, a->rstdf, d.N, d.D, 0, s, err));
+  CU(cudaMemsetAsync(a->dx0, 0, ND * sizeof *a->dx0, s));
+  CU(cudaMemsetAsync(a->dskip, 0, (size_t)(d.E > 0 ? d.E : 1) * ND * sizeof *a->dskip, s));
+  for (int i = d.L - 1; i >= 0; i--) {
+    layer_acts *la = &a->layers[i];
+    if (i < d.E) TRY(vec_add_cuda(a->dx, a->dskip + (size_t)i * ND, ND, 0, s, err));
+    TRY(block_backward(g, &d, &g->p.blocks[i], &g->g.blocks[i], la, err));
+    int dec = i - d.E;
+    if (dec >= 0 && dec < l->num_skip) {
+      int src = d.E - 1 - dec;
+      TRY(scale_add_backward_cuda(a->dskip + (size_t)src * ND, g->g.skip_weights + (size_t)dec * d.D,
+                                  a->dx, g->p.skip_weights + (size_t)dec * d.D,
+                                  a->layers[src].x_out, d.N, d.D, KERNEL_ACCUMULATE, s, err));
+    }
+  }
+  TRY(vec_add_cuda(a->dx0, a->dx, ND, 0, s, err));
+  TRY(rmsnorm_backward_cuda(a->dm, a->dx0, a->emb, a->rstd0, d.N, d.D, fb, s, err)); /* B6 */
+  TRY(embedding_backward_cuda(a->dtok, a->dm, x, d.N, d.V, d.D, KERNEL_ACCUMULATE | fb, s, err));
+  return vec_add_cuda(g->g.tok_emb, a->dtok, (size_t)d.V * d.D, fb, s, err);
+}
+
+/* ---- state ---- */
+
+static int dev_alloc(void **p, size_t bytes, pg_error *err) {
+  CU(cudaMalloc(p, bytes ? bytes : 1));
+  return 0;
+}
+
+int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precision prec,
+                 cudaStream_t stream, pg_error *err) {
+  *out = NULL;
+  int n_dev;
+  if (cuda_device_count(&n_dev, err)) return -1;
+  if (B < 1 || T < 1 || T > l->cfg.seq_len || (long long)B * T > (1LL << 30))
+    return pg_fail(err, "model", -1, "batch %d x %d outside 1..seq_len %d", B, T, l->cfg.seq_len);
+  gpt_cuda *g = calloc(1, sizeof *g);
+  if (!g) return pg_fail(err, "model", -1, "out of memory");
+  g->l = l, g->B = B, g->T = T, g->mixed = prec == GPT_MIXED, g->stream = stream;
+  g->a.B = B, g->a.T = T;
+  g->a.layers = calloc((size_t)l->cfg.num_layers, sizeof *g->a.layers);
+  if (!g->a.layers) {
+    free(g);
+    return pg_fail(err, "model", -1, "out of memory");
+  }
+  const dims d = gpt_dims(l, B, T);
+  const size_t N = (size_t)d.N;
+  size_t wide = (size_t)d.D;
+  if ((size_t)d.M > wide) wide = (size_t)d.M;
+  if ((size_t)d.V > wide) wide = (size_t)d.V;
+  size_t s16 = N * wide > wide * wide ? N * wide : wide * wide;
+  size_t n_acts = gpt_acts_carve(&g->a, l, &d, NULL);
+  if (matmul_cuda_init(&g->mm, GPT_CUDA_WORKSPACE, err) ||
+      dev_alloc((void **)&g->acts_mem, n_acts * sizeof(float), err) ||
+      dev_alloc((void **)&g->params, l->n_params * sizeof(float), err) ||
+      dev_alloc((void **)&g->grads, l->n_params * sizeof(float), err) ||
+      dev_alloc((void **)&g->w16, l->n_params * sizeof(uint16_t), err) ||
+      dev_alloc((void **)&g->ids, 2 * N * sizeof(uint16_t), err) ||
+      dev_alloc((void **)&g->s16a, N * wide * sizeof(uint16_t), err) ||
+      dev_alloc((void **)&g->s16b, N * wide * sizeof(uint16_t), err) ||
+      dev_alloc((void **)&g->s16o, s16 * sizeof(uint16_t), err) ||
+      dev_alloc((void **)&g->att_scratch, N * d.H * sizeof(float), err) ||
+      dev_alloc((void **)&g->nll, N * sizeof(float), err) ||
+      dev_alloc((void **)&g->loss, sizeof(float), err)) {
+    gpt_cuda_free(g);
+    return -1;
+  }
+  gpt_acts_carve(&g->a, l, &d, g->acts_mem);
+  g->a.mem = g->acts_mem;
+  gpt_params_bind(&g->p, l, g->params);
+  gpt_params_bind(&g->g, l, g->grads);
+  gpt_params_bind(&g->w, l, g->a.wcopy);
+  if (cudaMemsetAsync(g->grads, 0, l->n_params * sizeof(float), stream) != cudaSuccess ||
+      rope_table_cuda(g->a.cos_t, g->a.sin_t, T, l->head_dim, l->cfg.rope_base, 0, stream, err) ||
+      rope_table_cuda(g->a.cos_m, g->a.sin_m, T, l->head_dim, l->cfg.rope_base, KERNEL_BF16,
+                      stream, err)) {
+    if (!err->msg[0]) pg_fail(err, "model", -1, "cannot clear the gradients on the device");
+    gpt_cuda_free(g);
+    return -1;
+  }
+  *out = g;
+  return 0;
+}
+
+void gpt_cuda_free(gpt_cuda *g) {
+  if (!g) return;
+  void *dev[] = {g->acts_mem, g->params, g->grads, g->w16, g->ids, g->s16a, g->s16b, g->s16o,
+                 g->att_scratch, g->nll, g->loss};
+  for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
+    if (dev[i]) cudaFree(dev[i]);
+  if (g->mm) matmul_cuda_free(g->mm);
+  if (g->p.blocks) gpt_params_free(&g->p);
+  if (g->g.blocks) gpt_params_free(&g->g);
+  if (g->w.blocks) gpt_params_free(&g->w);
+  free(g->a.layers);
+  free(g);
+}
+
+float *gpt_cuda_params(gpt_cuda *g) { return g->params; }
+float *gpt_cuda_grads(gpt_cuda *g) { return g->grads; }
+json_t *gpt_cuda_plans_json(const gpt_cuda *g) { return matmul_cuda_plans_json(g->mm); }
+
+#endif

@@ -1,0 +1,55 @@
+/* The GPT's forward and backward on one GPU: trainer/gpt.c's sequence of
+ * operations, each by its CUDA twin (kernels/<op>.cu), on device memory,
+ * one stream, no allocation after gpt_cuda_new.
+ *
+ * Bits: every non-GEMM kernel equals its CPU reference (the CPU kernel, or
+ * its *_tree_ref where the GPU sums by a tree), so with the CPU's products
+ * the whole model equals gpt_forward/gpt_backward on acts set to
+ * gpt_acts_use_tree_refs, bit for bit: the CPU stand-in of ci/cuda-emu.sh
+ * (whose matmul is the CPU kernel) checks exactly that. On a GPU the
+ * products are cuBLASLt's (kernels/matmul.h), bitwise run to run and
+ * within its tolerance of the CPU.
+ *
+ * Precision as gpt.h: GPT_FP32, or GPT_MIXED with the official rounding
+ * points; under GPT_MIXED the GEMMs read bf16 operands (the parameters'
+ * bf16 copy, the activations packed before each product) and write bf16
+ * results, which are unpacked to the float32 activations gpt.c keeps. */
+#ifndef PGOLF_GPT_CUDA_H
+#define PGOLF_GPT_CUDA_H
+
+#ifdef PGOLF_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <jansson.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "trainer/gpt.h"
+
+typedef struct gpt_cuda gpt_cuda;
+
+/* Device state for batches of B x T tokens: parameters, gradients,
+ * activations and scratch, and a cuBLASLt context, on the current device,
+ * working on stream. Fails with "no CUDA device: ..." where there is none. */
+int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precision prec,
+                 cudaStream_t stream, pg_error *err);
+void gpt_cuda_free(gpt_cuda *g);
+
+/* The device's flat parameter and gradient buffers (l->n_params floats
+ * each, gpt_params_bind's layout). */
+float *gpt_cuda_params(gpt_cuda *g);
+float *gpt_cuda_grads(gpt_cuda *g);
+
+/* Forward of host token ids x, y (B*T each): the mean loss into *loss
+ * (waits for the stream). */
+int gpt_cuda_forward(gpt_cuda *g, const uint16_t *x, const uint16_t *y, float *loss,
+                     pg_error *err);
+
+/* Backward of the last forward: ADDS loss_scale * d(mean loss)/d(param)
+ * into the gradients, as gpt_backward does. Queued on the stream. */
+int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err);
+
+/* cuBLASLt's plans so far (kernels/matmul.h), for the run manifest. */
+json_t *gpt_cuda_plans_json(const gpt_cuda *g);
+#endif
+
+#endif
