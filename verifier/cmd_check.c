@@ -13,6 +13,7 @@
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
+#include "verifier/check_folder.h"
 #include "verifier/check_significance.h"
 #include "verifier/code_count.h"
 #include "verifier/rules.h"
@@ -39,7 +40,7 @@ static int parse_track(const char *t) {
   return -1;
 }
 
-static void run_rules(const submission *s, finding_list *f) {
+void check_run_rules(const submission *s, finding_list *f) {
   rule_files(s, f);
   rule_final_metric(s, f);
   rule_claims(s, f);
@@ -58,7 +59,7 @@ static void run_rules(const submission *s, finding_list *f) {
 
 static json_t *num_or_null(double v) { return isnan(v) ? json_null() : json_real(v); }
 
-static json_t *summary_json(const submission *s, const finding_list *f) {
+json_t *check_summary_json(const submission *s, const finding_list *f) {
   json_t *o = json_object();
   json_object_set_new(o, "track", json_string(sub_track_name(s->track)));
   json_object_set_new(o, "track_source", json_string(s->track_source));
@@ -137,10 +138,10 @@ static int check_one(const char *dir, int track, int as_json, json_t *all, int *
     pg_error_print(&err);
     return -1;
   }
-  run_rules(&s, &f);
+  check_run_rules(&s, &f);
   if (findings_count(&f, SEV_ERROR)) *failed = 1;
   if (as_json) {
-    json_t *summary = summary_json(&s, &f);
+    json_t *summary = check_summary_json(&s, &f);
     if (against) json_object_set_new(summary, "significance", check_significance_json(&sig));
     json_array_append_new(all, findings_json(dir, &f, summary));
   } else {
