@@ -18,6 +18,7 @@
 #ifndef PGOLF_REPORT_HTML_H
 #define PGOLF_REPORT_HTML_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,6 +77,9 @@ typedef struct report {
 /* Read one input (run manifest or DSSE envelope, replay manifest, check
  * result) and append what it holds. */
 int report_add_input(report *r, const char *path, pg_error *err);
+/* Append a check result already in memory (what `pgolf check --json`
+ * prints: one object or an array of them); source names it in errors. */
+int report_add_check(report *r, const char *source, json_t *check, pg_error *err);
 /* Fill r->sig from the runs; record (may be NULL) is the record's val_bpb
  * per seed. */
 int report_significance_compute(report *r, const double *record, size_t n_record,

@@ -212,6 +212,10 @@ static int add_check(report *r, const char *path, json_t *j, pg_error *err) {
   return 0;
 }
 
+int report_add_check(report *r, const char *source, json_t *check, pg_error *err) {
+  return add_check(r, source, check, err);
+}
+
 int report_add_input(report *r, const char *path, pg_error *err) {
   json_t *j;
   if (json_read_file(path, REPORT_MAX_INPUT_BYTES, &j, err)) return -1;
