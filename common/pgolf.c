@@ -29,6 +29,7 @@ static const verb verbs[] = {
     {"stats", cmd_stats, "multi-seed significance: one-sided Welch test with a margin"},
     {"regress", cmd_regress, "CI gate: val_bpb band and loss chain against golden runs"},
     {"report", cmd_report, "self-contained HTML and Markdown report of runs and checks"},
+    {"leaderboard", cmd_leaderboard, "every folder of a records/ tree: table, significance chain, pages"},
 };
 
 static void usage(FILE *out) {
