@@ -78,7 +78,7 @@ static int write_all(const lb_opts *o, const leaderboard *lb, pg_error *err) {
   if (mkdir(o->out, 0755) != 0 && errno != EEXIST) return pg_fail_errno(err, o->out, "cannot create");
   for (size_t i = 0; i < lb->n_entries; i++) {
     const lb_entry *e = &lb->entries[i];
-    char *page = leaderboard_folder_html(e, err);
+    char *page = leaderboard_folder_html(lb, i, err);
     if (!page || write_text(o->out, e->page, page, err)) return -1;
   }
   if (write_json(o->out, leaderboard_json(lb), err)) return -1;

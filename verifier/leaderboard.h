@@ -176,8 +176,9 @@ lb_counts leaderboard_counts(const leaderboard *lb);
 json_t *leaderboard_json(const leaderboard *lb);
 char *leaderboard_markdown(const leaderboard *lb);
 char *leaderboard_html(const leaderboard *lb);
-/* The page of one folder (OUT/<folder>.html); see leaderboard_page.c. */
-char *leaderboard_folder_html(const lb_entry *e, pg_error *err);
+/* The page of entry i (OUT/<folder>.html); see leaderboard_page.c. NULL
+ * (err) when memory runs out. */
+char *leaderboard_folder_html(const leaderboard *lb, size_t i, pg_error *err);
 
 const char *lb_kind_name(lb_kind k);
 

@@ -39,20 +39,10 @@ static const char *CSS =
     "th{background:#f3f3f3}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     ".error{color:#b00}.warning{color:#a60}.pass{color:#070}.fail{color:#b00}.dim{color:#888}"
-    "td.codes{max-width:260px;font-size:11px}"
+    "td.codes{max-width:240px;font-size:11px;overflow-wrap:anywhere}"
+    "td.f{max-width:300px;overflow-wrap:anywhere}td.why{max-width:300px;font-size:11px}"
     "svg text{font-family:sans-serif;font-size:11px;fill:#333}"
     ".sw{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px;vertical-align:middle}";
-
-/* Percent-encoding for a link to a folder page (names hold spaces). */
-static void tb_url(text_buf *b, const char *s) {
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-        strchr("._~-", *p))
-      tb_printf(b, "%c", *p);
-    else
-      tb_printf(b, "%%%02X", *p);
-  }
-}
 
 static void folder_link(text_buf *b, const lb_entry *e) {
   tb_printf(b, "<a href=\"");
@@ -72,14 +62,25 @@ static void cell(text_buf *b, double v, const char *fmt) {
   tb_printf(b, "</td>");
 }
 
-/* A value against a limit: "512.3 (85%)", red past the limit. */
-static void cell_limit(text_buf *b, double v, double limit, int decimals) {
+/* Is code among the folder's error codes? */
+static int has_error(const lb_entry *e, const char *code) {
+  size_t n = strlen(code);
+  for (const char *p = e->error_codes ? e->error_codes : ""; (p = strstr(p, code)); p += n)
+    if ((p == e->error_codes || p[-1] == ',') && (p[n] == ',' || !p[n])) return 1;
+  return 0;
+}
+
+/* A value against a limit: "512.3 (85%)"; red when the folder has the
+ * rule's error, amber past the limit without one (the rule's tolerance, or
+ * a run the claim does not rest on). */
+static void cell_limit(text_buf *b, double v, double limit, int decimals, const lb_entry *e,
+                       const char *code) {
   if (!isfinite(v)) {
     tb_printf(b, "<td class=\"n dim\">&ndash;</td>");
     return;
   }
-  tb_printf(b, "<td class=\"n%s\">%.*f (%.1f%%)</td>", v > limit ? " fail" : "", decimals, v,
-            100 * v / limit);
+  const char *cls = has_error(e, code) ? " fail" : v > limit ? " warning" : "";
+  tb_printf(b, "<td class=\"n%s\">%.*f (%.1f%%)</td>", cls, decimals, v, 100 * v / limit);
 }
 
 static void cell_p(text_buf *b, double p, int have, int pass) {
@@ -117,95 +118,76 @@ static const char *step_label(const lb_step *st) {
 
 /* ---- the chart ---- */
 
-/* Days since 1970-01-01 of "YYYY-MM-DD" (civil calendar). */
-static long day_number(const char *d) {
-  int y = atoi(d), m = atoi(d + 5), dd = atoi(d + 8);
-  y -= m <= 2;
-  long era = (y >= 0 ? y : y - 399) / 400;
-  long yoe = y - era * 400;
-  long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + dd - 1;
-  long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
 typedef struct chart {
-  long d0, d1; /* first and last day */
-  double y_lo, y_hi;
-  double *x; /* per step */
+  double y_lo, y_hi, y_step; /* y_step: between gridlines, a 1, 2 or 5 times a power of ten */
 } chart;
+
+/* x of step i: records are spaced evenly in chain order (many share a day
+ * early on; a time axis would pile them up), the date ticks say when. */
+static double px_x(const leaderboard *lb, size_t i) {
+  return CH_X0 + ((double)i + 0.5) / (double)lb->n_steps * (CH_X1 - CH_X0);
+}
 
 static double px_y(const chart *c, double v) {
   return CH_Y1 - (v - c->y_lo) / (c->y_hi - c->y_lo) * (CH_Y1 - CH_Y0);
 }
 
-/* x of each step: its day, records of one day spread over it in order. */
-static int chart_layout(const leaderboard *lb, chart *c) {
-  c->x = calloc(lb->n_steps + 1, sizeof *c->x);
-  if (!c->x) return -1;
-  c->d0 = day_number(lb->entries[lb->steps[0].rec].date);
-  c->d1 = day_number(lb->entries[lb->steps[lb->n_steps - 1].rec].date);
-  c->y_lo = INFINITY, c->y_hi = -INFINITY;
-  double span = (double)(c->d1 - c->d0 + 1);
-  for (size_t i = 0; i < lb->n_steps;) {
-    const char *day = lb->entries[lb->steps[i].rec].date;
-    size_t k = i;
-    while (k < lb->n_steps && !strcmp(lb->entries[lb->steps[k].rec].date, day)) k++;
-    for (size_t j = i; j < k; j++) {
-      double f = (double)(day_number(day) - c->d0) + ((double)(j - i) + 0.5) / (double)(k - i);
-      c->x[j] = CH_X0 + f / span * (CH_X1 - CH_X0);
-    }
-    i = k;
-  }
+/* The y range (scores and every seed's value) widened to whole gridline
+ * steps, about eight of them. */
+static void chart_layout(const leaderboard *lb, chart *c) {
+  double lo = INFINITY, hi = -INFINITY;
   for (size_t i = 0; i < lb->n_steps; i++) {
     const lb_entry *e = &lb->entries[lb->steps[i].rec];
-    double lo = fmin(e->score, e->lo), hi = fmax(e->score, e->hi);
-    if (lo < c->y_lo) c->y_lo = lo;
-    if (hi > c->y_hi) c->y_hi = hi;
+    lo = fmin(lo, fmin(e->score, e->lo));
+    hi = fmax(hi, fmax(e->score, e->hi));
   }
-  double pad = (c->y_hi - c->y_lo) * 0.04 + 1e-4;
-  c->y_lo -= pad, c->y_hi += pad;
-  return 0;
+  double raw = (hi - lo) / 8, p10 = pow(10, floor(log10(raw > 0 ? raw : 1e-4)));
+  c->y_step = raw <= p10 ? p10 : raw <= 2 * p10 ? 2 * p10 : raw <= 5 * p10 ? 5 * p10 : 10 * p10;
+  c->y_lo = floor(lo / c->y_step) * c->y_step;
+  c->y_hi = ceil(hi / c->y_step) * c->y_step;
+  if (c->y_hi - c->y_lo < c->y_step) c->y_hi = c->y_lo + c->y_step;
 }
 
-static void chart_axes(text_buf *b, const chart *c) {
-  double span = (double)(c->d1 - c->d0 + 1);
-  int every = span > 60 ? 14 : span > 20 ? 7 : 1;
-  for (long d = c->d0; d <= c->d1 + 1; d += every) {
-    double x = CH_X0 + (double)(d - c->d0) / span * (CH_X1 - CH_X0);
-    /* civil date of day d, for the tick label */
-    long z = d + 719468, era = (z >= 0 ? z : z - 146096) / 146097, doe = z - era * 146097;
-    long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    long doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
-    long dd = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
-    tb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eeeeee\"/>", x, CH_Y0, x,
-              CH_Y1);
-    tb_printf(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%02ld-%02ld</text>", x, CH_Y1 + 16,
-              m, dd);
+static void chart_axes(text_buf *b, const leaderboard *lb, const chart *c) {
+  double last_label = -1e9;
+  for (size_t i = 0; i < lb->n_steps; i++) {
+    const char *day = lb->entries[lb->steps[i].rec].date;
+    if (i && !strcmp(day, lb->entries[lb->steps[i - 1].rec].date)) continue;
+    double x = px_x(lb, i) - 0.5 * (CH_X1 - CH_X0) / (double)lb->n_steps;
+    tb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#e8e8e8\"/>", x, CH_Y0, x,
+              CH_Y1 + 4);
+    if (x - last_label < 34) continue;
+    tb_printf(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>", x, CH_Y1 + 16, day + 5);
+    last_label = x;
   }
-  for (int i = 0; i <= 8; i++) {
-    double v = c->y_lo + (c->y_hi - c->y_lo) * i / 8, y = px_y(c, v);
-    tb_printf(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eeeeee\"/>", CH_X0, y,
+  int decimals = c->y_step >= 0.01 ? 2 : c->y_step >= 0.001 ? 3 : 4;
+  for (double v = c->y_lo; v <= c->y_hi + c->y_step / 2; v += c->y_step) {
+    double y = px_y(c, v);
+    tb_printf(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e8e8e8\"/>", CH_X0, y,
               CH_X1, y);
-    tb_printf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.4f</text>", CH_X0 - 6, y + 4, v);
+    tb_printf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>", CH_X0 - 6, y + 4,
+              decimals, v);
   }
   tb_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#555\"/>",
             CH_X0, CH_Y0, CH_X1 - CH_X0, CH_Y1 - CH_Y0);
-  tb_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">date (month-day)</text>",
-            (CH_X0 + CH_X1) / 2, CH_Y1 + 36);
+  tb_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">records in date order; a gridline "
+               "where the date changes (month-day)</text>", (CH_X0 + CH_X1) / 2, CH_Y1 + 36);
   tb_printf(b, "<text x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\" text-anchor=\"middle\">"
                "val_bpb (lower is better)</text>", (CH_Y0 + CH_Y1) / 2, (CH_Y0 + CH_Y1) / 2);
 }
 
 /* The standing record over time: a dashed staircase. */
 static void chart_frontier(text_buf *b, const leaderboard *lb, const chart *c) {
+  double x;
   tb_printf(b, "<polyline fill=\"none\" stroke=\"#9a9a9a\" stroke-dasharray=\"4 3\" points=\"");
   double best = NAN;
   for (size_t i = 0; i < lb->n_steps; i++) {
     const lb_step *st = &lb->steps[i];
     if (st->prev != LB_NONE && !st->displaces) continue;
     double s = lb->entries[st->rec].score;
-    if (isfinite(best)) tb_printf(b, "%.1f,%.1f ", c->x[i], px_y(c, best));
-    tb_printf(b, "%.1f,%.1f ", c->x[i], px_y(c, s));
+    x = px_x(lb, i);
+    if (isfinite(best)) tb_printf(b, "%.1f,%.1f ", x, px_y(c, best));
+    tb_printf(b, "%.1f,%.1f ", x, px_y(c, s));
     best = s;
   }
   if (isfinite(best)) tb_printf(b, "%d,%.1f", CH_X1, px_y(c, best));
@@ -215,7 +197,7 @@ static void chart_frontier(text_buf *b, const leaderboard *lb, const chart *c) {
 static void chart_point(text_buf *b, const leaderboard *lb, const chart *c, size_t i) {
   const lb_step *st = &lb->steps[i];
   const lb_entry *e = &lb->entries[st->rec];
-  double x = c->x[i];
+  double x = px_x(lb, i);
   if (e->n_values > 1) {
     tb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#666666\"/>", x,
               px_y(c, e->lo), x, px_y(c, e->hi));
@@ -249,19 +231,19 @@ static void legend(text_buf *b) {
 
 static void section_chart(text_buf *b, const leaderboard *lb) {
   tb_printf(b, "<h2>val_bpb over time (record track)</h2>\n");
-  chart c;
-  if (!lb->n_steps || chart_layout(lb, &c)) {
+  if (!lb->n_steps) {
     tb_printf(b, "<p>No record with a date and a score.</p>\n");
     return;
   }
+  chart c;
+  chart_layout(lb, &c);
   legend(b);
   tb_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\">\n", CH_W, CH_H, CH_W, CH_H);
-  chart_axes(b, &c);
+  chart_axes(b, lb, &c);
   chart_frontier(b, lb, &c);
   for (size_t i = 0; i < lb->n_steps; i++) chart_point(b, lb, &c, i);
   tb_printf(b, "</svg>\n");
-  free(c.x);
 }
 
 /* ---- the tables ---- */
@@ -299,7 +281,8 @@ static void seeds_cell(text_buf *b, const lb_entry *e) {
 }
 
 static void entry_row(text_buf *b, const lb_entry *e, int timed, const char *num) {
-  tb_printf(b, "<tr><td class=\"n\">%s</td><td>%s</td><td>", num, e->date[0] ? e->date : "&ndash;");
+  tb_printf(b, "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"f\">", num,
+            e->date[0] ? e->date : "&ndash;");
   folder_link(b, e);
   if (e->name && strcmp(e->name, e->folder)) {
     tb_printf(b, "<br><span class=\"dim\">");
@@ -310,11 +293,12 @@ static void entry_row(text_buf *b, const lb_entry *e, int timed, const char *num
   cell(b, e->has_claim ? e->claim : NAN, "%.5f");
   seeds_cell(b, e);
   cell(b, e->mean, "%.5f");
-  cell(b, e->has_claim ? e->claim - e->mean : NAN, "%+.5f");
-  cell_limit(b, e->bytes, (double)CHALLENGE_SIZE_LIMIT_BYTES, 0);
+  double gap = e->has_claim ? e->claim - e->mean : NAN;
+  cell(b, fabs(gap) < 5e-6 ? 0 * gap : gap, fabs(gap) < 5e-6 ? "%.5f" : "%+.5f");
+  cell_limit(b, e->bytes, (double)CHALLENGE_SIZE_LIMIT_BYTES, 0, e, "SIZE_OVER_LIMIT");
   if (timed) {
-    cell_limit(b, e->train_s, CHALLENGE_TRAIN_LIMIT_S, 1);
-    cell_limit(b, e->eval_s, CHALLENGE_EVAL_LIMIT_S, 1);
+    cell_limit(b, e->train_s, CHALLENGE_TRAIN_LIMIT_S, 1, e, "TRAIN_OVER_BUDGET");
+    cell_limit(b, e->eval_s, CHALLENGE_EVAL_LIMIT_S, 1, e, "EVAL_OVER_BUDGET");
   }
   const char *v = e->unreadable ? "unreadable" : e->n_errors ? "fail" : "pass";
   tb_printf(b, "<td class=\"%s\">%s</td>", e->unreadable || e->n_errors ? "fail" : "pass", v);
@@ -352,7 +336,8 @@ static void section_entries(text_buf *b, const leaderboard *lb, lb_kind kind, co
 
 static void chain_row(text_buf *b, const leaderboard *lb, const lb_step *st) {
   const lb_entry *e = &lb->entries[st->rec];
-  tb_printf(b, "<tr><td class=\"n\">%zu</td><td>%s</td><td>", (size_t)(st - lb->steps) + 1, e->date);
+  tb_printf(b, "<tr><td class=\"n\">%zu</td><td class=\"n\">%s</td><td class=\"f\">",
+            (size_t)(st - lb->steps) + 1, e->date);
   folder_link(b, e);
   tb_printf(b, "</td><td><span class=\"sw\" style=\"margin:0 4px 0 0;background:%s\"></span>%s</td>",
             step_color(st), step_label(st));
@@ -361,18 +346,18 @@ static void chain_row(text_buf *b, const leaderboard *lb, const lb_step *st) {
     return;
   }
   const lb_entry *p = &lb->entries[st->prev];
-  tb_printf(b, "<td>");
+  tb_printf(b, "<td class=\"f\">");
   folder_link(b, p);
   tb_printf(b, "</td><td class=\"n\">%zu / %zu</td>", e->n_values, p->n_values);
   cell(b, st->diff, "%+.5f");
   tb_printf(b, "<td class=\"n\">");
-  if (isfinite(st->margin_bpb)) tb_printf(b, "%.5f (%.4f tok/B)", st->margin_bpb, st->tpb);
+  if (isfinite(st->margin_bpb)) tb_printf(b, "%.5f<br><span class=\"dim\">%.4f tok/B</span>", st->margin_bpb, st->tpb);
   else tb_printf(b, "&ndash;");
   tb_printf(b, "</td>");
   const significance *s = &st->sig;
   cell_p(b, s->readme.p_margin, st->testable && s->have_readme, s->readme_pass);
   cell_p(b, s->practice.p_margin, st->testable, s->practice_pass);
-  tb_printf(b, "<td style=\"font-size:11px\">");
+  tb_printf(b, "<td class=\"why\">");
   if (st->testable) {
     if (s->have_readme && s->readme.seeds_needed > 0)
       tb_printf(b, "README rule: %ld per side for 80%% power", s->readme.seeds_needed);

@@ -13,9 +13,44 @@
 #include "verifier/report_html.h"
 #include "verifier/text_buf.h"
 
-/* The report's HTML with a header line (back link, folder, track) after
- * its <body> tag. */
-static char *with_header(char *html, const lb_entry *e) {
+/* Where the folder stands on the leaderboard: its step of the chain. */
+static void standing(text_buf *b, const leaderboard *lb, size_t i) {
+  const lb_step *st = NULL;
+  for (size_t k = 0; k < lb->n_steps && !st; k++)
+    if (lb->steps[k].rec == i) st = &lb->steps[k];
+  if (!st) return;
+  tb_printf(b, "<p>Record %zu of the chain", (size_t)(st - lb->steps) + 1);
+  if (st->prev == LB_NONE) {
+    tb_printf(b, ", the first.</p>\n");
+    return;
+  }
+  const lb_entry *e = &lb->entries[i], *p = &lb->entries[st->prev];
+  tb_printf(b, ": %.5f (n=%zu) against the standing record <a href=\"", e->score, e->n_values);
+  tb_url(b, p->page);
+  tb_printf(b, "\">");
+  tb_xml(b, p->folder);
+  tb_printf(b, "</a>, %.5f (n=%zu). ", p->score, p->n_values);
+  const significance *s = &st->sig;
+  if (!st->displaces)
+    tb_printf(b, "It did not beat it.");
+  else if (!st->testable) {
+    tb_printf(b, "Not testable: ");
+    tb_xml(b, st->why);
+    tb_printf(b, ".");
+  } else {
+    if (s->have_readme)
+      tb_printf(b, "README rule: p = %.3g for diff &gt; %.5f bpb, %s. ", s->readme.p_margin,
+                s->readme_margin, s->readme_pass ? "accepted" : "rejected");
+    tb_printf(b, "Practice: p = %.3g for diff &gt; 0, %s.", s->practice.p_margin,
+              s->practice_pass ? "accepted" : "rejected");
+  }
+  tb_printf(b, "</p>\n");
+}
+
+/* The report's HTML with a header (back link, folder, track, its place
+ * in the chain) after its <body> tag. */
+static char *with_header(char *html, const leaderboard *lb, size_t i) {
+  const lb_entry *e = &lb->entries[i];
   const char *body = html ? strstr(html, "<body>") : NULL;
   if (!body) return html;
   body += strlen("<body>");
@@ -26,6 +61,7 @@ static char *with_header(char *html, const lb_entry *e) {
   tb_printf(&b, " / <b>");
   tb_xml(&b, e->folder);
   tb_printf(&b, "</b></p>\n");
+  standing(&b, lb, i);
   if (e->unreadable) {
     tb_printf(&b, "<p class=\"error\">The folder could not be read: ");
     tb_xml(&b, e->error);
@@ -36,7 +72,8 @@ static char *with_header(char *html, const lb_entry *e) {
   return tb_finish(&b);
 }
 
-char *leaderboard_folder_html(const lb_entry *e, pg_error *err) {
+char *leaderboard_folder_html(const leaderboard *lb, size_t i, pg_error *err) {
+  const lb_entry *e = &lb->entries[i];
   report r;
   memset(&r, 0, sizeof r);
   int rc = e->check ? report_add_check(&r, e->path, e->check, err) : 0;
@@ -46,7 +83,7 @@ char *leaderboard_folder_html(const lb_entry *e, pg_error *err) {
   report_free(&r);
   if (rc) return NULL;
   if (!html) return pg_fail(err, e->path, -1, "out of memory"), NULL;
-  html = with_header(html, e);
+  html = with_header(html, lb, i);
   if (!html) pg_fail(err, e->path, -1, "out of memory");
   return html;
 }
