@@ -14,6 +14,13 @@
 #include "verifier/check_folder.h"
 #include "verifier/code_count.h"
 
+int lb_codes_has(const char *list, const char *code) {
+  size_t n = strlen(code);
+  for (const char *p = list ? list : ""; n && (p = strstr(p, code)); p += n)
+    if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n])) return 1;
+  return 0;
+}
+
 const char *lb_kind_name(lb_kind k) {
   return k == LB_RECORD ? "10min" : k == LB_NONRECORD ? "nonrecord" : "other";
 }
@@ -73,9 +80,7 @@ static char *codes_of(const finding_list *f, severity sev, int *count) {
   for (size_t i = 0; i < f->n; i++) {
     if (f->v[i].sev != sev) continue;
     (*count)++;
-    int seen = 0;
-    for (size_t k = 0; k < i && !seen; k++) seen = f->v[k].sev == sev && !strcmp(f->v[k].code, f->v[i].code);
-    if (seen) continue;
+    if (lb_codes_has(s, f->v[i].code)) continue;
     if (*s) strcat(s, ",");
     strcat(s, f->v[i].code);
   }

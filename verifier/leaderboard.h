@@ -181,5 +181,7 @@ char *leaderboard_html(const leaderboard *lb);
 char *leaderboard_folder_html(const leaderboard *lb, size_t i, pg_error *err);
 
 const char *lb_kind_name(lb_kind k);
+/* Is code one of the comma-separated codes of list? */
+int lb_codes_has(const char *list, const char *code);
 
 #endif

@@ -62,14 +62,6 @@ static void cell(text_buf *b, double v, const char *fmt) {
   tb_printf(b, "</td>");
 }
 
-/* Is code among the folder's error codes? */
-static int has_error(const lb_entry *e, const char *code) {
-  size_t n = strlen(code);
-  for (const char *p = e->error_codes ? e->error_codes : ""; (p = strstr(p, code)); p += n)
-    if ((p == e->error_codes || p[-1] == ',') && (p[n] == ',' || !p[n])) return 1;
-  return 0;
-}
-
 /* A value against a limit: "512.3 (85%)"; red when the folder has the
  * rule's error, amber past the limit without one (the rule's tolerance, or
  * a run the claim does not rest on). */
@@ -79,7 +71,7 @@ static void cell_limit(text_buf *b, double v, double limit, int decimals, const 
     tb_printf(b, "<td class=\"n dim\">&ndash;</td>");
     return;
   }
-  const char *cls = has_error(e, code) ? " fail" : v > limit ? " warning" : "";
+  const char *cls = lb_codes_has(e->error_codes, code) ? " fail" : v > limit ? " warning" : "";
   tb_printf(b, "<td class=\"n%s\">%.*f (%.1f%%)</td>", cls, decimals, v, 100 * v / limit);
 }
 

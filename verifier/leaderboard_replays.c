@@ -37,7 +37,7 @@ static char *error_codes(json_t *findings) {
   json_array_foreach(findings, i, f) {
     json_t *c = json_object_get(f, "code"), *sev = json_object_get(f, "severity");
     if (!json_is_string(c) || !json_is_string(sev) || strcmp(json_string_value(sev), "error")) continue;
-    if (strstr(s, json_string_value(c))) continue;
+    if (lb_codes_has(s, json_string_value(c))) continue;
     if (*s) strcat(s, ",");
     strcat(s, json_string_value(c));
   }
@@ -63,7 +63,7 @@ int lb_replay_parse(const char *text, size_t len, const char *name, lb_replay *r
     pg_fail(err, name, -1, "a replay manifest without record.folder");
   else if (!json_is_integer(seed) || json_integer_value(seed) < 0)
     pg_fail(err, name, -1, "a replay manifest without a non-negative integer record.seed");
-  else if (!json_is_string(verdict) || !json_is_array(findings))
+  else if (!json_is_string(verdict) || !*json_string_value(verdict) || !json_is_array(findings))
     pg_fail(err, name, -1, "a replay manifest without a verdict and findings");
   else if (!json_is_null(res) && !json_is_object(res))
     pg_fail(err, name, -1, "a replay manifest whose result is neither null nor an object");
