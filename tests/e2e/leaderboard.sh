@@ -207,28 +207,10 @@ grep -q 'Record 4 of the chain: 1.18867 (n=3) against the standing record' "$O/2
   grep -q 'Practice: p = .*, rejected' "$O/2026-03-04_Neither.html" && ok lb_folder_page || fail lb_folder_page "$(grep -o '<p>Record.*' "$O/2026-03-04_Neither.html")"
 
 # ---- the screenshot ----
-chromium=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$chromium" ] || ! command -v convert >/dev/null 2>&1; then
-  if [ "${PGOLF_ALLOW_NO_CHROMIUM:-0}" = 1 ]; then
-    echo "SKIP lb_screenshot: chromium or ImageMagick missing (allowed by PGOLF_ALLOW_NO_CHROMIUM=1)" >&2
-    echo "SKIPPED lb_screenshot (chromium or imagemagick missing)"
-  else
-    fail lb_screenshot "needs Debian packages chromium and imagemagick (or PGOLF_ALLOW_NO_CHROMIUM=1 to skip)"
-  fi
-  exit 0
-fi
 # The window ends below the chart and above the chain's table, whose rows
 # carry a swatch of each verdict's colour too.
-HOME=$TMP timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-  --screenshot="$TMP/shot.png" --window-size=1200,800 "file://$H" >/dev/null 2>&1
+screenshot lb_screenshot "$H" "$TMP/shot.png" 1200x800 || exit 0
 [ -n "${PGOLF_LEADERBOARD_KEEP:-}" ] && mkdir -p "$PGOLF_LEADERBOARD_KEEP" && cp -R "$O/." "$TMP/shot.png" "$PGOLF_LEADERBOARD_KEEP/" 2>/dev/null
-if [ -s "$TMP/shot.png" ]; then ok lb_screenshot; else fail lb_screenshot "chromium wrote no screenshot"; exit 0; fi
-convert "$TMP/shot.png" -format %c histogram:info:- >"$TMP/hist.txt" 2>/dev/null
-pixels() {
-  want=$(echo "$1" | tr a-f A-F)
-  awk -v w="$want" '{ n = $1; sub(":", "", n); for (i = 2; i <= NF; i++) if (toupper($i) == w) s += n }
-    END { print s + 0 }' "$TMP/hist.txt"
-}
 # verdict colours of leaderboard_html.c and the squares of each: a 10 x 10
 # legend swatch plus one 9 x 9 square per record of that verdict.
 for cv in e7298a:1 1a9850:2 2b83ba:2 d7191c:1 984ea3:2 a6761d:1; do
