@@ -35,9 +35,9 @@ static const verb verbs[] = {
 static void usage(FILE *out) {
   fprintf(out, "usage: pgolf VERB [ARGS...]\n\nverbs:\n");
   for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-    fprintf(out, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+    fprintf(out, "  %-11s %s\n", verbs[i].name, verbs[i].summary);
   fprintf(out,
-          "\n  version    print version and build identity\n"
+          "\n  version     print version and build identity\n"
           "\nExit codes: 0 ok, 1 a check failed, 2 usage or input error.\n"
           "Run `pgolf VERB --help` for a verb's options.\n");
 }
