@@ -232,6 +232,13 @@ static int replay_external(const replay_cli *c, uint64_t seed, double *bpb) {
   int rc = replay_external_run(&o, bwrap, &r, &err);
   json_t *samples = nvml_sampler_stop(sampler);
   if (!rc) rc = replay_judge(&o, &r, &t, &v, &f, &err);
+  char hot[256];
+  unsigned n_hot = rc ? 0 : nvml_samples_thermal(samples, hot, sizeof hot);
+  if (n_hot)
+    findings_add(&f, "HARDWARE_THROTTLED", SEV_WARNING, NULL, 0,
+                 "thermal throttling during the run on %u GPU%s, %s: the timings are slower "
+                 "than the hardware's; a budget overrun may be the cooling's, not the code's",
+                 n_hot, n_hot == 1 ? "" : "s", hot);
   if (!rc && v.final) *bpb = v.final->val_bpb.v;
   if (!rc && hw->attested && !matches) timings_not_deciding(&f, why);
   char path[4096];
