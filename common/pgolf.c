@@ -29,6 +29,7 @@ static const verb verbs[] = {
     {"stats", cmd_stats, "multi-seed significance: one-sided Welch test with a margin"},
     {"regress", cmd_regress, "CI gate: val_bpb band and loss chain against golden runs"},
     {"report", cmd_report, "self-contained HTML and Markdown report of runs and checks"},
+    {"verify", cmd_verify, "check, replay, audit and significance of a folder; HTML + Markdown"},
 };
 
 static void usage(FILE *out) {
