@@ -30,6 +30,7 @@ static const verb verbs[] = {
     {"regress", cmd_regress, "CI gate: val_bpb band and loss chain against golden runs"},
     {"report", cmd_report, "self-contained HTML and Markdown report of runs and checks"},
     {"leaderboard", cmd_leaderboard, "every folder of a records/ tree: table, significance chain, pages"},
+    {"verify", cmd_verify, "check, replay, audit and significance of a folder; HTML + Markdown"},
 };
 
 static void usage(FILE *out) {

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 
 #include "common/grow.h"
-#include "verifier/check_folder.h"
 #include "verifier/code_count.h"
+#include "verifier/verify_report.h"
 
 int lb_codes_has(const char *list, const char *code) {
   size_t n = strlen(code);
@@ -255,42 +255,36 @@ static void claims(lb_entry *e, const submission *s) {
   if (j && j->has_val_bpb) e->has_claim = 1, e->claim = j->val_bpb, e->claim_key = j->val_bpb_key;
 }
 
-/* Check the folder and fill e. -1 only when memory runs out; a folder that
+static int unreadable(lb_entry *e, const pg_error *err) {
+  e->unreadable = 1;
+  snprintf(e->error, sizeof e->error, "%s", err->msg);
+  return (e->name = strdup(e->folder)) ? 0 : -1;
+}
+
+/* Check the folder (verify_folder: the static check; no record, no
+ * audit inputs) and fill e. -1 only when memory runs out; a folder that
  * cannot be read is marked unreadable. */
 static int load_entry(lb_entry *e) {
-  int track = e->kind == LB_RECORD ? TRACK_RECORD : e->kind == LB_NONRECORD ? TRACK_NONRECORD : -1;
-  submission s;
-  finding_list f = {0};
+  verify_opts o = {.track = e->kind == LB_RECORD      ? TRACK_RECORD
+                            : e->kind == LB_NONRECORD ? TRACK_NONRECORD
+                                                      : -1};
   pg_error err;
   e->score = e->mean = e->sd = e->lo = e->hi = e->tpb = NAN;
   e->bytes = e->train_s = e->eval_s = NAN;
   e->date_source = "none";
-  if (submission_load(e->path, track, &s, &f, &err)) {
-    findings_free(&f);
-    e->unreadable = 1;
-    snprintf(e->error, sizeof e->error, "%s", err.msg);
-    return (e->name = strdup(e->folder)) ? 0 : -1;
+  if (!(e->verify = calloc(1, sizeof *e->verify))) return -1;
+  if (verify_folder(e->path, &o, e->verify, &err)) {
+    free(e->verify);
+    e->verify = NULL;
+    return unreadable(e, &err);
   }
-  code_count cc;
-  if (code_count_build(&s, &cc, &err)) {
-    findings_free(&f);
-    submission_free(&s);
-    e->unreadable = 1;
-    snprintf(e->error, sizeof e->error, "%s", err.msg);
-    return (e->name = strdup(e->folder)) ? 0 : -1;
-  }
-  s.counted = &cc;
-  check_run_rules(&s, &f);
-  e->check = findings_json(e->path, &f, check_summary_json(&s, &f));
-  e->error_codes = codes_of(&f, SEV_ERROR, &e->n_errors);
-  e->warning_codes = codes_of(&f, SEV_WARNING, &e->n_warnings);
-  claims(e, &s);
-  int rc = sample(e, &s, &cc);
+  const check_result *c = &e->verify->chk;
+  e->error_codes = codes_of(&c->f, SEV_ERROR, &e->n_errors);
+  e->warning_codes = codes_of(&c->f, SEV_WARNING, &e->n_warnings);
+  claims(e, &c->s);
+  int rc = sample(e, &c->s, &c->cc);
   e->score = e->has_claim ? e->claim : e->mean;
-  if (!e->check || !e->error_codes || !e->warning_codes || !e->name || f.oom) rc = -1;
-  code_count_free(&cc);
-  submission_free(&s);
-  findings_free(&f);
+  if (!e->error_codes || !e->warning_codes || !e->name || c->f.oom) rc = -1;
   return rc;
 }
 
@@ -402,7 +396,8 @@ void leaderboard_free(leaderboard *lb) {
     for (size_t k = 0; k < e->n_values; k++) free(e->values[k].file);
     free(e->values);
     free(e->error_codes), free(e->warning_codes);
-    json_decref(e->check);
+    if (e->verify) verify_result_free(e->verify);
+    free(e->verify);
     for (size_t k = 0; k < e->n_replays; k++) free(e->replays[k].path), free(e->replays[k].codes);
     free(e->replays);
   }

@@ -3,6 +3,9 @@
  * in process as `pgolf check` checks one, and the record track's records
  * in date order, each tested against the record it displaced.
  *
+ * Folders are checked by `pgolf verify`'s API (verifier/verify_report.h),
+ * whose page of each folder is the leaderboard's OUT/<folder>.html.
+ *
  * Folders. A folder of records/track_10min_16mb is on the record track, of
  * records/track_non_record_16mb on the non-record track (listed apart, no
  * time budget); a folder of any other subfolder is listed apart as
@@ -103,7 +106,10 @@ typedef struct lb_entry {
 
   int n_errors, n_warnings;
   char *error_codes, *warning_codes; /* distinct codes, comma-separated, "" if none */
-  json_t *check; /* what `pgolf check --json` prints for the folder; NULL if unreadable */
+  /* What `pgolf verify` finds (verifier/verify_report.h): the check the
+   * fields above come from, the replays added by --replays, and the
+   * folder's page; NULL if unreadable. */
+  struct verify_result *verify;
 
   lb_replay *replays;
   size_t n_replays;

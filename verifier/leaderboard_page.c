@@ -1,17 +1,13 @@
-/* OUT/<folder>.html: the page of one folder.
- *
- * Rendered with the report module (verifier/report_html.h) from the
- * folder's check result, with a line back to the leaderboard above it.
- * This is the one place that makes a folder's page: when `pgolf verify`'s
- * report API lands, this function is what changes. */
+/* OUT/<folder>.html: the page of one folder, the one `pgolf verify`
+ * writes (verify_write_html), with a line back to the leaderboard and the
+ * folder's place in the chain above it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/challenge.h"
 #include "verifier/leaderboard.h"
-#include "verifier/report_html.h"
 #include "verifier/text_buf.h"
+#include "verifier/verify_report.h"
 
 /* Where the folder stands on the leaderboard: its step of the chain. */
 static void standing(text_buf *b, const leaderboard *lb, size_t i) {
@@ -72,18 +68,36 @@ static char *with_header(char *html, const leaderboard *lb, size_t i) {
   return tb_finish(&b);
 }
 
+/* verify's page of e as a string; for a folder that could not be read, a
+ * page that says so. NULL (err) when memory runs out. */
+static char *verify_page(const lb_entry *e, pg_error *err) {
+  if (!e->verify) {
+    text_buf b = {0};
+    tb_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
+    tb_xml(&b, e->folder);
+    tb_printf(&b, "</title><style>body{font-family:sans-serif;margin:24px}.error{color:#b00}"
+                  "</style></head><body>\n</body></html>\n");
+    char *html = tb_finish(&b);
+    if (!html) pg_fail(err, e->path, -1, "out of memory");
+    return html;
+  }
+  char *html = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&html, &len);
+  if (!f) return pg_fail(err, e->path, -1, "out of memory"), NULL;
+  int rc = verify_write_html(f, e->verify, err);
+  if (fclose(f) && !rc) rc = pg_fail(err, e->path, -1, "out of memory");
+  if (rc) {
+    free(html);
+    return NULL;
+  }
+  return html;
+}
+
 char *leaderboard_folder_html(const leaderboard *lb, size_t i, pg_error *err) {
-  const lb_entry *e = &lb->entries[i];
-  report r;
-  memset(&r, 0, sizeof r);
-  int rc = e->check ? report_add_check(&r, e->path, e->check, err) : 0;
-  if (!rc)
-    rc = report_significance_compute(&r, NULL, 0, CHALLENGE_MARGIN_NATS, 0, 0, CHALLENGE_ALPHA, err);
-  char *html = rc ? NULL : report_html(&r);
-  report_free(&r);
-  if (rc) return NULL;
-  if (!html) return pg_fail(err, e->path, -1, "out of memory"), NULL;
+  char *html = verify_page(&lb->entries[i], err);
+  if (!html) return NULL;
   html = with_header(html, lb, i);
-  if (!html) pg_fail(err, e->path, -1, "out of memory");
+  if (!html) pg_fail(err, lb->entries[i].path, -1, "out of memory");
   return html;
 }

@@ -15,6 +15,7 @@
 #include "common/grow.h"
 #include "common/json_read.h"
 #include "verifier/leaderboard.h"
+#include "verifier/verify_report.h"
 
 #define LB_REPLAY_MAX_BYTES ((size_t)256 << 20)
 #define LB_REPLAY_MAX_DEPTH 8
@@ -120,6 +121,32 @@ static int skip(leaderboard *lb, const char *path, pg_error *err) {
   return 0;
 }
 
+/* The folder a --fresh-seeds summary (pgolf replay's replay-fresh.json:
+ * {"record", "salt", "runs", ...}) names, or NULL if the text is not one. */
+static char *fresh_folder(const uint8_t *buf, size_t len, const char *path) {
+  json_t *j;
+  pg_error ignored;
+  if (json_read_buf(buf, len, path, &j, &ignored)) return NULL;
+  json_t *rec = json_object_get(j, "record");
+  char *folder = json_is_string(rec) && json_is_string(json_object_get(j, "salt")) &&
+                         json_is_array(json_object_get(j, "runs"))
+                     ? strdup(json_string_value(rec))
+                     : NULL;
+  json_decref(j);
+  return folder;
+}
+
+/* A --fresh-seeds summary goes to its folder's page (verify_add_fresh);
+ * the leaderboard's own reproduction test uses the replays themselves. */
+static int add_fresh(leaderboard *lb, const uint8_t *buf, size_t len, const char *path,
+                     pg_error *err) {
+  char *folder = fresh_folder(buf, len, path);
+  lb_entry *e = folder ? entry_for(lb, folder) : NULL;
+  free(folder);
+  if (!e || !e->verify) return skip(lb, path, err);
+  return verify_add_fresh(e->verify, path, err);
+}
+
 static int add_file(leaderboard *lb, const char *path, pg_error *err) {
   uint8_t *buf;
   size_t len;
@@ -127,14 +154,20 @@ static int add_file(leaderboard *lb, const char *path, pg_error *err) {
   lb_replay r = {.seed = -1, .val_bpb = NAN, .claimed = NAN};
   char *folder;
   int got = lb_replay_parse((const char *)buf, len, path, &r, &folder, err);
+  if (got == 0) got = add_fresh(lb, buf, len, path, err) ? -1 : 2;
   free(buf);
   if (got < 0) return -1;
-  if (!got) return skip(lb, path, err);
+  if (got == 2) return 0;
   lb_entry *e = entry_for(lb, folder);
   free(folder);
   if (!e) {
     free(r.codes);
     return skip(lb, path, err);
+  }
+  /* The replay on the folder's page too. */
+  if (e->verify && verify_add_replay(e->verify, path, err)) {
+    free(r.codes);
+    return -1;
   }
   for (size_t i = 0; i < e->n_values; i++)
     if (e->values[i].seed == r.seed) r.claimed = e->values[i].val_bpb;

@@ -86,7 +86,8 @@ replay "$P/both/replay-seed2.json" "/elsewhere/track_10min_16mb/2026-02-27_Both/
 replay "$P/sp/replay-seed1.json" "2026-03-06_SP8192" 1 1.1700
 replay "$P/sp/replay-seed2.json" "2026-03-06_SP8192" 2 1.1710
 replay "$P/sp/replay-seed3.json" "2026-03-06_SP8192" 3 1.1690
-printf '{"record": "2026-03-06_SP8192", "salt": "s", "runs": []}\n' >"$P/sp/replay-fresh.json"
+printf '{"record": "2026-03-06_SP8192", "salt": "s", "runs": [], "reproduction": {"verdict": "REPRODUCTION_GAP", "claimed_mean": 1.16, "replayed_mean": 1.17, "p": 0.001}}\n' >"$P/sp/replay-fresh.json"
+printf '{"notes": "not a replay"}\n' >"$P/notes.json"
 
 O=$TMP/lb
 expect_rc lb_writes 0 "$PGOLF" leaderboard "$R" --replays "$P" -o "$O"
@@ -171,12 +172,18 @@ awk -v m="$(step 2026-03-06_SP8192 .margin_bpb)" 'BEGIN { e = 0.005 * 0.268 / lo
 [ "$(jqv '[.summary.folders_with_errors[].folder] | join(" ")')" = "2026-03-05_Multi 2026-03-09_OverLimits" ] &&
   ok lb_error_list || fail lb_error_list "$(jqv .summary.folders_with_errors)"
 
-# Replays, joined by folder name (paths differ); the fresh-seed summary is not a manifest.
+# Replays, joined by folder name (paths differ); a fresh-seed summary goes
+# to its folder's page; other JSON is skipped.
 [ "$(entry 2026-02-27_Both '"\(.replays.reproduction.verdict) \([.replays.runs[].claimed_val_bpb] | join(","))"')" = "consistent 1.19,1.1905" ] &&
   ok lb_replays_consistent || fail lb_replays_consistent "$(entry 2026-02-27_Both .replays)"
 [ "$(entry 2026-03-06_SP8192 '"\(.replays.reproduction.verdict) \(.replays.runs | length)"')" = "REPRODUCTION_GAP 3" ] &&
   ok lb_replays_gap || fail lb_replays_gap "$(entry 2026-03-06_SP8192 .replays)"
-[ "$(jqv '.replay_files_skipped | length')" = 1 ] && ok lb_replays_skipped || fail lb_replays_skipped "$(jqv .replay_files_skipped)"
+[ "$(jqv '.replay_files_skipped | length')" = 1 ] && [ "$(jqv '.replay_files_skipped[0]')" = "$P/notes.json" ] &&
+  ok lb_replays_skipped || fail lb_replays_skipped "$(jqv .replay_files_skipped)"
+# The folder pages are pgolf verify's, with the replays and the fresh-seed verdict.
+grep -q 'pgolf verify: ' "$O/2026-03-06_SP8192.html" && grep -q 'replay-seed3.json' "$O/2026-03-06_SP8192.html" &&
+  grep -q 'REPRODUCTION_GAP' "$O/2026-03-06_SP8192.html" && ok lb_folder_page_verify ||
+  fail lb_folder_page_verify "$(grep -o '<h1>.*</h1>' "$O/2026-03-06_SP8192.html")"
 printf '{"kind": "pgolf/replay/v1", "record": {"seed": 1}}\n' >"$P/bad.json"
 expect_err lb_replay_malformed 2 "bad.json.*record.folder" "$PGOLF" leaderboard "$R" --replays "$P" -o "$TMP/o2"
 expect_err lb_no_folders 2 "no submission folders" "$PGOLF" leaderboard "$P/both" -o "$TMP/o3"
