@@ -103,7 +103,7 @@ int cmd_leaderboard(int argc, char **argv) {
   lb_counts c = leaderboard_counts(&lb);
   printf("pgolf leaderboard: %zu folders (%zu on the record track), %zu record-to-record steps:\n"
          "  README rule (%g nats, p < %g): %zu accepted; practice (p < %g): %zu accepted;\n"
-         "  %zu not testable (one seed); %zu records did not beat the standing one;\n"
+         "  %zu not testable (one seed); %zu did not beat the standing one;\n"
          "  %zu folders with errors; wrote %s/index.html\n",
          lb.n_entries, c.records, c.steps, CHALLENGE_MARGIN_NATS, CHALLENGE_ALPHA, c.readme_pass,
          CHALLENGE_PRACTICE_ALPHA, c.practice_pass, c.untestable, c.not_displacing,

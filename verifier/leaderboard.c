@@ -13,6 +13,7 @@
 #include "common/grow.h"
 #include "verifier/code_count.h"
 #include "verifier/verify_report.h"
+#include "verifier/welch.h"
 
 int lb_codes_has(const char *list, const char *code) {
   size_t n = strlen(code);
@@ -182,29 +183,30 @@ static void budgets(lb_entry *e, const submission *s, const code_count *cc, cons
     e->bytes = (double)j->bytes_total, e->bytes_from = "claimed bytes_total";
 }
 
-static void summarize(lb_entry *e) {
+/* Mean and sd by summarize_sample, as `pgolf stats` computes them (so the
+ * chain's numbers are its numbers), the range, and tokens per byte. */
+static int summarize(lb_entry *e) {
   e->mean = e->sd = e->lo = e->hi = e->tpb = NAN;
-  if (!e->n_values) return;
-  double sum = 0, tpb = 0;
+  if (!e->n_values) return 0;
+  double *v = malloc(e->n_values * sizeof *v), tpb = 0;
   size_t n_tpb = 0;
+  if (!v) return -1;
   e->lo = e->hi = e->values[0].val_bpb;
   for (size_t i = 0; i < e->n_values; i++) {
-    const lb_value *v = &e->values[i];
-    sum += v->val_bpb;
-    if (v->val_bpb < e->lo) e->lo = v->val_bpb;
-    if (v->val_bpb > e->hi) e->hi = v->val_bpb;
+    const lb_value *x = &e->values[i];
+    v[i] = x->val_bpb;
+    e->lo = fmin(e->lo, x->val_bpb), e->hi = fmax(e->hi, x->val_bpb);
     /* as verifier/stats_inputs.c: bits per byte over bits per token */
-    if (isfinite(v->val_loss) && v->val_loss > 0 && v->val_bpb > 0)
-      tpb += v->val_bpb * M_LN2 / v->val_loss, n_tpb++;
+    if (isfinite(x->val_loss) && x->val_loss > 0 && x->val_bpb > 0)
+      tpb += x->val_bpb * M_LN2 / x->val_loss, n_tpb++;
   }
-  e->mean = sum / (double)e->n_values;
   if (n_tpb == e->n_values) e->tpb = tpb / (double)n_tpb;
-  if (e->n_values >= 2) {
-    double ss = 0;
-    for (size_t i = 0; i < e->n_values; i++)
-      ss += (e->values[i].val_bpb - e->mean) * (e->values[i].val_bpb - e->mean);
-    e->sd = sqrt(ss / (double)(e->n_values - 1));
-  }
+  sample_summary ss;
+  pg_error ignored;
+  if (e->n_values == 1) e->mean = v[0];
+  else if (!summarize_sample(v, e->n_values, e->folder, &ss, &ignored)) e->mean = ss.mean, e->sd = ss.sd;
+  free(v);
+  return 0;
 }
 
 /* The sample (see leaderboard.h), its budgets and summary. */
@@ -233,8 +235,7 @@ static int sample(lb_entry *e, const submission *s, const code_count *cc) {
   }
   if (!rc) budgets(e, s, cc, u, n);
   free(u);
-  summarize(e);
-  return rc;
+  return rc ? rc : summarize(e);
 }
 
 /* ---- one folder ---- */
@@ -282,6 +283,10 @@ static int load_entry(lb_entry *e) {
   e->error_codes = codes_of(&c->f, SEV_ERROR, &e->n_errors);
   e->warning_codes = codes_of(&c->f, SEV_WARNING, &e->n_warnings);
   claims(e, &c->s);
+  for (size_t r = 0; r < c->s.n_runs; r++) {
+    e->n_runs += sub_run_has_final(&c->s, &c->s.runs[r]) != 0;
+    e->n_reruns += c->s.runs[r].n_trainings > 1;
+  }
   int rc = sample(e, &c->s, &c->cc);
   e->score = e->has_claim ? e->claim : e->mean;
   if (!e->error_codes || !e->warning_codes || !e->name || c->f.oom) rc = -1;

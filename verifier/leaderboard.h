@@ -96,6 +96,8 @@ typedef struct lb_entry {
   lb_value *values;
   size_t n_values;
   const char *sample_from; /* "claim" (the runs the claim rests on) or "runs" (every run) */
+  size_t n_runs;   /* runs with a final metric, in the sample or not */
+  size_t n_reruns; /* runs trained more than once (a seed rerun, several in one log) */
   double mean, sd, lo, hi; /* of the values; sd NAN below 2 values, all NAN for none */
   double tpb;             /* tokens per byte, NAN unless every value carries one */
   double score;           /* the claim, else the mean; NAN: not placed in the chain */

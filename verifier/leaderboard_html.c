@@ -269,7 +269,11 @@ static void seeds_cell(text_buf *b, const lb_entry *e) {
     tb_xml(b, e->values[k].file);
     tb_printf(b, ")");
   }
-  tb_printf(b, "\">%zu%s</td>", e->n_values, !strcmp(e->sample_from ? e->sample_from : "", "runs") ? "*" : "");
+  tb_printf(b, "\">%zu%s", e->n_values, !strcmp(e->sample_from ? e->sample_from : "", "runs") ? "*" : "");
+  if (e->n_runs > e->n_values) tb_printf(b, "<br><span class=\"dim\">of %zu runs</span>", e->n_runs);
+  if (e->n_reruns)
+    tb_printf(b, "<br><span class=\"dim\">%zu rerun%s</span>", e->n_reruns, e->n_reruns == 1 ? "" : "s");
+  tb_printf(b, "</td>");
 }
 
 static void entry_row(text_buf *b, const lb_entry *e, int timed, const char *num) {
@@ -434,7 +438,7 @@ static void summary(text_buf *b, const leaderboard *lb) {
   tb_xml(b, lb->root);
   tb_printf(b, "</code>, %zu on the record track. Of <b>%zu</b> record-to-record steps, "
                "<b>%zu</b> pass the README's rule and <b>%zu</b> the maintainers' practice; %zu "
-               "pass neither and %zu cannot be tested (a side with one seed). %zu records did not "
+               "pass neither and %zu cannot be tested (a side with one seed); %zu did not "
                "beat the standing record. <b>%zu</b> folders have errors.</p>\n",
             c.records, c.steps, c.readme_pass, c.practice_pass, c.neither, c.untestable,
             c.not_displacing, c.folders_with_errors);

@@ -94,6 +94,8 @@ static json_t *entry_json(const lb_entry *e) {
   json_object_set_new(o, "claim_field", str_or_null(e->has_claim ? e->claim_key : NULL));
   json_object_set_new(o, "sample_from", json_string(e->sample_from));
   json_object_set_new(o, "n", json_integer((json_int_t)e->n_values));
+  json_object_set_new(o, "runs_with_final_metric", json_integer((json_int_t)e->n_runs));
+  json_object_set_new(o, "reruns", json_integer((json_int_t)e->n_reruns));
   json_object_set_new(o, "values", values_json(e));
   json_object_set_new(o, "mean_val_bpb", num(e->mean));
   json_object_set_new(o, "sd_val_bpb", num(e->sd));
@@ -260,7 +262,7 @@ char *leaderboard_markdown(const leaderboard *lb) {
   tb_printf(&b, "%zu folders, %zu on the record track. Of %zu record-to-record steps (a record "
                 "below the standing one), %zu pass the README's rule (%g nats at p < %g), %zu the "
                 "maintainers' practice (p < %g, no margin), %zu neither, %zu cannot be tested "
-                "(a side with one seed); %zu records did not beat the standing record.\n\n",
+                "(a side with one seed); %zu did not beat the standing record.\n\n",
             lb->n_entries, c.records, c.steps, c.readme_pass, CHALLENGE_MARGIN_NATS, CHALLENGE_ALPHA,
             c.practice_pass, CHALLENGE_PRACTICE_ALPHA, c.neither, c.untestable, c.not_displacing);
   md_chain(&b, lb);

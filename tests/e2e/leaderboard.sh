@@ -59,12 +59,14 @@ folder "$T10/2026-03-01_Base" 2026-03-01 0.41 1.2000 1.2010 1.1990
 folder "$T10/2026-02-27_Both" 2026-03-02 0.41 1.1900 1.1905 1.1895      # date from submission.json
 folder "$T10/2026-03-03_PracticeOnly" "" 0.41 1.1890 1.1891 1.1889       # date from the folder name
 folder "$T10/2026-03-04_Neither" 2026-03-04 0.41 1.1880 1.1910 1.1870
-# No submission.json; seed 1 trained and evaluated in two logs, seed 2's log copied.
+# No submission.json; seed 1 trained and evaluated in two logs, seed 2's
+# log copied, seed 3 trained twice.
 M=$T10/2026-03-05_Multi
 folder "$M" 2026-03-05 0.41 1.1700 1.1710 1.1690
 rm "$M/submission.json"
 cp "$M/train_seed2.log" "$M/train.log"
 log "$M/ttt_seed1.log" 1 1.1650 0.41
+log "$M/train_seed3_rerun.log" 3 1.1692 0.41
 sed -i '/^step:\|^stopping_early\|^Serialized/d' "$M/ttt_seed1.log"
 folder "$T10/2026-03-06_SP8192" 2026-03-06 0.268 1.1600 1.1605 1.1595
 folder "$T10/2026-03-07_OneSeed" 2026-03-07 0.41 1.1500
@@ -147,9 +149,11 @@ compare lb_stats_sp8192 2026-03-06_SP8192 --new "$T10/2026-03-06_SP8192" --recor
 # The sp8192-like folder's margin is 0.005 nats at its own 0.268 tokens per byte.
 awk -v m="$(step 2026-03-06_SP8192 .margin_bpb)" 'BEGIN { e = 0.005 * 0.268 / log(2); exit !(m - e < 1e-9 && e - m < 1e-9) }' &&
   ok lb_margin_from_logs || fail lb_margin_from_logs "$(step 2026-03-06_SP8192 .margin_bpb)"
-# Three runs from four logs and a copy; seed 1's value is its last final
-# metric in file order (ttt_seed1.log, the evaluation of its model).
-[ "$(entry 2026-03-05_Multi '"\(.n) \(.sample_from) \(.claimed_val_bpb) \([.values[] | select(.seed == 1) | .file] | join(","))"')" = "3 runs null ttt_seed1.log" ] &&
+# Three runs from five logs and a copy; a run's value is its last final
+# metric in file order (seed 1: ttt_seed1.log, the evaluation of its
+# model; seed 3: its rerun).
+[ "$(entry 2026-03-05_Multi '"\(.n) \(.runs_with_final_metric) \(.reruns) \(.sample_from) \(.claimed_val_bpb) \([.values[].file] | join(","))"')" = \
+  "3 3 1 runs null train.log,ttt_seed1.log,train_seed3_rerun.log" ] &&
   [ "$(entry 2026-03-05_Multi '.errors | join(",")')" = MISSING_FILE ] &&
   ok lb_several_logs_per_seed || fail lb_several_logs_per_seed "$(entry 2026-03-05_Multi '[.n, .sample_from, .errors]')"
 
