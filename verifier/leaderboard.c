@@ -149,8 +149,11 @@ static double log_bytes_total(const submission *s, const code_count *cc, size_t 
   const log_bytes *m = last_labelled(l->models, l->n_models);
   if (!m || !cc->n_sets) return NAN;
   const code_set *set = code_count_set_of_log(cc, li);
-  for (size_t i = 0; !set && i < cc->n_sets; i++)
-    if (!set || cc->sets[i].counted < set->counted) set = &cc->sets[i];
+  if (!set) {
+    set = &cc->sets[0];
+    for (size_t i = 1; i < cc->n_sets; i++)
+      if (cc->sets[i].counted < set->counted) set = &cc->sets[i];
+  }
   *from = "model + counted code";
   return (double)(m->bytes + set->counted);
 }
