@@ -190,6 +190,10 @@ grep -q 'pgolf verify: ' "$O/2026-03-06_SP8192.html" && grep -q 'replay-seed3.js
   fail lb_folder_page_verify "$(grep -o '<h1>.*</h1>' "$O/2026-03-06_SP8192.html")"
 printf '{"kind": "pgolf/replay/v1", "record": {"seed": 1}}\n' >"$P/bad.json"
 expect_err lb_replay_malformed 2 "bad.json.*record.folder" "$PGOLF" leaderboard "$R" --replays "$P" -o "$TMP/o2"
+# RECORDS_DIR may be one track's folder.
+"$PGOLF" leaderboard "$T10" -o "$TMP/o4" >/dev/null 2>&1
+[ "$(jq '.summary | "\(.folders) \(.steps)"' "$TMP/o4/leaderboard.json" 2>/dev/null)" = '"9 7"' ] &&
+  ok lb_track_folder || fail lb_track_folder "$(jq .summary "$TMP/o4/leaderboard.json" 2>&1 | head -5)"
 expect_err lb_no_folders 2 "no submission folders" "$PGOLF" leaderboard "$P/both" -o "$TMP/o3"
 expect_err lb_needs_output 2 "-o is required" "$PGOLF" leaderboard "$R"
 
