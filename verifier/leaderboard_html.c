@@ -190,13 +190,17 @@ static void chart_point(text_buf *b, const leaderboard *lb, const chart *c, size
   const lb_step *st = &lb->steps[i];
   const lb_entry *e = &lb->entries[st->rec];
   double x = px_x(lb, i);
-  if (e->n_values > 1) {
+  if (e->n_values > 1)
     tb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#666666\"/>", x,
               px_y(c, e->lo), x, px_y(c, e->hi));
-    for (size_t k = 0; k < e->n_values; k++)
-      tb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#666666\"/>",
-                x - 3, px_y(c, e->values[k].val_bpb), x + 3, px_y(c, e->values[k].val_bpb));
-  }
+  for (size_t k = 0; k < e->n_values; k++)
+    tb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#666666\"/>",
+              x - 3, px_y(c, e->values[k].val_bpb), x + 3, px_y(c, e->values[k].val_bpb));
+  /* A claim outside its seeds' range: dotted to the nearest seed. */
+  double near = e->score < e->lo ? e->lo : e->score > e->hi ? e->hi : e->score;
+  if (near != e->score)
+    tb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#666666\" "
+                 "stroke-dasharray=\"1 2\"/>", x, px_y(c, e->score), x, px_y(c, near));
   tb_printf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%d\" height=\"%d\" fill=\"%s\" "
                "shape-rendering=\"crispEdges\"><title>",
             floor(x - MARK / 2.0), floor(px_y(c, e->score) - MARK / 2.0), MARK, MARK, step_color(st));
@@ -217,8 +221,9 @@ static void legend(text_buf *b) {
   tb_printf(b, "<p style=\"font-size:12px\">");
   for (int i = 0; i < 6; i++)
     tb_printf(b, "<span class=\"sw\" style=\"background:%s\"></span>%s", colors[i], names[i]);
-  tb_printf(b, "<br>Grey line: the seeds of a record (ticks) from lowest to highest; dashed: the "
-               "standing record. Numbers are the rows of the chain below.</p>\n");
+  tb_printf(b, "<br>Squares: each record's score (its claim, else its seeds' mean); grey ticks: "
+               "its seeds, joined from lowest to highest, dotted to a claim outside them; dashed: "
+               "the standing record. Numbers are the rows of the chain below.</p>\n");
 }
 
 static void section_chart(text_buf *b, const leaderboard *lb) {
