@@ -29,14 +29,16 @@ static const verb verbs[] = {
     {"stats", cmd_stats, "multi-seed significance: one-sided Welch test with a margin"},
     {"regress", cmd_regress, "CI gate: val_bpb band and loss chain against golden runs"},
     {"report", cmd_report, "self-contained HTML and Markdown report of runs and checks"},
+    {"leaderboard", cmd_leaderboard, "every folder of a records/ tree: table, significance chain, pages"},
+    {"verify", cmd_verify, "check, replay, audit and significance of a folder; HTML + Markdown"},
 };
 
 static void usage(FILE *out) {
   fprintf(out, "usage: pgolf VERB [ARGS...]\n\nverbs:\n");
   for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-    fprintf(out, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+    fprintf(out, "  %-11s %s\n", verbs[i].name, verbs[i].summary);
   fprintf(out,
-          "\n  version    print version and build identity\n"
+          "\n  version     print version and build identity\n"
           "\nExit codes: 0 ok, 1 a check failed, 2 usage or input error.\n"
           "Run `pgolf VERB --help` for a verb's options.\n");
 }

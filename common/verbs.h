@@ -19,5 +19,7 @@ int cmd_replay(int argc, char **argv);    /* verifier/cmd_replay.c */
 int cmd_audit(int argc, char **argv);     /* verifier/cmd_audit.c */
 int cmd_regress(int argc, char **argv);   /* verifier/cmd_regress.c */
 int cmd_report(int argc, char **argv);    /* verifier/cmd_report.c */
+int cmd_leaderboard(int argc, char **argv); /* verifier/cmd_leaderboard.c */
+int cmd_verify(int argc, char **argv);    /* verifier/cmd_verify.c */
 
 #endif

@@ -107,6 +107,11 @@ static int attest(unsigned want, int json) {
              g->mig == 1 ? "on" : g->mig == 0 ? "off" : "?", g->sm_clock_mhz,
              g->sm_clock_max_mhz, g->power_limit_mw / 1000);
     }
+    for (unsigned i = 0; i < a->n_gpus; i++) {
+      char thermal[128];
+      nvml_thermal_names(a->gpus[i].throttle_reasons, thermal, sizeof thermal);
+      if (thermal[0]) printf("gpu %u: clocks throttled now: %s\n", i, thermal);
+    }
     for (size_t i = 0; i < a->n_procs; i++)
       printf("process on gpu %u: pid %u (%s), %.1f GiB\n", a->procs[i].gpu, a->procs[i].pid,
              a->procs[i].comm[0] ? a->procs[i].comm : "?",
@@ -122,6 +127,17 @@ static int attest(unsigned want, int json) {
       pg_die_msg("gpu attest: HARDWARE_BUSY: %zu process%s already on a GPU (pid %u first)",
                  a->n_procs, a->n_procs == 1 ? "" : "es", a->procs[0].pid),
           rc = PG_EXIT_CHECK_FAILED;
+    /* A hot GPU is the right hardware in a bad state: a warning, since
+     * the run may still be timed fairly once it cools down. */
+    for (unsigned i = 0; i < a->n_gpus; i++) {
+      char thermal[128];
+      nvml_thermal_names(a->gpus[i].throttle_reasons, thermal, sizeof thermal);
+      if (thermal[0]) {
+        pg_die_msg("gpu attest: HARDWARE_THROTTLED (warning): GPU %u clocks slowed now: %s", i,
+                   thermal);
+        break;
+      }
+    }
   }
   free(a);
   return rc;

@@ -158,6 +158,7 @@ static void take_gpu(const nvml_lib *l, unsigned i, nvml_dev d, nvml_gpu *g) {
     }
     if (any) g->nvlink_active = up;
   }
+  if (l->throttle) l->throttle(d, &g->throttle_reasons);
   g->form_factor = form_factor(g->name, g->power_max_mw);
 }
 
@@ -229,6 +230,7 @@ int nvml_matches_challenge(const nvml_attest *a, unsigned want, char *why, size_
       return snprintf(why, cap, "GPU %u is %s (%s), the challenge's is the H100 SXM", i, g->name,
                       g->form_factor), 0;
     if (g->mig == 1) return snprintf(why, cap, "GPU %u has MIG enabled", i), 0;
+    if (g->ecc == 0) return snprintf(why, cap, "GPU %u has ECC off", i), 0;
   }
   snprintf(why, cap, "%u x H100 SXM", want);
   return 1;
@@ -252,6 +254,10 @@ static json_t *gpu_json(const nvml_gpu *g) {
   json_object_set_new(o, "power_max_mw", opt_u(g->power_max_mw));
   json_object_set_new(o, "nvlink_active", g->nvlink_active < 0 ? json_null()
                                                                 : json_integer(g->nvlink_active));
+  json_object_set_new(o, "throttle_reasons", json_integer((json_int_t)g->throttle_reasons));
+  char thermal[128];
+  nvml_thermal_names(g->throttle_reasons, thermal, sizeof thermal);
+  json_object_set_new(o, "thermal_throttle", thermal[0] ? json_string(thermal) : json_null());
   return o;
 }
 
@@ -277,6 +283,49 @@ json_t *nvml_attest_json(const nvml_attest *a) {
   json_object_set_new(o, "processes_before", procs);
   if (a->procs_truncated) json_object_set_new(o, "processes_truncated", json_true());
   return o;
+}
+
+/* ---- thermal throttling ---- */
+
+void nvml_thermal_names(unsigned long long mask, char *out, size_t cap) {
+  static const struct { unsigned long long bit; const char *name; } names[] = {
+      {NVML_THROTTLE_HW_SLOWDOWN, "HW slowdown"},
+      {NVML_THROTTLE_SW_THERMAL, "SW thermal slowdown"},
+      {NVML_THROTTLE_HW_THERMAL, "HW thermal slowdown"}};
+  size_t at = 0;
+  out[0] = 0;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if ((mask & names[i].bit) && at < cap) {
+      int n = snprintf(out + at, cap - at, "%s%s", at ? ", " : "", names[i].name);
+      at += n > 0 ? (size_t)n : 0;
+    }
+}
+
+unsigned nvml_samples_thermal(const json_t *samples, char *why, size_t cap) {
+  unsigned long long seen[NVML_ATTEST_MAX_GPUS] = {0};
+  size_t hot[NVML_ATTEST_MAX_GPUS] = {0}, all[NVML_ATTEST_MAX_GPUS] = {0};
+  double first_ms[NVML_ATTEST_MAX_GPUS];
+  const json_t *rows = json_object_get(samples, "samples"), *row;
+  size_t i;
+  why[0] = 0;
+  json_array_foreach(rows, i, row) {
+    json_int_t gpu = json_integer_value(json_array_get(row, 1));
+    unsigned long long mask = (unsigned long long)json_integer_value(json_array_get(row, 7));
+    if (gpu < 0 || gpu >= NVML_ATTEST_MAX_GPUS) continue;
+    all[gpu]++;
+    if (!(mask & NVML_THROTTLE_THERMAL)) continue;
+    if (!hot[gpu]++) first_ms[gpu] = json_number_value(json_array_get(row, 0));
+    seen[gpu] |= mask & NVML_THROTTLE_THERMAL;
+  }
+  unsigned n = 0;
+  for (unsigned g = 0; g < NVML_ATTEST_MAX_GPUS; g++) {
+    if (!hot[g] || n++) continue;
+    char names[128];
+    nvml_thermal_names(seen[g], names, sizeof names);
+    snprintf(why, cap, "GPU %u: %zu of %zu samples from %.1f s (%s)", g, hot[g], all[g],
+             first_ms[g] / 1e3, names);
+  }
+  return n;
 }
 
 /* ---- the sampler ---- */

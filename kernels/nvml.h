@@ -30,6 +30,7 @@ typedef struct nvml_gpu {
   unsigned sm_clock_mhz, sm_clock_max_mhz, mem_clock_max_mhz; /* 0: not reported */
   unsigned power_limit_mw, power_max_mw;
   int nvlink_active;                   /* links up, -1 not reported */
+  unsigned long long throttle_reasons; /* clock event reasons when attested (NVML's bits) */
 } nvml_gpu;
 
 typedef struct nvml_proc {
@@ -56,13 +57,35 @@ typedef struct nvml_attest {
 void nvml_attest_take(nvml_attest *a);
 
 /* 1 when the attested hardware is the challenge's: CHALLENGE_WORLD_SIZE
- * H100 SXM GPUs, MIG off. Otherwise 0 and *why (cap bytes) says what
- * differs. Unattested hardware never matches. */
+ * H100 SXM GPUs, MIG off, ECC on (the cloud's H100s run with ECC; a board
+ * with ECC off is not the machine the record was timed on, and its memory
+ * errors go unseen). ECC not reported is no mismatch. Otherwise 0 and *why
+ * (cap bytes) says what differs, naming the first GPU that differs.
+ * Unattested hardware never matches. */
 int nvml_matches_challenge(const nvml_attest *a, unsigned want_gpus, char *why, size_t cap);
 
 /* {"attested", ["reason"], "driver_version", "cuda_driver_version",
  *  "gpus": [...], "processes_before": [...]} */
 json_t *nvml_attest_json(const nvml_attest *a);
+
+/* Thermal clock event reasons (NVML's nvmlClocksEventReason bits): the
+ * driver slowed the clocks because the GPU was too hot. Power capping and
+ * idle are not counted: they are the normal state of a busy or idle GPU. */
+#define NVML_THROTTLE_HW_SLOWDOWN 0x8ull
+#define NVML_THROTTLE_SW_THERMAL 0x20ull
+#define NVML_THROTTLE_HW_THERMAL 0x40ull
+#define NVML_THROTTLE_THERMAL \
+  (NVML_THROTTLE_HW_SLOWDOWN | NVML_THROTTLE_SW_THERMAL | NVML_THROTTLE_HW_THERMAL)
+
+/* The thermal reasons in mask, comma-separated ("SW thermal slowdown"),
+ * into out (cap bytes); "" when none. */
+void nvml_thermal_names(unsigned long long mask, char *out, size_t cap);
+
+/* The GPUs whose clocks were thermally throttled in a sampler's output
+ * (nvml_sampler_stop's object; NULL or no samples: 0): how many GPUs, and
+ * in why (cap bytes) for the first of them, in how many of its samples,
+ * from when, and for which reasons. */
+unsigned nvml_samples_thermal(const json_t *samples, char *why, size_t cap);
 
 /* ---- sampling during a run ---- */
 

@@ -312,7 +312,7 @@ static int verify_doc(const read_opts *o, manifest_doc *d) {
   return rc;
 }
 
-static int cmd_verify(int argc, char **argv) {
+static int cmd_manifest_verify(int argc, char **argv) {
   read_opts o = {0};
   const cli_option opts[] = {
       CLI_STRING("key", 0, &o.key, "PUB.pem", "the signer's public key (for an envelope)"),
@@ -418,7 +418,7 @@ static int cmd_sign(int argc, char **argv) {
 int cmd_manifest(int argc, char **argv) {
   static const cli_sub subs[] = {{"create", cmd_create, CREATE_USAGE, CREATE_ABOUT},
                                  {"show", cmd_show, SHOW_USAGE, SHOW_ABOUT},
-                                 {"verify", cmd_verify, VERIFY_USAGE, VERIFY_ABOUT},
+                                 {"verify", cmd_manifest_verify, VERIFY_USAGE, VERIFY_ABOUT},
                                  {"diff", cmd_diff, DIFF_USAGE, DIFF_ABOUT},
                                  {"keygen", cmd_keygen, KEYGEN_USAGE, KEYGEN_ABOUT},
                                  {"sign", cmd_sign, SIGN_USAGE, SIGN_ABOUT}};

@@ -8,7 +8,11 @@
  *   FAKE_NVML_NAME=S               every device's name ("NVIDIA H100 80GB HBM3")
  *   FAKE_NVML_POWER_MAX_MW=N       maximum power limit (700000)
  *   FAKE_NVML_MIG=1                MIG enabled on every device
- *   FAKE_NVML_BUSY_PID=N           one compute process with this pid on GPU 0 */
+ *   FAKE_NVML_BUSY_PID=N           one compute process with this pid on GPU 0
+ *   FAKE_NVML_ECC_OFF_GPU=N        ECC disabled on GPU N (on everywhere else)
+ *   FAKE_NVML_THROTTLE=MASK        clock event reasons (NVML's bits, decimal or
+ *                                  0x hex) GPU FAKE_NVML_THROTTLE_GPU (default 0)
+ *                                  reports, e.g. 0x20 software thermal slowdown */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +28,12 @@ typedef struct {
 static unsigned env_u(const char *k, unsigned dflt) {
   const char *v = getenv(k);
   return v && *v ? (unsigned)strtoul(v, NULL, 10) : dflt;
+}
+/* The index of a handle (handles are index + 1); -1 for an unset variable. */
+static long gpu_of(void *d) { return (long)(unsigned long)d - 1; }
+static long env_l(const char *k) {
+  const char *v = getenv(k);
+  return v && *v ? strtol(v, NULL, 0) : -1;
 }
 static int dev_ok(void *d) { return (unsigned long)d >= 1 && (unsigned long)d <= env_u("FAKE_NVML_GPUS", 8); }
 
@@ -49,7 +59,10 @@ int nvmlDeviceGetMemoryInfo(void *d, mem_t *m) {
   m->free = m->total - m->used;
   return 0;
 }
-int nvmlDeviceGetEccMode(void *d, int *cur, int *pend) { (void)d; *cur = *pend = 1; return 0; }
+int nvmlDeviceGetEccMode(void *d, int *cur, int *pend) {
+  *cur = *pend = gpu_of(d) != env_l("FAKE_NVML_ECC_OFF_GPU");
+  return 0;
+}
 int nvmlDeviceGetPersistenceMode(void *d, int *v) { (void)d; *v = 1; return 0; }
 int nvmlDeviceGetMigMode(void *d, unsigned *c, unsigned *p) { (void)d; *c = *p = env_u("FAKE_NVML_MIG", 0); return 0; }
 int nvmlDeviceGetClockInfo(void *d, int t, unsigned *v) { (void)d; *v = t == 1 ? 1980 : 2619; return 0; }
@@ -71,4 +84,9 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned *n, proc_t *p) {
 }
 int nvmlDeviceGetUtilizationRates(void *d, util_t *u) { (void)d; u->gpu = 97, u->memory = 41; return 0; }
 int nvmlDeviceGetPowerUsage(void *d, unsigned *mw) { (void)d; *mw = 612000; return 0; }
-int nvmlDeviceGetCurrentClocksEventReasons(void *d, unsigned long long *r) { (void)d; *r = 0; return 0; }
+int nvmlDeviceGetCurrentClocksEventReasons(void *d, unsigned long long *r) {
+  const char *mask = getenv("FAKE_NVML_THROTTLE");
+  long gpu = env_l("FAKE_NVML_THROTTLE_GPU");
+  *r = mask && *mask && gpu_of(d) == (gpu < 0 ? 0 : gpu) ? strtoull(mask, NULL, 0) : 0;
+  return 0;
+}

@@ -80,11 +80,36 @@ static void test_without_nvml_refuses(void **state) {
   assert_non_null(strstr(why, "not attested"));
 }
 
+/* Thermal reasons only (power capping is not), counted per GPU, the first
+ * throttled GPU described; no samples, or none hot, is 0. */
+static void test_samples_thermal(void **state) {
+  (void)state;
+  json_t *j = json_loads("{\"samples\": [[0, 0, 90, 1, 1, 600000, 1980, 4],"
+                         " [0, 1, 90, 1, 1, 600000, 1980, 0],"
+                         " [1000, 0, 90, 1, 1, 600000, 1980, 0],"
+                         " [1000, 1, 90, 1, 1, 600000, 1500, 32],"
+                         " [2000, 0, 90, 1, 1, 600000, 1400, 72],"
+                         " [2000, 1, 90, 1, 1, 600000, 1500, 32]]}", 0, NULL);
+  assert_non_null(j);
+  char why[256];
+  assert_int_equal(nvml_samples_thermal(j, why, sizeof why), 2);
+  assert_string_equal(why, "GPU 0: 1 of 3 samples from 2.0 s (HW slowdown, HW thermal slowdown)");
+  json_decref(j);
+  j = json_loads("{\"samples\": [[0, 0, 90, 1, 1, 600000, 1980, 4]]}", 0, NULL);
+  assert_int_equal(nvml_samples_thermal(j, why, sizeof why), 0);
+  assert_string_equal(why, "");
+  json_decref(j);
+  assert_int_equal(nvml_samples_thermal(NULL, why, sizeof why), 0);
+  nvml_thermal_names(NVML_THROTTLE_SW_THERMAL | 0x4, why, sizeof why);
+  assert_string_equal(why, "SW thermal slowdown");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_samples_every_gpu),
       cmocka_unit_test(test_cap_counts_dropped),
       cmocka_unit_test(test_without_nvml_refuses),
+      cmocka_unit_test(test_samples_thermal),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

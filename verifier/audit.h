@@ -37,7 +37,9 @@
 #include "common/sha256.h"
 #include "formats/tokenizer.h"
 #include "manifests/eval_chain.h"
+#include "formats/val_data.h"
 #include "manifests/score_dump.h"
+#include "verifier/findings.h"
 
 /* ---- the audit ---- */
 
@@ -144,5 +146,42 @@ void audit_log_free(audit_log *lg);
  * cmd_audit hands it the whole command line (argv[0] is "audit") when
  * "--perturb" appears before any "--"; it returns the exit code. */
 int audit_perturb_main(int argc, char **argv);
+
+/* ---- the audit from files (audit_file.c) ---- */
+
+/* What to audit: `pgolf audit`'s options. val: shard files, or folders
+ * of fineweb_val_*.bin, forming one stream in the order given; claim,
+ * manifest: NULL for the defaults (the dump's own event log and the
+ * val_bpb it reports); seq_len 0: the T the dump records. */
+typedef struct audit_request {
+  const char *dump, *tokenizer, *claim, *manifest;
+  const char *const *val;
+  size_t n_val;
+  uint32_t seq_len;
+} audit_request;
+
+/* Everything the audit reads, loaded and validated. */
+typedef struct audit_loaded {
+  score_dump dump;
+  uint8_t dump_sha256[SHA256_LEN];
+  byte_luts luts;
+  val_data val;
+  uint16_t *tokens;
+  uint32_t seq_len; /* the T the split is kept for */
+  audit_log log;
+} audit_loaded;
+
+/* Load the dump, the byte tables, the split and the event log. -1 (err
+ * names the file) for input the audit cannot read: a malformed dump,
+ * shard, tokenizer or log is never a finding. Free l in every case. */
+int audit_load(const audit_request *rq, audit_loaded *l, pg_error *err);
+void audit_loaded_free(audit_loaded *l);
+/* What the audit checks the dump against, defaults filled in: the log
+ * found (if any), and the claim: rq->claim, else the val_bpb the dump's
+ * own log reports (a log that is not the dump's lends it nothing). */
+audit_input audit_make_input(const audit_request *rq, const audit_loaded *l);
+/* One finding per condition that did not pass: an error for a failure,
+ * a warning for one with nothing to check ("not checked: ..."). */
+void audit_to_findings(const char *dump, const audit_outcome *o, finding_list *f);
 
 #endif

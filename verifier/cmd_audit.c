@@ -47,6 +47,12 @@ typedef struct audit_args {
   cli_args dumps;
 } audit_args;
 
+/* What the parsed options ask the audit (verifier/audit_file.c) for. */
+static audit_request request_of(const audit_args *a) {
+  return (audit_request){a->dump, a->tokenizer, a->claim, a->manifest, a->val, a->n_val,
+                         a->seq_len};
+}
+
 /* --val SHARDS...: every following argument up to the next `--option`. */
 static int take_val(cli_parser *p, const cli_option *o, const char *inline_value) {
   audit_args *a = o->dest;
@@ -97,113 +103,6 @@ static int parse_args(int argc, char **argv, audit_args *a, pg_error *err) {
     return cli_fail(err, &cmd, "--claim: expected a plain decimal such as 1.2244, got '%s'",
                     a->claim);
   return CLI_OK;
-}
-
-/* The shard files named by --val: files as given, directories expanded. */
-static int val_paths(const audit_args *a, char ***out, size_t *n, pg_error *err) {
-  char **paths = NULL;
-  size_t count = 0;
-  for (size_t i = 0; i < a->n_val; i++) {
-    struct stat st;
-    char **sub = NULL;
-    size_t nsub = 1;
-    if (stat(a->val[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-      if (shard_glob(a->val[i], "fineweb_val_", &sub, &nsub, err)) goto fail;
-    }
-    char **grown = realloc(paths, (count + nsub) * sizeof *paths);
-    if (!grown) {
-      shard_paths_free(sub, sub ? nsub : 0);
-      pg_fail(err, a->val[i], -1, "out of memory");
-      goto fail;
-    }
-    paths = grown;
-    for (size_t k = 0; k < nsub; k++) paths[count++] = sub ? sub[k] : strdup(a->val[i]);
-    free(sub);
-  }
-  *out = paths;
-  *n = count;
-  return 0;
-fail:
-  shard_paths_free(paths, count);
-  return -1;
-}
-
-/* Everything the audit reads, loaded and validated. */
-typedef struct audit_loaded {
-  score_dump dump;
-  uint8_t dump_sha256[SHA256_LEN];
-  byte_luts luts;
-  val_data val;
-  uint16_t *tokens;
-  uint32_t seq_len; /* the T the split is kept for */
-  audit_log log;
-} audit_loaded;
-
-static void loaded_free(audit_loaded *l) {
-  score_dump_close(&l->dump);
-  luts_free(&l->luts);
-  val_data_close(&l->val);
-  free(l->tokens);
-  audit_log_free(&l->log);
-}
-
-/* The T to keep the split for: --seq-len, else the one a version 2 dump
- * records, else 1 (a version 1 dump does not say: every target). */
-static uint32_t split_seq_len(const audit_args *a, const score_dump *d) {
-  return a->seq_len ? a->seq_len : d->seq_len ? d->seq_len : 1;
-}
-
-static int load_luts(const audit_args *a, uint32_t vocab, byte_luts *luts, pg_error *err) {
-  sp_model m;
-  if (sp_model_load(a->tokenizer, &m, err)) return -1;
-  int rc = luts_from_model(&m, vocab, luts, err);
-  sp_model_free(&m);
-  if (rc && !err->file[0]) snprintf(err->file, sizeof err->file, "%s", a->tokenizer);
-  return rc;
-}
-
-static int load_all(const audit_args *a, audit_loaded *l, pg_error *err) {
-  memset(l, 0, sizeof *l);
-  if (score_dump_open(a->dump, &l->dump, err)) return -1;
-  if (sha256_file(a->dump, l->dump_sha256, NULL, err)) return -1;
-  if (load_luts(a, l->dump.vocab_size, &l->luts, err)) return -1;
-  char **paths;
-  size_t n;
-  if (val_paths(a, &paths, &n, err)) return -1;
-  l->seq_len = split_seq_len(a, &l->dump);
-  int rc = val_data_open_paths(&l->val, paths, n, l->seq_len, l->dump.vocab_size, err);
-  shard_paths_free(paths, n);
-  if (rc) return -1;
-  l->tokens = malloc(l->val.n_tokens * sizeof *l->tokens);
-  if (!l->tokens) return pg_fail(err, "", -1, "out of memory for %" PRIu64 " tokens",
-                                 l->val.n_tokens);
-  if (val_data_copy(&l->val, 0, l->val.n_tokens, l->tokens, err)) return -1;
-  return audit_log_load(a->dump, &l->dump, a->manifest, &l->log, err);
-}
-
-/* What the audit checks the dump against, defaults filled in: the log
- * found (if any), and the claim: --claim, else the val_bpb the dump's own
- * log reports (a log that is not the dump's lends it nothing). */
-static audit_input make_input(const audit_args *a, const audit_loaded *l) {
-  audit_input in = {a->dump, &l->dump, l->tokens, l->val.n_tokens, &l->luts, a->claim,
-                    l->log.found ? &l->log.events : NULL, l->dump_sha256, l->seq_len,
-                    l->log.missing[0] ? l->log.missing : NULL};
-  if (!in.claim && in.events && in.events->val_bpb[0] && audit_events_match(&in, NULL, 0))
-    in.claim = in.events->val_bpb;
-  return in;
-}
-
-static void to_findings(const audit_args *a, const audit_outcome *o, finding_list *f) {
-  for (int i = 0; i < AUDIT_N_CONDITIONS; i++) {
-    if (o[i].status == AUDIT_PASS) continue;
-    severity sev = o[i].status == AUDIT_FAIL ? SEV_ERROR : SEV_WARNING;
-    if (o[i].position >= 0)
-      findings_add(f, o[i].code, sev, a->dump, 0, "%s: position %" PRId64 ": %s",
-                   o[i].condition, o[i].position, o[i].message);
-    else
-      findings_add(f, o[i].code, sev, a->dump, 0, "%s: %s%s", o[i].condition,
-                   o[i].status == AUDIT_SKIP ? "not checked: " : "", o[i].message);
-  }
 }
 
 static json_t *summary_json(const audit_loaded *l, const audit_outcome *o) {
@@ -287,24 +186,25 @@ int cmd_audit(int argc, char **argv) {
     return cli_status(pr, &err);
   }
   audit_loaded l;
-  if (load_all(&a, &l, &err)) {
+  audit_request rq = request_of(&a);
+  if (audit_load(&rq, &l, &err)) {
     pg_error_print(&err);
-    loaded_free(&l);
+    audit_loaded_free(&l);
     free(a.val);
     return PG_EXIT_USAGE;
   }
-  audit_input in = make_input(&a, &l);
+  audit_input in = audit_make_input(&rq, &l);
   audit_outcome o[AUDIT_N_CONDITIONS];
   int failed = audit_run(&in, o);
   finding_list f = {0};
-  to_findings(&a, o, &f);
+  audit_to_findings(a.dump, o, &f);
   if (a.json) print_json(&a, &l, &in, o, &f);
   else {
     print_text(&a, o, failed);
     print_inputs(&a, &l, &in);
   }
   findings_free(&f);
-  loaded_free(&l);
+  audit_loaded_free(&l);
   free(a.val);
   return failed ? PG_EXIT_CHECK_FAILED : PG_EXIT_OK;
 }

@@ -118,4 +118,26 @@ json_t *replay_manifest_json(const replay_ext_opts *o, const char *bwrap, const 
                              const replay_timings *t, const replay_verdict_in *v,
                              const finding_list *f);
 
+/* ---- a whole replay (replay_supervised.c) ---- */
+
+/* What `pgolf replay --record` asks for. */
+typedef struct replay_request {
+  replay_ext_opts o;
+  int json;         /* print the manifest on stdout instead of the findings table */
+  int fresh_seeds;  /* K, 0: one run of o.seed */
+  const char *salt; /* the maintainer's, for fresh_seeds */
+} replay_request;
+
+/* One replay of seed: attest the hardware (HARDWARE_BUSY stops it unless
+ * o.allow_busy), run, judge, add the hardware findings, write
+ * OUT/replay-seedS.json and print the findings. Returns the exit code
+ * (0 pass, 1 an error finding, 2 the replay could not run; printed);
+ * *bpb is the replayed final val_bpb, NAN when none. */
+int replay_supervised(const replay_request *q, uint64_t seed, double *bpb);
+/* --fresh-seeds K: K replays with seeds derived from the folder and the
+ * salt, then the claimed per-seed results against the replayed ones;
+ * OUT/replay-fresh.json. The exit code as above (1 also for
+ * REPRODUCTION_GAP). */
+int replay_fresh(const replay_request *q);
+
 #endif

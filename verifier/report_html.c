@@ -32,7 +32,7 @@ static const char *CSS =
     "table{border-collapse:collapse;font-size:13px}"
     "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums}"
-    ".error{color:#b00}.warning{color:#a60}.pass{color:#070}.fail{color:#b00}"
+    ".error{color:#b00}.warning{color:#a60}.pass{color:#070}.fail{color:#b00}.not-run{color:#666}"
     "svg text{font-family:sans-serif;font-size:12px;fill:#333}"
     ".swatch{display:inline-block;width:14px;height:3px;vertical-align:middle}";
 
@@ -345,15 +345,20 @@ static void section_findings(text_buf *b, const report *r) {
   tb_printf(b, "</table>\n");
 }
 
-char *report_html(const report *r) {
+char *report_html(const report *r) { return report_html_page(r, "pgolf report", NULL); }
+
+char *report_html_page(const report *r, const char *title, const char *extra_html) {
   text_buf b = {0};
-  tb_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                "<title>pgolf report</title><style>%s</style></head><body>\n", CSS);
+  tb_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
+  tb_xml(&b, title);
+  tb_printf(&b, "</title><style>%s</style></head><body>\n<h1>", CSS);
+  tb_xml(&b, title);
   size_t n_err = 0;
   for (size_t i = 0; i < r->n_findings; i++)
     n_err += r->findings[i].severity && !strcmp(r->findings[i].severity, "error");
-  tb_printf(&b, "<h1>pgolf report</h1>\n<p>%zu runs, %zu findings (%zu errors).</p>\n", r->n_runs,
-            r->n_findings, n_err);
+  tb_printf(&b, "</h1>\n<p>%zu runs, %zu findings (%zu errors).</p>\n", r->n_runs, r->n_findings,
+            n_err);
+  if (extra_html) tb_printf(&b, "%s", extra_html);
   section_curves(&b, r);
   section_hardware(&b, r);
   section_metrics(&b, r);

@@ -18,6 +18,7 @@
 #ifndef PGOLF_REPORT_HTML_H
 #define PGOLF_REPORT_HTML_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,6 +77,10 @@ typedef struct report {
 /* Read one input (run manifest or DSSE envelope, replay manifest, check
  * result) and append what it holds. */
 int report_add_input(report *r, const char *path, pg_error *err);
+/* The same for an input already parsed (j is borrowed; path names it in
+ * messages and as the findings' source). A run manifest is read from
+ * path, as report_add_input does. */
+int report_add_json(report *r, const char *path, json_t *j, pg_error *err);
 /* Fill r->sig from the runs; record (may be NULL) is the record's val_bpb
  * per seed. */
 int report_significance_compute(report *r, const double *record, size_t n_record,
@@ -85,6 +90,9 @@ void report_free(report *r);
 
 /* Renderings (fresh strings, NULL when out of memory). */
 char *report_html(const report *r);
+/* report_html with another <title> and <h1>, and extra_html (trusted
+ * markup, may be NULL) placed right after the heading. */
+char *report_html_page(const report *r, const char *title, const char *extra_html);
 char *report_markdown(const report *r);
 
 #endif

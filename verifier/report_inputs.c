@@ -215,6 +215,12 @@ static int add_check(report *r, const char *path, json_t *j, pg_error *err) {
 int report_add_input(report *r, const char *path, pg_error *err) {
   json_t *j;
   if (json_read_file(path, REPORT_MAX_INPUT_BYTES, &j, err)) return -1;
+  int rc = report_add_json(r, path, j, err);
+  json_decref(j);
+  return rc;
+}
+
+int report_add_json(report *r, const char *path, json_t *j, pg_error *err) {
   int rc;
   json_t *kind = json_is_object(j) ? json_object_get(j, "kind") : NULL;
   if (json_is_object(j) && (json_object_get(j, "_type") || json_object_get(j, "payloadType")))
@@ -227,7 +233,6 @@ int report_add_input(report *r, const char *path, pg_error *err) {
     rc = pg_fail(err, path, -1,
                  "neither a run manifest, a replay manifest (kind pgolf/replay/v1) nor a "
                  "check result (pgolf check --json)");
-  json_decref(j);
   return rc;
 }
 

@@ -47,6 +47,16 @@ void tb_md(text_buf *b, const char *s) {
   }
 }
 
+void tb_url(text_buf *b, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+        *p == '.' || *p == '_' || *p == '~' || *p == '-')
+      tb_printf(b, "%c", *p);
+    else
+      tb_printf(b, "%%%02X", *p);
+  }
+}
+
 char *tb_finish(text_buf *b) {
   if (b->oom || !b->s) {
     free(b->s);

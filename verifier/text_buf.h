@@ -19,6 +19,10 @@ void tb_xml(text_buf *b, const char *s);
 /* A Markdown table cell: '|' escaped, < and > as entities (a renderer
  * would take <x> for HTML), newlines become spaces. */
 void tb_md(text_buf *b, const char *s);
+/* A relative link's path: every byte but letters, digits and . _ ~ -
+ * percent-encoded (folder names hold spaces), so it is also safe in an
+ * attribute. */
+void tb_url(text_buf *b, const char *s);
 /* The text (caller frees), or NULL if memory ran out. */
 char *tb_finish(text_buf *b);
 

@@ -86,6 +86,10 @@ static long seeds_for_power(double effect, double s1, double s2, double alpha) {
   return hi;
 }
 
+long welch_seeds_needed(double effect, double sd_new, double sd_record, double alpha) {
+  return seeds_for_power(effect, sd_new, sd_record, alpha);
+}
+
 /* Everything after se and df are known. */
 static void finish(double diff, double margin, double se, double df, double alpha,
                    margin_test *out) {

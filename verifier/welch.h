@@ -43,6 +43,12 @@ int welch_margin_test(sample_summary new_runs, sample_summary record, double mar
 int one_sample_margin_test(sample_summary new_runs, double target, double margin, double alpha,
                            margin_test *out, pg_error *err);
 
+/* Seeds per side for WELCH_TARGET_POWER at a true effect (diff - margin)
+ * with sds sd_new and sd_record (sd_record < 0: one sample against a fixed
+ * target): the seeds_needed of the tests above, for planning a comparison
+ * that has no test yet (a side with one seed). -1 when effect <= 0. */
+long welch_seeds_needed(double effect, double sd_new, double sd_record, double alpha);
+
 /* The target power of seeds_needed. */
 #define WELCH_TARGET_POWER 0.8
 

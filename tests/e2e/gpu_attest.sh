@@ -47,3 +47,20 @@ jq -e '(.attested | not) and (.reason | test("Driver Not Loaded"))' "$TMP/out" >
 PGOLF_NVML_LIBRARY=$TMP/no-such-libnvidia-ml.so \
   expect_err attest-no-nvml 1 'not attested: NVML not available' "$PGOLF" gpu attest
 expect_err attest-bad-gpus 2 'gpu: --gpus wants an integer' "$PGOLF" gpu attest --gpus 0
+
+# ECC off on one GPU: the challenge's boards run with ECC, so a mismatch
+# that names the GPU; clocks thermally throttled now: a warning, exit 0.
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_ECC_OFF_GPU=3 \
+  expect_err attest-ecc-off-mismatch 1 'HARDWARE_MISMATCH: GPU 3 has ECC off' "$PGOLF" gpu attest --json
+jq -e '.gpus[3].ecc == false and .gpus[2].ecc == true and (.matches_challenge | not)' "$TMP/out" \
+  >/dev/null && ok attest-ecc-off-json || fail attest-ecc-off-json "$(head -c 400 "$TMP/out")"
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_THROTTLE=0x20 FAKE_NVML_THROTTLE_GPU=5 \
+  expect_err attest-thermal-warns 0 'HARDWARE_THROTTLED \(warning\): GPU 5 clocks slowed now: SW thermal slowdown' \
+  "$PGOLF" gpu attest --json
+jq -e '.gpus[5].throttle_reasons == 32 and .gpus[5].thermal_throttle == "SW thermal slowdown" and
+  .gpus[0].thermal_throttle == null and .matches_challenge' "$TMP/out" >/dev/null &&
+  ok attest-thermal-json || fail attest-thermal-json "$(head -c 400 "$TMP/out")"
+# Power capping (0x4) is a busy GPU's normal state, not a thermal reason.
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_THROTTLE=0x4 expect_rc attest-power-cap-quiet 0 "$PGOLF" gpu attest
+grep -q HARDWARE_THROTTLED "$TMP/err" && fail attest-power-cap-no-warning "$(cat "$TMP/err")" ||
+  ok attest-power-cap-no-warning

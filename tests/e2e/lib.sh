@@ -56,3 +56,35 @@ small_demo_data() {
     dd if=data/demo/fineweb_val_000000.bin bs=2 skip=512 count="$2" 2>/dev/null
   } >"$1/fineweb_val_000000.bin"
 }
+
+# screenshot NAME HTML PNG WIDTHxHEIGHT: headless Chromium's screenshot of
+# HTML into PNG, and its colour histogram for pixels. Prints "ok NAME";
+# without Chromium or ImageMagick (Debian chromium, imagemagick) "FAIL
+# NAME", or a SKIP line when PGOLF_ALLOW_NO_CHROMIUM=1; returns 1 unless
+# there is a screenshot to look at.
+screenshot() {
+  chromium=$(command -v chromium || command -v chromium-browser || true)
+  if [ -z "$chromium" ] || ! command -v convert >/dev/null 2>&1; then
+    if [ "${PGOLF_ALLOW_NO_CHROMIUM:-0}" = 1 ]; then
+      echo "SKIP $1: chromium or ImageMagick missing (allowed by PGOLF_ALLOW_NO_CHROMIUM=1)" >&2
+      echo "SKIPPED $1 (chromium or imagemagick missing)"
+    else
+      fail "$1" "needs Debian packages chromium and imagemagick (or PGOLF_ALLOW_NO_CHROMIUM=1 to skip)"
+    fi
+    return 1
+  fi
+  HOME=$TMP timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+    --screenshot="$3" --window-size="$(echo "$4" | tr x ,)" "file://$2" >/dev/null 2>&1
+  if [ ! -s "$3" ]; then fail "$1" "chromium wrote no screenshot"; return 1; fi
+  SHOT_HIST=$3.hist
+  convert "$3" -format %c histogram:info:- >"$SHOT_HIST" 2>/dev/null
+  ok "$1"
+}
+
+# pixels COLOR: how many pixels of exactly this colour (#rrggbb) the last
+# screenshot has.
+pixels() {
+  want=$(echo "$1" | tr a-f A-F)
+  awk -v w="$want" '{ n = $1; sub(":", "", n); for (i = 2; i <= NF; i++) if (toupper($i) == w) s += n }
+    END { print s + 0 }' "$SHOT_HIST"
+}

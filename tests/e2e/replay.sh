@@ -246,6 +246,30 @@ jq -e '(.hardware.matches_challenge | not) and
 # The same run on the challenge's hardware fails on the budget.
 PGOLF_NVML_LIBRARY=$FAKE expect_rc replay-match-timings-decide 1 "$PGOLF" replay --record "$TMP/hw2" \
   --seed 1337 --out "$TMP/ohw5" --data "$D" --tokenizer "$TMP/tok.model" --budget-train 0.5 --grace 30 -- sh train.sh
+# ECC off on one GPU: the run is judged, HARDWARE_MISMATCH names the GPU.
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_ECC_OFF_GPU=6 expect_rc replay-ecc-off 0 "$PGOLF" replay \
+  --record "$TMP/hw" --seed 1337 --out "$TMP/ohw7" --data "$D" --tokenizer "$TMP/tok.model" -- sh train.sh
+jq -e '(.hardware.matches_challenge | not) and .hardware.gpus[6].ecc == false and
+  ([.findings[] | select(.code == "HARDWARE_MISMATCH" and (.message | test("GPU 6 has ECC off")))] | length) == 1' \
+  "$TMP/ohw7/replay-seed1337.json" >/dev/null && ok replay-ecc-off-recorded ||
+  fail replay-ecc-off-recorded "$(jq -c '[.findings[] | {code, message}]' "$TMP/ohw7/replay-seed1337.json" | head -c 400)"
+# Thermal throttling during the run: in the samples, and a warning that
+# names the GPU; the verdict stands (exit 0). Power capping alone is not.
+make_sub "$TMP/hot" 3 0.5 100 100 1.21000000
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_THROTTLE=0x40 FAKE_NVML_THROTTLE_GPU=2 expect_rc replay-throttled 0 \
+  "$PGOLF" replay --record "$TMP/hot" --seed 1337 --out "$TMP/ohw8" --data "$D" --tokenizer "$TMP/tok.model" -- sh train.sh
+M="$TMP/ohw8/replay-seed1337.json"
+jq -e '.hardware.matches_challenge and
+  ([.hardware.samples.samples[] | select(.[1] == 2 and .[7] == 64)] | length) > 0 and
+  ([.hardware.samples.samples[] | select(.[1] != 2 and .[7] != 0)] | length) == 0 and
+  ([.findings[] | select(.code == "HARDWARE_THROTTLED" and .severity == "warning" and
+    (.message | test("on 1 GPU, GPU 2: [0-9]+ of [0-9]+ samples from [0-9.]+ s \\(HW thermal slowdown\\)")))] | length) == 1' \
+  "$M" >/dev/null && ok replay-throttled-recorded ||
+  fail replay-throttled-recorded "$(jq -c '[.findings[] | {code, severity, message}]' "$M" | head -c 400)"
+PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_THROTTLE=0x4 expect_rc replay-power-capped 0 "$PGOLF" replay \
+  --record "$TMP/hot" --seed 1337 --out "$TMP/ohw9" --data "$D" --tokenizer "$TMP/tok.model" -- sh train.sh
+jq -e '[.findings[] | select(.code == "HARDWARE_THROTTLED")] | length == 0' "$TMP/ohw9/replay-seed1337.json" \
+  >/dev/null && ok replay-power-cap-not-thermal || fail replay-power-cap-not-thermal "$(jq -c .findings "$TMP/ohw9/replay-seed1337.json")"
 # Without NVML: "attested": false, the run judged as before.
 PGOLF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 expect_rc replay-unattested 0 "$PGOLF" replay \
   --record "$TMP/hw" --seed 1337 --out "$TMP/ohw6" --data "$D" --tokenizer "$TMP/tok.model" -- sh train.sh

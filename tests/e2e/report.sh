@@ -10,7 +10,8 @@
 # PGOLF_REPORT_KEEP=DIR keeps report.html, report.md and shot.png there.
 # Chromium (Debian `chromium`) and ImageMagick (`imagemagick`) are
 # required: without them the screenshot checks FAIL, unless
-# PGOLF_ALLOW_NO_CHROMIUM=1 is set, which turns that into a loud SKIP line.
+# PGOLF_ALLOW_NO_CHROMIUM=1 is set, which turns that into a loud SKIP line
+# (lib.sh's screenshot).
 . "$(dirname "$0")/lib.sh"
 repo=$(pwd)
 
@@ -79,30 +80,10 @@ expect_err report_bad_input 2 "neither a run manifest" "$PGOLF" report config.js
 expect_err report_needs_output 2 "-o.*required" "$PGOLF" report run1.json
 
 # ---- the screenshot ----
-chromium=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$chromium" ] || ! command -v convert >/dev/null 2>&1; then
-  if [ "${PGOLF_ALLOW_NO_CHROMIUM:-0}" = 1 ]; then
-    echo "SKIP report_screenshot: chromium or ImageMagick missing (allowed by PGOLF_ALLOW_NO_CHROMIUM=1)" >&2
-    echo "SKIPPED report_screenshot (chromium or imagemagick missing)"
-  else
-    fail report_screenshot "needs Debian packages chromium and imagemagick (or PGOLF_ALLOW_NO_CHROMIUM=1 to skip)"
-  fi
-  exit 0
-fi
-HOME=$TMP timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-  --screenshot="$TMP/shot.png" --window-size=1200,1600 "file://$TMP/report.html" >/dev/null 2>&1
+screenshot report_screenshot "$TMP/report.html" "$TMP/shot.png" 1200x1600 || exit 0
 # PGOLF_REPORT_KEEP=DIR keeps the report and its screenshot (to look at).
 [ -n "${PGOLF_REPORT_KEEP:-}" ] && mkdir -p "$PGOLF_REPORT_KEEP" && cp report.html report.md shot.png "$PGOLF_REPORT_KEEP/" 2>/dev/null
-if [ -s shot.png ]; then ok report_screenshot; else fail report_screenshot "chromium wrote no screenshot"; exit 0; fi
-convert shot.png -format %c histogram:info:- >hist.txt 2>/dev/null
-
-# pixels COLOR: how many pixels of exactly this colour (#rrggbb).
-pixels() {
-  want=$(echo "$1" | tr a-f A-F)
-  awk -v w="$want" '{ n = $1; sub(":", "", n); for (i = 2; i <= NF; i++) if (toupper($i) == w) s += n }
-    END { print s + 0 }' hist.txt
-}
-distinct=$(wc -l <hist.txt)
+distinct=$(wc -l <"$SHOT_HIST")
 white=$(pixels '#ffffff')
 if [ "$distinct" -ge 20 ] && [ "$white" -lt $((1200 * 1600 - 20000)) ]; then ok report_not_blank; else
   fail report_not_blank "$distinct colours, $white white pixels"; fi
