@@ -90,36 +90,6 @@ static char *codes_of(const finding_list *f, severity sev, int *count) {
 
 /* ---- the sample ---- */
 
-/* The run's value when the claim does not name it: the claim's line for
- * the run if it has one, else its last final metric in file order. */
-static int run_value(const submission *s, size_t r, sub_use *out) {
-  for (size_t i = 0; i < s->link.n_uses; i++)
-    if (s->link.uses[i].run == r) return *out = s->link.uses[i], 1;
-  int found = 0;
-  const sub_run *run = &s->runs[r];
-  for (size_t k = 0; k < run->n_logs; k++) {
-    size_t li = run->logs[k];
-    const log_metric *m = s->logs[li].copy_of < 0 ? log_final_metric(&s->logs[li].log) : NULL;
-    if (m) *out = (sub_use){r, li, m}, found = 1;
-  }
-  return found;
-}
-
-/* The per-seed claims as the sample: every per-seed val_bpb claim linked,
- * to distinct runs. 0 if they are not. */
-static size_t seed_claim_uses(const submission *s, sub_use *out) {
-  const sub_json *j = submission_claims(s);
-  size_t n = 0;
-  for (size_t i = 0; j && i < j->n_claims; i++) {
-    const sub_seed_claim *c = &j->claims[i];
-    if (!c->has_bpb) continue;
-    if (!c->linked) return 0;
-    for (size_t k = 0; k < n; k++)
-      if (out[k].run == c->use.run) return 0;
-    out[n++] = c->use;
-  }
-  return n;
-}
 
 static double eval_seconds(const pg_log *l, const log_metric *m) {
   if (l->total_eval_s.line) return l->total_eval_s.v;
@@ -216,15 +186,7 @@ static int summarize(lb_entry *e) {
 static int sample(lb_entry *e, const submission *s, const code_count *cc) {
   sub_use *u = calloc(s->n_runs + 1, sizeof *u);
   if (!u) return -1;
-  size_t n = 0;
-  e->sample_from = "claim";
-  if (s->link.fit == FIT_MEAN && s->link.n_uses) {
-    n = s->link.n_uses;
-    memcpy(u, s->link.uses, n * sizeof *u);
-  } else if (!(n = seed_claim_uses(s, u))) {
-    e->sample_from = "runs";
-    for (size_t r = 0; r < s->n_runs; r++) n += run_value(s, r, &u[n]);
-  }
+  size_t n = submission_run_values(s, u, &e->sample_from);
   e->values = calloc(n + 1, sizeof *e->values);
   int rc = e->values ? 0 : -1;
   for (size_t i = 0; !rc && i < n; i++) {

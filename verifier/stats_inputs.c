@@ -58,11 +58,11 @@ static int add_folder(stats_set *s, const char *dir, int nats, pg_error *err) {
     return -1;
   }
   int rc = 0;
-  size_t n = submission_run_values(&sub, NULL, 0);
-  sub_use *v = calloc(n + 1, sizeof *v);
+  sub_use *v = calloc(sub.n_runs + 1, sizeof *v);
+  const char *from;
+  size_t n = v ? submission_run_values(&sub, v, &from) : 0;
   if (!v) rc = pg_fail(err, dir, -1, "out of memory");
   else if (!n) rc = pg_fail(err, dir, -1, "no training log with a final val_loss/val_bpb line");
-  else submission_run_values(&sub, v, n);
   for (size_t i = 0; i < n && !rc; i++) {
     char where[PG_ERR_PATH];
     snprintf(where, sizeof where, "%s/%s", sub.dir, sub.logs[v[i].log].rel);

@@ -177,14 +177,14 @@ int sub_run_has_final(const submission *s, const sub_run *r);
 size_t submission_evals(const submission *s, size_t r, size_t log, uint32_t segment,
                         const char *base, sub_use *out, size_t cap);
 
-/* One final metric per run that has one, the values a folder's result
- * rests on (what `pgolf stats` and `check --against` test): the claim's
- * uses when the claimed val_bpb is their mean; otherwise, in each run, the
- * last evaluation of one final metric base (the claim's when it names one
- * run's, else the base most runs print), and a run without that base gives
- * its first log's final metric. Fills at most cap of out; returns how many
- * there are. */
-size_t submission_run_values(const submission *s, sub_use *out, size_t cap);
+/* The values a folder's result rests on, one final metric per run (what
+ * `pgolf stats`, `check --against` and the leaderboard test): the claim's
+ * uses when the claimed val_bpb is their mean ("claim"); else the
+ * per-seed claims' lines when each is linked to its own run ("claim");
+ * else each run with a final metric gives the claim's line for it, or its
+ * last final metric in file order ("runs"). out has room for s->n_runs
+ * entries; returns how many it holds, *from says which. */
+size_t submission_run_values(const submission *s, sub_use *out, const char **from);
 
 const char *sub_track_name(sub_track t);
 

@@ -267,40 +267,48 @@ static size_t final_bases(const submission *s, const char **out, size_t cap) {
   return n;
 }
 
-/* The final metric base the most runs print (the first seen on a tie). */
-static const char *common_base(const submission *s) {
-  const char *bases[MAX_OPTS];
-  size_t nb = final_bases(s, bases, MAX_OPTS), best = 0, best_runs = 0;
-  if (nb > MAX_OPTS) nb = MAX_OPTS;
-  for (size_t b = 0; b < nb; b++) {
-    size_t runs = 0;
-    for (size_t r = 0; r < s->n_runs; r++) {
-      size_t first = s->runs[r].logs[0];
-      runs += submission_evals(s, r, first, ANY_SEGMENT, bases[b], NULL, 0) > 0;
-    }
-    if (runs > best_runs) best = b, best_runs = runs;
+/* Run r's value when the claim does not name one: the claim's line for
+ * the run if it has one, else its last final metric in file order (an
+ * evaluation log after its training log wins). */
+static int run_value(const submission *s, size_t r, sub_use *out) {
+  for (size_t i = 0; i < s->link.n_uses; i++)
+    if (s->link.uses[i].run == r) return *out = s->link.uses[i], 1;
+  int found = 0;
+  const sub_run *run = &s->runs[r];
+  for (size_t k = 0; k < run->n_logs; k++) {
+    size_t li = run->logs[k];
+    const log_metric *m = s->logs[li].copy_of < 0 ? log_final_metric(&s->logs[li].log) : NULL;
+    if (m) *out = (sub_use){r, li, m}, found = 1;
   }
-  return nb ? bases[best] : NULL;
+  return found;
 }
 
-size_t submission_run_values(const submission *s, sub_use *out, size_t cap) {
-  if (s->link.fit == FIT_MEAN) {
-    for (size_t i = 0; i < s->link.n_uses && i < cap; i++) out[i] = s->link.uses[i];
+/* The per-seed claims' lines, when every per-seed val_bpb claim is linked
+ * to a distinct run; else 0. */
+static size_t seed_claim_uses(const submission *s, sub_use *out) {
+  const sub_json *j = submission_claims(s);
+  size_t n = 0;
+  for (size_t i = 0; j && i < j->n_claims; i++) {
+    const sub_seed_claim *c = &j->claims[i];
+    if (!c->has_bpb) continue;
+    if (!c->linked) return 0;
+    for (size_t k = 0; k < n; k++)
+      if (out[k].run == c->use.run) return 0;
+    out[n++] = c->use;
+  }
+  return n;
+}
+
+size_t submission_run_values(const submission *s, sub_use *out, const char **from) {
+  size_t n = 0;
+  *from = "claim";
+  if (s->link.fit == FIT_MEAN && s->link.n_uses) {
+    memcpy(out, s->link.uses, s->link.n_uses * sizeof *out);
     return s->link.n_uses;
   }
-  const char *base = s->link.fit == FIT_ONE_RUN ? s->link.uses[0].m->base : common_base(s);
-  size_t n = 0;
-  for (size_t r = 0; r < s->n_runs; r++) {
-    const sub_run *run = &s->runs[r];
-    sub_use got[MAX_OPTS], v = {r, 0, NULL};
-    size_t k = base ? submission_evals(s, r, run->logs[0], ANY_SEGMENT, base, got, MAX_OPTS) : 0;
-    if (k) v = got[(k < MAX_OPTS ? k : MAX_OPTS) - 1];
-    for (size_t i = 0; i < run->n_logs && !v.m; i++)
-      if ((v.m = log_final_metric(&s->logs[run->logs[i]].log))) v.log = run->logs[i];
-    if (!v.m) continue;
-    if (n < cap) out[n] = v;
-    n++;
-  }
+  if ((n = seed_claim_uses(s, out))) return n;
+  *from = "runs";
+  for (size_t r = 0; r < s->n_runs; r++) n += run_value(s, r, &out[n]);
   return n;
 }
 

@@ -61,8 +61,8 @@ if [ "$n" = 3 ] && awk -v m="$mean" 'BEGIN { d = m - 1.08000002; if (d < 0) d = 
 
 # A folder is one value per run, not per file: a copy of seed 11's log and
 # a separate evaluation log of seed 11 (its TTT score, printed after the
-# roundtrip) leave three runs, and seed 11's value is its last evaluation
-# of the final metric the runs share.
+# roundtrip) leave three runs, and seed 11's value is its last final
+# metric in file order (the evaluation log after the training log).
 cp sub/train_seed11.log sub/copy_seed11.log
 { printf 'seed:11
 '; printf 'final_int8_zlib_roundtrip_exact val_loss:2.00000009 val_bpb:1.07000009
