@@ -16,7 +16,9 @@
 
 #include "kernels/bf16.h"
 
-enum { KERNEL_ACCUMULATE = 1, KERNEL_BF16 = 2, KERNEL_OUT_FP32 = 4 };
+/* KERNEL_TREE: a CPU kernel that reduces (a norm) sums by its CUDA twin's
+ * fixed tree (the *_tree_ref order), so the CPU computes the GPU's bits. */
+enum { KERNEL_ACCUMULATE = 1, KERNEL_BF16 = 2, KERNEL_OUT_FP32 = 4, KERNEL_TREE = 8 };
 
 /* x rounded to bf16 when the flags ask for it. */
 PGOLF_HD float kernel_round(float x, int flags) {

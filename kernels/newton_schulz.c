@@ -19,17 +19,16 @@ static void transpose(float *dst, const float *src, int r, int c) {
 
 /* x = x / (||x|| + eps), each operation rounded as the flags say. */
 static void normalise(float *x, size_t n, int flags) {
-  float norm = kernel_round(l2norm(x, n), flags);
-  float d = kernel_round(norm + (float)NS_EPS, flags);
+  float d = ns_divisor((flags & KERNEL_TREE) ? l2norm_tree_ref(x, n) : l2norm(x, n), flags);
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) x[i] = kernel_round(x[i] / d, flags);
+  for (size_t i = 0; i < n; i++) x[i] = ns_divide_elem(x[i], d, flags);
 }
 
 /* y = round(round(s * x) + z), elementwise: the `s * X + Z` of the
  * iteration, where Z is a matmul result. */
 static void scale_add(float *y, const float *x, float s, const float *z, size_t n, int flags) {
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) y[i] = kernel_round(kernel_round(s * x[i], flags) + z[i], flags);
+  for (size_t i = 0; i < n; i++) y[i] = ns_scale_add_elem(x[i], s, z[i], flags);
 }
 
 static void scale(float *y, const float *x, float s, size_t n, int flags) {

@@ -21,14 +21,26 @@
  * narrows a Python float for a float32 or bf16 tensor operation.
  *
  * Determinism: the norm is kernels/l2norm.h (float64 partial sums over
- * fixed blocks, combined in block order); the matmuls are kernels/matmul.h (each output one float32 sum in
- * index order). The result is the same bits for any thread count. */
+ * fixed blocks, combined in block order; with KERNEL_TREE the GPU's tree,
+ * l2norm_tree_ref); the matmuls are kernels/matmul.h (each output one
+ * float32 sum in index order). The result is the same bits for any thread
+ * count.
+ *
+ * The CUDA twin (newton_schulz.cu) runs the same operations, each
+ * elementwise step by the shared functions below and the norm by
+ * l2norm_cuda's tree; its GEMMs are cuBLASLt's, so with the CPU's
+ * products (the CPU stand-in of ci/cuda-emu.sh) it equals
+ * newton_schulz5(..., flags | KERNEL_TREE) bit for bit. */
 #ifndef PGOLF_NEWTON_SCHULZ_H
 #define PGOLF_NEWTON_SCHULZ_H
 
 #include <stddef.h>
 
 #include "kernels/flags.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define NS_A 3.4445
 #define NS_B (-4.7750)
@@ -40,8 +52,40 @@ size_t newton_schulz5_work_floats(int rows, int cols);
 
 /* out[rows, cols] = the orthogonalised g[rows, cols] (row-major). out may
  * alias g. work holds newton_schulz5_work_floats(rows, cols) floats.
- * flags: 0 or KERNEL_BF16. */
+ * flags: 0 or KERNEL_BF16, with KERNEL_TREE or not. */
 void newton_schulz5(float *out, const float *g, int rows, int cols, int steps, int flags,
                     float *work);
+
+/* x / (||x|| + eps) per element: the divisor from the norm, then the
+ * quotient, each rounded as the flags say. */
+PGOLF_HD float ns_divisor(float norm, int flags) {
+  return kernel_round(kernel_round(norm, flags) + (float)NS_EPS, flags);
+}
+PGOLF_HD float ns_divide_elem(float x, float d, int flags) { return kernel_round(x / d, flags); }
+
+/* round(round(s * x) + z): the `s * X + Z` of the iteration (Z a product). */
+PGOLF_HD float ns_scale_add_elem(float x, float s, float z, int flags) {
+  return kernel_round(kernel_round(s * x, flags) + z, flags);
+}
+
+#ifdef PGOLF_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "kernels/matmul.h"
+
+/* The CUDA twin: device arrays; work holds newton_schulz5_work_floats
+ * floats, work16 3 * rows * cols bf16 words (the GEMMs' packed operands
+ * under KERNEL_BF16), norm one float and sumsq one double of scratch. On
+ * stream through mm's cuBLASLt plans; no allocation. */
+int newton_schulz5_cuda(matmul_cuda_ctx *mm, float *out, const float *g, int rows, int cols,
+                        int steps, int flags, float *work, uint16_t *work16, float *norm,
+                        double *sumsq, cudaStream_t stream, pg_error *err);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

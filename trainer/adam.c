@@ -20,14 +20,5 @@ void adam_coeffs_init(adam_coeffs *c, double lr, double beta1, double beta2, dou
 void adam_update(float *p, const float *g, float *m, float *v, size_t n, const adam_coeffs *c,
                  int flags) {
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) {
-    float gi = g[i], mi = m[i];
-    float base = c->lerp_small ? mi : gi;
-    float mn = fmaf(c->lerp_coeff, gi - mi, base);
-    float vn = fmaf(c->c2 * gi, gi, v[i] * c->beta2);
-    float denom = sqrtf(vn) / c->bc2_sqrt + c->eps;
-    m[i] = kernel_round(mn, flags);
-    v[i] = kernel_round(vn, flags);
-    p[i] = kernel_round(p[i] + (c->neg_step_size * mn) / denom, flags);
-  }
+  for (size_t i = 0; i < n; i++) adam_elem(&p[i], g[i], &m[i], &v[i], c, flags);
 }

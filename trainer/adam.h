@@ -27,15 +27,9 @@
 #include <stddef.h>
 
 #include "kernels/flags.h"
+#include "kernels/optim_step.h"
 
-typedef struct adam_coeffs {
-  float c1;            /* (float)(1 - beta1) */
-  float lerp_coeff;    /* c1, or c1 - 1 when |c1| >= 0.5 */
-  int lerp_small;      /* |c1| < 0.5 */
-  float beta2, c2;     /* (float)beta2, (float)(1 - beta2) */
-  float bc2_sqrt, eps; /* (float)sqrt(1 - beta2^step), (float)eps */
-  float neg_step_size; /* (float)(-(lr / (1 - beta1^step))) */
-} adam_coeffs;
+/* adam_coeffs and the per-element arithmetic: kernels/optim_step.h. */
 
 /* The per-step constants; step is the count after this step's increment
  * (1 on the first step), as torch's float32 state["step"]. */

@@ -27,4 +27,18 @@ float clip_total_norm(const float *grads, const gpt_layout *l, gpt_precision pre
 /* Clip grads in place to max_norm; returns the total norm before clipping. */
 float clip_grad_norm(float *grads, const gpt_layout *l, double max_norm, gpt_precision prec);
 
+/* The same with each tensor's norm by the GPU's tree when tree
+ * (l2norm_tree_ref): the CPU computing what the CUDA optimizer does. */
+float clip_total_norm_tree(const float *grads, const gpt_layout *l, gpt_precision prec, int tree);
+float clip_grad_norm_tree(float *grads, const gpt_layout *l, double max_norm, gpt_precision prec,
+                          int tree);
+
+/* The steps, for the CUDA optimizer, which takes the norms on the device:
+ * each tensor's norm (layout order) into norms[l->n_tensors]; the total
+ * from them; the coefficient every gradient is scaled by (scale_round_elem
+ * of kernels/optim_step.h, rounded to bf16 for a bf16 tensor). */
+void clip_tensor_norms(float *norms, const float *grads, const gpt_layout *l, int tree);
+float clip_total_from_norms(const float *norms, const gpt_layout *l, gpt_precision prec);
+float clip_coef(float total, double max_norm);
+
 #endif

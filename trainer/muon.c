@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "kernels/newton_schulz.h"
+#include "kernels/optim_step.h"
 
 size_t muon_work_floats(int rows, int cols) {
   return (size_t)rows * cols + newton_schulz5_work_floats(rows, cols);
@@ -14,11 +15,7 @@ void muon_update(float *p, const float *g, float *buf, int rows, int cols, doubl
   float *u = work, *ns_work = work + n;
   const float mom = (float)momentum;
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) {
-    float b = buf[i] * mom + g[i];
-    buf[i] = b;
-    u[i] = fmaf(b, mom, g[i]);
-  }
+  for (size_t i = 0; i < n; i++) u[i] = muon_momentum_elem(&buf[i], g[i], mom);
   newton_schulz5(u, u, rows, cols, backend_steps, flags, ns_work);
   /* Python: max(1, rows / cols) ** 0.5, a double; 1 ** 0.5 is exactly 1.
    * sqrt, not pow: IEEE requires sqrt correctly rounded, so it gives the
@@ -27,7 +24,7 @@ void muon_update(float *p, const float *g, float *buf, int rows, int cols, doubl
   if (ratio > 1.0) {
     const float s = (float)sqrt(ratio);
 #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) u[i] = kernel_round(u[i] * s, flags);
+    for (size_t i = 0; i < n; i++) u[i] = scale_round_elem(u[i], s, flags);
   }
   const float neg_lr = (float)(-lr);
 #pragma omp parallel for schedule(static)

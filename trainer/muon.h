@@ -14,7 +14,10 @@
  * parameter stay float32 (the block matrices are float32 parameters), the
  * Newton-Schulz runs in bf16 (kernels/newton_schulz.h), the scale factor
  * product is rounded to bf16 (u is a bf16 tensor) and the bf16 update
- * (the official bf16 updates_flat) is applied to the float32 parameter. */
+ * (the official bf16 updates_flat) is applied to the float32 parameter.
+ * KERNEL_TREE may be added: Newton-Schulz's norm by the GPU's tree
+ * (kernels/newton_schulz.h). The elementwise arithmetic is shared with the
+ * CUDA optimizer (kernels/optim_step.h). */
 #ifndef PGOLF_MUON_H
 #define PGOLF_MUON_H
 

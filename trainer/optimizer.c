@@ -90,12 +90,13 @@ float optimizer_step(optimizer *o, const gpt_layout *l, float *params, float *gr
       bf16_round_array(grads + l->tensors[i].offset, l->tensors[i].numel);
 
   float norm = 0.0f;
-  if (hp->grad_clip_norm > 0.0) norm = clip_grad_norm(grads, l, hp->grad_clip_norm, prec);
+  if (hp->grad_clip_norm > 0.0)
+    norm = clip_grad_norm_tree(grads, l, hp->grad_clip_norm, prec, o->tree);
 
   double momentum = schedule_muon_momentum(step, hp->muon_momentum_warmup_start, hp->muon_momentum,
                                            hp->muon_momentum_warmup_steps);
   o->adam_step += 1.0f; /* torch: state["step"] += 1 before the update */
-  int ns_flags = prec == GPT_MIXED ? KERNEL_BF16 : 0;
+  int ns_flags = (prec == GPT_MIXED ? KERNEL_BF16 : 0) | (o->tree ? KERNEL_TREE : 0);
   for (int i = 0; i < l->n_tensors; i++) {
     const gpt_tensor *t = &l->tensors[i];
     float *p = params + t->offset;

@@ -48,6 +48,7 @@ typedef struct optimizer {
   float *adam_m, *adam_v, *muon_buf;
   float adam_step;
   float *work; /* Muon scratch, sized for the largest matrix */
+  int tree;    /* norms by the GPU's trees (KERNEL_TREE): the CUDA optimizer's bits */
 } optimizer;
 
 /* Allocate zeroed state for layout l (hp is checked and copied). */

@@ -1,0 +1,193 @@
+/* The optimizer on the GPU; see optimizer_cuda.h. optimizer_cuda_step is
+ * optimizer.c's optimizer_step, muon.c's muon_update and clip.c's
+ * clip_grad_norm with each loop replaced by its CUDA twin. */
+#ifdef PGOLF_HAVE_CUDA
+#include "trainer/optimizer_cuda.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/bf16.h"
+#include "kernels/cuda_common.h"
+#include "kernels/l2norm.h"
+#include "kernels/newton_schulz.h"
+#include "kernels/optim_step.h"
+#include "trainer/adam.h"
+#include "trainer/clip.h"
+#include "trainer/schedule.h"
+
+struct optimizer_cuda {
+  optimizer host; /* hyperparameters, offsets, the step count; its arrays unused */
+  const gpt_layout *l;
+  matmul_cuda_ctx *mm;
+  cudaStream_t stream;
+  float *adam_m, *adam_v, *muon_buf; /* device state */
+  float *u, *ns_work;                /* device scratch for the largest matrix */
+  uint16_t *ns_work16;
+  float *norms;   /* device: one per tensor (clip), then one for Newton-Schulz */
+  double *sumsq;  /* device: the same count */
+  float *norms_h; /* host copy of the clip norms */
+};
+
+#define CU(call)                                               \
+  do {                                                         \
+    cudaError_t rc_ = (call);                                  \
+    if (rc_ != cudaSuccess) return cuda_fail(err, rc_, #call); \
+  } while (0)
+
+static int is_muon(const gpt_tensor *t) { return t->group == GPT_GROUP_MATRIX; }
+
+int optimizer_cuda_new(optimizer_cuda **out, const gpt_layout *l, const optim_hparams *hp,
+                       matmul_cuda_ctx *mm, cudaStream_t stream, pg_error *err) {
+  *out = NULL;
+  optimizer_cuda *o = calloc(1, sizeof *o);
+  if (!o) return pg_fail(err, "optimizer", -1, "out of memory");
+  if (optimizer_init(&o->host, l, hp, err)) {
+    free(o);
+    return -1;
+  }
+  o->l = l, o->mm = mm, o->stream = stream;
+  size_t largest = 0, work = 0;
+  for (int i = 0; i < l->n_tensors; i++) {
+    const gpt_tensor *t = &l->tensors[i];
+    if (!is_muon(t)) continue;
+    if (t->numel > largest) largest = t->numel;
+    size_t w = newton_schulz5_work_floats(t->rows, t->cols);
+    if (w > work) work = w;
+  }
+  size_t nt = (size_t)l->n_tensors + 1;
+  o->norms_h = malloc(nt * sizeof *o->norms_h);
+  cudaError_t rc = cudaSuccess;
+  void **bufs[] = {(void **)&o->adam_m, (void **)&o->adam_v, (void **)&o->muon_buf, (void **)&o->u,
+                   (void **)&o->ns_work, (void **)&o->ns_work16, (void **)&o->norms,
+                   (void **)&o->sumsq};
+  size_t bytes[] = {(o->host.n_adam + 1) * sizeof(float), (o->host.n_adam + 1) * sizeof(float),
+                    (o->host.n_muon + 1) * sizeof(float), (largest + 1) * sizeof(float),
+                    (work + 1) * sizeof(float),           (3 * largest + 1) * sizeof(uint16_t),
+                    nt * sizeof(float),                   nt * sizeof(double)};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs && rc == cudaSuccess; i++)
+    rc = cudaMalloc(bufs[i], bytes[i]);
+  for (size_t i = 0; i < 3 && rc == cudaSuccess; i++) rc = cudaMemset(*bufs[i], 0, bytes[i]);
+  if (rc != cudaSuccess || !o->norms_h) {
+    if (rc != cudaSuccess) cuda_fail(err, rc, "optimizer state on the device");
+    else pg_fail(err, "optimizer", -1, "out of memory");
+    optimizer_cuda_free(o);
+    return -1;
+  }
+  *out = o;
+  return 0;
+}
+
+void optimizer_cuda_free(optimizer_cuda *o) {
+  if (!o) return;
+  void *dev[] = {o->adam_m, o->adam_v, o->muon_buf, o->u, o->ns_work, o->ns_work16, o->norms,
+                 o->sumsq};
+  for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
+    if (dev[i]) cudaFree(dev[i]);
+  optimizer_free(&o->host);
+  free(o->norms_h);
+  free(o);
+}
+
+/* clip_grad_norm_tree: the norms on the device, their total and the
+ * coefficient on the host (clip.c's own functions), the scaling on the
+ * device. */
+static int clip(optimizer_cuda *o, float *grads, gpt_precision prec, float *total, pg_error *err) {
+  const gpt_layout *l = o->l;
+  for (int i = 0; i < l->n_tensors; i++) {
+    const gpt_tensor *t = &l->tensors[i];
+    if (l2norm_cuda(o->norms + i, o->sumsq + i, grads + t->offset, t->numel, o->stream, err))
+      return -1;
+  }
+  CU(cudaMemcpyAsync(o->norms_h, o->norms, (size_t)l->n_tensors * sizeof(float),
+                     cudaMemcpyDeviceToHost, o->stream));
+  CU(cudaStreamSynchronize(o->stream));
+  *total = clip_total_from_norms(o->norms_h, l, prec);
+  float coef = clip_coef(*total, o->host.hp.grad_clip_norm);
+  for (int i = 0; i < l->n_tensors; i++) {
+    const gpt_tensor *t = &l->tensors[i];
+    int flags = clip_tensor_is_bf16(t, prec) ? KERNEL_BF16 : 0;
+    if (scale_round_cuda(grads + t->offset, grads + t->offset, t->numel, coef, flags, o->stream,
+                         err))
+      return -1;
+  }
+  return 0;
+}
+
+/* muon_update on the device. */
+static int muon(optimizer_cuda *o, const gpt_tensor *t, float *p, const float *g, float *buf,
+                double momentum, double lr, int flags, pg_error *err) {
+  size_t n = t->numel;
+  const int nt = o->l->n_tensors;
+  if (muon_momentum_cuda(buf, o->u, g, n, (float)momentum, o->stream, err) ||
+      newton_schulz5_cuda(o->mm, o->u, o->u, t->rows, t->cols, o->host.hp.muon_backend_steps,
+                          flags, o->ns_work, o->ns_work16, o->norms + nt, o->sumsq + nt,
+                          o->stream, err))
+    return -1;
+  double ratio = (double)t->rows / (double)t->cols;
+  if (ratio > 1.0 &&
+      scale_round_cuda(o->u, o->u, n, (float)sqrt(ratio), flags, o->stream, err))
+    return -1;
+  return muon_apply_cuda(p, o->u, n, (float)(-lr), o->stream, err);
+}
+
+int optimizer_cuda_step(optimizer_cuda *o, float *params, float *grads, int64_t step,
+                        double lr_mult, gpt_precision prec, float *norm, pg_error *err) {
+  const gpt_layout *l = o->l;
+  const optim_hparams *hp = &o->host.hp;
+  for (int i = 0; i < l->n_tensors; i++)
+    if (clip_tensor_is_bf16(&l->tensors[i], prec) &&
+        bf16_round_array_cuda(grads + l->tensors[i].offset, l->tensors[i].numel, o->stream, err))
+      return -1;
+  *norm = 0.0f;
+  if (hp->grad_clip_norm > 0.0 && clip(o, grads, prec, norm, err)) return -1;
+  double momentum = schedule_muon_momentum(step, hp->muon_momentum_warmup_start, hp->muon_momentum,
+                                           hp->muon_momentum_warmup_steps);
+  o->host.adam_step += 1.0f;
+  int ns_flags = prec == GPT_MIXED ? KERNEL_BF16 : 0;
+  for (int i = 0; i < l->n_tensors; i++) {
+    const gpt_tensor *t = &l->tensors[i];
+    float *p = params + t->offset, *g = grads + t->offset;
+    size_t off = o->host.state_off[i];
+    if (is_muon(t)) {
+      if (muon(o, t, p, g, o->muon_buf + off, momentum, hp->matrix_lr * lr_mult, ns_flags, err))
+        return -1;
+      continue;
+    }
+    adam_coeffs c;
+    double lr = (t->group == GPT_GROUP_EMBED ? hp->tied_embed_lr : hp->scalar_lr) * lr_mult;
+    adam_coeffs_init(&c, lr, hp->beta1, hp->beta2, hp->adam_eps, o->host.adam_step);
+    if (adam_update_cuda(p, g, o->adam_m + off, o->adam_v + off, t->numel, c,
+                         clip_tensor_is_bf16(t, prec) ? KERNEL_BF16 : 0, o->stream, err))
+      return -1;
+  }
+  return 0;
+}
+
+int optimizer_cuda_state_get(optimizer_cuda *o, optimizer *host, pg_error *err) {
+  cudaStream_t s = o->stream;
+  CU(cudaMemcpyAsync(host->adam_m, o->adam_m, o->host.n_adam * sizeof(float),
+                     cudaMemcpyDeviceToHost, s));
+  CU(cudaMemcpyAsync(host->adam_v, o->adam_v, o->host.n_adam * sizeof(float),
+                     cudaMemcpyDeviceToHost, s));
+  CU(cudaMemcpyAsync(host->muon_buf, o->muon_buf, o->host.n_muon * sizeof(float),
+                     cudaMemcpyDeviceToHost, s));
+  CU(cudaStreamSynchronize(s));
+  host->adam_step = o->host.adam_step;
+  return 0;
+}
+
+int optimizer_cuda_state_set(optimizer_cuda *o, optimizer *host, pg_error *err) {
+  cudaStream_t s = o->stream;
+  CU(cudaMemcpyAsync(o->adam_m, host->adam_m, o->host.n_adam * sizeof(float),
+                     cudaMemcpyHostToDevice, s));
+  CU(cudaMemcpyAsync(o->adam_v, host->adam_v, o->host.n_adam * sizeof(float),
+                     cudaMemcpyHostToDevice, s));
+  CU(cudaMemcpyAsync(o->muon_buf, host->muon_buf, o->host.n_muon * sizeof(float),
+                     cudaMemcpyHostToDevice, s));
+  CU(cudaStreamSynchronize(s));
+  o->host.adam_step = host->adam_step;
+  return 0;
+}
+#endif
