@@ -30,8 +30,8 @@ static const char USAGE[] =
     "pgolf verify DIR [--against RECORD] [--track T] [--tokenizer MODEL] [--val DIR]\n"
     "             [-o OUT_DIR | --html FILE --markdown FILE] [--markdown-max BYTES]\n"
     "             [--replay (--seed S | --fresh-seeds K --salt S) [--data DIR]\n"
-    "              [--gpus N] [--allow-busy] [--budget-train SEC] [--budget-eval SEC]\n"
-    "              [--grace SEC] -- CMD ARGS...]";
+    "              [--gpus N] [--allow-busy] [--ro-bind PATH]... [--budget-train SEC]\n"
+    "              [--budget-eval SEC] [--grace SEC] -- CMD ARGS...]";
 static const char ABOUT[] =
     "Verifies one submission folder in four steps, each pass, fail or not run (with\n"
     "why): the static check (pgolf check); the replay, when --replay is given (pgolf\n"
@@ -51,6 +51,7 @@ typedef struct verify_cli {
   size_t markdown_max;
   int replay, have_seed;
   replay_request q;
+  cli_list ro_bind;
   cli_args dirs, cmd;
 } verify_cli;
 
@@ -88,6 +89,15 @@ static int check_cli(verify_cli *c, const cli_command *cmd, pg_error *err) {
   if (c->q.fresh_seeds && !c->q.salt) return cli_fail(err, cmd, "--fresh-seeds needs --salt");
   c->q.o.cmd = c->cmd.v;
   c->q.o.record_dir = c->dirs.v[0];
+  c->q.o.n_ro_extra = c->ro_bind.n;
+  for (size_t i = 0; i < c->ro_bind.n; i++)
+    if (c->q.o.ro_extra[i][0] != '/')
+      return cli_fail(err, cmd, "--ro-bind: '%s' is not an absolute path", c->q.o.ro_extra[i]);
+  struct stat st;
+  if (c->q.o.data_dir && (stat(c->q.o.data_dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+    return cli_fail(err, cmd, "--data: '%s' is not a folder", c->q.o.data_dir);
+  if (c->q.o.tokenizer && (stat(c->q.o.tokenizer, &st) != 0 || !S_ISREG(st.st_mode)))
+    return cli_fail(err, cmd, "--tokenizer: '%s' is not a file", c->q.o.tokenizer);
   return 0;
 }
 
@@ -96,6 +106,7 @@ static int parse_cli(int argc, char **argv, verify_cli *c, pg_error *err) {
   c->v.track = -1;
   c->markdown_max = VERIFY_MARKDOWN_MAX;
   replay_ext_opts *o = &c->q.o;
+  c->ro_bind = (cli_list){o->ro_extra, 0, SANDBOX_MAX_EXTRA};
   o->budget_train_s = CHALLENGE_TRAIN_LIMIT_S;
   o->budget_eval_s = CHALLENGE_EVAL_LIMIT_S;
   o->grace_s = DEFAULT_GRACE_S;
@@ -125,6 +136,9 @@ static int parse_cli(int argc, char **argv, verify_cli *c, pg_error *err) {
       CLI_STRING("data", 0, &o->data_dir, "DIR", "the data, read-only at /data in the replay"),
       CLI_INT("gpus", 0, &o->gpus, "N", 1, NVML_ATTEST_MAX_GPUS, "give the replay GPUs 0..N-1 only"),
       CLI_FLAG("allow-busy", 0, &o->allow_busy, "replay even when a process is on a GPU"),
+      CLI_LIST("ro-bind", 0, &c->ro_bind, "PATH",
+               "also bind PATH read-only in the replay (an interpreter\n"
+               "outside /usr, such as a virtual environment's torchrun)"),
       CLI_DOUBLE_RANGE("budget-train", 0, &o->budget_train_s, "SEC", 0, 1e7,
                        "the replay's training budget (default " CHALLENGE_TIME_LIMIT_TEXT ")"),
       CLI_DOUBLE_RANGE("budget-eval", 0, &o->budget_eval_s, "SEC", 0, 1e7,

@@ -206,7 +206,8 @@ static char *md_finding(const report_finding *f) {
   md_text(&b, f->code, 64);
   tb_printf(&b, "` ");
   md_text(&b, f->message, MD_CELL_MAX);
-  if (f->file) {
+  /* A grouped finding's message already names its files and lines. */
+  if (f->file && (!f->message || !strstr(f->message, f->file))) {
     tb_printf(&b, " (");
     md_text(&b, f->file, MD_FOLDER_MAX);
     if (f->line) tb_printf(&b, ":%lld", (long long)f->line);
