@@ -15,26 +15,12 @@ FAKE=$(dirname "$PGOLF")/tests/libfake_nvml.so
 [ -f "$FAKE" ] || { fail verify-fake-nvml "no $FAKE (make build)"; exit 1; }
 command -v bwrap >/dev/null 2>&1 || { fail verify-environment "bubblewrap is not installed (apt-get install -y bubblewrap)"; exit 1; }
 
-# folder DIR BPB...: a record-shaped folder, one log per value (0.268
-# tokens per byte), a README with its run, a submission.json claiming the
-# mean; and a clean score dump of the 41-token split in eval/.
+# folder DIR BPB...: a record-shaped folder (check_helpers) with a clean
+# score dump of the 41-token split in eval/.
 folder() {
-  d=$1
-  shift
-  mkdir -p "$d/eval"
-  printf 'print("train")\n' >"$d/train_gpt.py"
-  printf '# Fixture\n\n    torchrun --standalone --nproc_per_node=8 train_gpt.py\n' >"$d/README.md"
-  seed=1 sum=0
-  for b in "$@"; do
-    loss=$(awk -v b="$b" 'BEGIN { printf "%.8f", b * log(2) / 0.268 }')
-    LOSS=$loss BPB=$b mini_log "$d/train_seed$seed.log" "$seed" 15000000 15
-    seed=$((seed + 1))
-  done
-  mean=$(printf '%s\n' "$@" | awk '{ s += $1 } END { printf "%.8f", s / NR }')
-  printf '{"author": "F", "github_id": "f", "name": "Fixture", "date": "2026-03-23", "track": "10min_16mb",
- "seed_results": {"1": {"val_bpb": %s}, "2": {"val_bpb": %s}, "3": {"val_bpb": %s}}, "val_bpb": %s}\n' \
-    "$1" "$2" "$3" "$mean" >"$d/submission.json"
-  { header 1024 40 0; records 1 40; } >"$d/eval/score.pgsd"
+  record_folder "$@"
+  mkdir -p "$1/eval"
+  { header 1024 40 0; records 1 40; } >"$1/eval/score.pgsd"
 }
 
 # steps NAME FILE WANT: the "step status" pairs verify printed, e.g.
