@@ -289,12 +289,19 @@ int verify_add_replay_json(verify_result *r, const char *manifest_path, json_t *
   return rc;
 }
 
-int verify_add_replay(verify_result *r, const char *manifest_path, pg_error *err) {
-  json_t *m;
-  if (json_read_file(manifest_path, REPORT_MAX_INPUT_BYTES, &m, err)) return -1;
-  int rc = verify_add_replay_json(r, manifest_path, m, err);
-  json_decref(m);
+typedef int (*json_adder)(verify_result *r, const char *path, json_t *j, pg_error *err);
+
+/* Read the JSON document at path and give it to add. */
+static int add_file(verify_result *r, const char *path, json_adder add, pg_error *err) {
+  json_t *j;
+  if (json_read_file(path, REPORT_MAX_INPUT_BYTES, &j, err)) return -1;
+  int rc = add(r, path, j, err);
+  json_decref(j);
   return rc;
+}
+
+int verify_add_replay(verify_result *r, const char *manifest_path, pg_error *err) {
+  return add_file(r, manifest_path, verify_add_replay_json, err);
 }
 
 /* A number of the summary, NAN when absent (the message shows "nan"). */
@@ -324,11 +331,7 @@ int verify_add_fresh_json(verify_result *r, const char *summary_path, json_t *s,
 }
 
 int verify_add_fresh(verify_result *r, const char *summary_path, pg_error *err) {
-  json_t *s;
-  if (json_read_file(summary_path, REPORT_MAX_INPUT_BYTES, &s, err)) return -1;
-  int rc = verify_add_fresh_json(r, summary_path, s, err);
-  json_decref(s);
-  return rc;
+  return add_file(r, summary_path, verify_add_fresh_json, err);
 }
 
 void verify_result_free(verify_result *r) {
