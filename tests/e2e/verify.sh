@@ -99,6 +99,18 @@ steps verify-replay-dump-steps "$TMP/out" "check:pass replay:pass audit:pass sig
 grep -q '^| `scratch-seed2/eval/replayed.pgsd` | pass |' "$TMP/v3/verify.md" && ok verify-replay-dump-audited ||
   fail verify-replay-dump-audited "$(grep -i dump "$TMP/v3/verify.md")"
 
+# Fresh seeds: two replays the submitter did not choose; the claimed
+# per-seed results beat them beyond the noise (REPRODUCTION_GAP).
+folder "$TMP/fr" 1.0700 1.0702 1.0698
+printf '# standin: steps=2 step_ms=30 val_bpb=1.30000000\n' >"$TMP/fr/train_gpt.py"
+PGOLF_NVML_LIBRARY=$FAKE expect_rc verify-fresh-gap 1 "$PGOLF" verify "$TMP/fr" --tokenizer "$TOK" \
+  --data "$TMP/data" -o "$TMP/vf" --replay --fresh-seeds 2 --salt maint-1 --ro-bind "$STANDINS" \
+  -- "$STANDINS/torchrun" --standalone --nproc_per_node=8 train_gpt.py
+steps verify-fresh-steps "$TMP/out" "check:pass replay:fail audit:pass significance:not run"
+grep -q '^| replay | fail | 2 replays pass; reproduction test: REPRODUCTION_GAP (claimed mean 1.07000000, replayed 1.30000000)' "$TMP/vf/verify.md" &&
+  grep -q '^- \*\*error\*\* `REPRODUCTION_GAP`' "$TMP/vf/verify.md" && ok verify-fresh-gap-reported ||
+  fail verify-fresh-gap-reported "$(grep -i 'replay\|REPRO' "$TMP/vf/verify.md" | head -5)"
+
 # ---- the Markdown cap: findings past it are counted, the HTML has all ----
 folder "$TMP/many" 1.0700 1.0702 1.0698
 i=0
