@@ -130,6 +130,16 @@ expect_rc verify-default-cap 1 "$PGOLF" verify "$TMP/many" --tokenizer "$TOK" --
 [ "$(wc -c <"$TMP/v5/verify.md")" -le 60000 ] && ! grep -q 'more findings' "$TMP/v5/verify.md" &&
   ok verify-default-cap-holds-all || fail verify-default-cap-holds-all "$(wc -c <"$TMP/v5/verify.md") bytes"
 
+# Escaping can make the head alone outgrow a small cap (dump names full of
+# '<', each written as &lt;): the summary is cut at a line, with a note.
+folder "$TMP/lt" 1.0700 1.0702 1.0698
+lt=$(printf '%0240d' 0 | tr 0 '<')
+i=0
+while [ $i -lt 12 ]; do cp "$TMP/lt/eval/score.pgsd" "$TMP/lt/eval/$lt$i.pgsd"; i=$((i + 1)); done
+expect_rc verify-escaped-head 0 "$PGOLF" verify "$TMP/lt" --tokenizer "$TOK" --val "$val" -o "$TMP/v7" --markdown-max 8192
+[ "$(wc -c <"$TMP/v7/verify.md")" -le 8192 ] && tail -n 1 "$TMP/v7/verify.md" | grep -q '(cut to fit the cap; see the HTML report)' &&
+  ok verify-escaped-head-capped || fail verify-escaped-head-capped "$(wc -c <"$TMP/v7/verify.md") bytes; $(tail -n 2 "$TMP/v7/verify.md")"
+
 # ---- bad input: exit 2 ----
 expect_err verify-no-folder 2 'no folder given' "$PGOLF" verify
 expect_err verify-missing-folder 2 'nope' "$PGOLF" verify "$TMP/nope" -o "$TMP/v6"
