@@ -6,6 +6,11 @@
 # is a failure here: on a GPU machine nothing may be left unchecked.
 # Exit 0 when every row passed.
 #   sh ci/gpu-check.sh            (from anywhere in the repository)
+# One row replays the official baseline train_gpt.py under pgolf replay
+# with reduced iterations and prints the attestation (ci/baseline-replay.sh):
+# set PGOLF_BASELINE_SCRIPT, PGOLF_BASELINE_DATA and PGOLF_BASELINE_TOKENIZER
+# (and ITERATIONS, default 200), with torchrun on PATH; without them the row
+# says skipped, which fails the table like any skip.
 # The rows for training on the GPU (20 baseline steps against the CPU
 # goldens, the loss chain twice, ms/step against the official script)
 # join this table when `pgolf train --device cuda` exists; until then the
@@ -58,6 +63,13 @@ for t in build/release/tests/test_cuda_*; do
   fi
 done
 
+# The official baseline replayed under pgolf replay (ci/baseline-replay.sh;
+# the challenge's train_gpt.py is never part of pgolf: PGOLF_BASELINE_*
+# say where it and its data are).
+OUT="$out/baseline" sh ci/baseline-replay.sh >"$out/baseline.txt" 2>&1
+b=$(tail -n 1 "$out/baseline.txt")
+row "replay: official baseline train_gpt.py, ITERATIONS=${ITERATIONS:-200}" "${b%%	*}" "${b#*	}"
+
 row "train --device cuda: 20 baseline steps fp32/mixed vs CPU goldens" "not built" "the CUDA trainer does not exist yet (issue 11)"
 row "train --device cuda twice: loss chains equal" "not built" "needs the CUDA trainer"
 row "ms/step and tokens/s vs official train_gpt.py" "not built" "needs the CUDA trainer"
@@ -66,6 +78,8 @@ echo
 printf '| %-58s | %-9s | %s\n' "check" "result" "detail"
 printf '|%s|%s|%s\n' "------------------------------------------------------------" "-----------" "--------"
 while IFS="$(printf '\t')" read -r a b c; do printf '| %-58s | %-9s | %s\n' "$a" "$b" "$c"; done <"$rows"
+echo
+grep -E '^(attestation|driver|gpu [0-9]|process)' "$out/baseline.txt" 2>/dev/null
 echo
 echo "logs in $out/"
 exit $status

@@ -20,9 +20,6 @@
 #include "verifier/reproduction.h"
 #include "verifier/stats_inputs.h"
 
-#define DEFAULT_GRACE_S 60.0
-#define DEFAULT_TOLERANCE_BPB 0.002
-
 static const char USAGE[] =
     "pgolf replay --record DIR --seed S [--budget-train SEC] [--budget-eval SEC]\n"
     "             [--grace SEC] [--tolerance BPB] [--out DIR] [--data DIR]\n"
@@ -49,19 +46,7 @@ typedef struct replay_cli {
   replay_request q; /* what the options ask replay_supervised.c for */
   cli_list ro_bind;
   cli_args cmd, extra;
-  int have_seed;
 } replay_cli;
-
-/* --seed S: any unsigned 64-bit integer, "not a seed" otherwise. */
-static int take_seed(cli_parser *p, const cli_option *opt, const char *inline_value) {
-  replay_cli *c = opt->dest;
-  const char *v = cli_value(p, inline_value);
-  if (!v) return -1;
-  if (cli_parse_u64(v, 0, UINT64_MAX, &c->q.o.seed))
-    return cli_error(p, "%s: '%s' is not a seed", cli_option_name(p), v);
-  c->have_seed = 1;
-  return 0;
-}
 
 /* An input path must exist with the right type before anything runs. */
 static int need(const char *path, int want_dir, const char *opt, pg_error *err) {
@@ -84,12 +69,12 @@ static int check_cli(replay_cli *c, const cli_command *cmd, pg_error *err) {
     if (o->ro_extra[i][0] != '/')
       return cli_fail(err, cmd, "--ro-bind: '%s' is not an absolute path", o->ro_extra[i]);
   if (!o->record_dir) return cli_fail(err, cmd, "--record is required");
-  if (c->q.fresh_seeds && c->have_seed)
+  if (c->q.fresh_seeds && c->q.seed_given)
     return cli_fail(err, cmd, "--seed and --fresh-seeds exclude each other");
   if (c->q.fresh_seeds && !c->q.salt)
     return cli_fail(err, cmd, "--fresh-seeds needs --salt (the maintainer's value, published "
                               "after the replay)");
-  if (!c->q.fresh_seeds && !c->have_seed) return cli_fail(err, cmd, "--seed is required");
+  if (!c->q.fresh_seeds && !c->q.seed_given) return cli_fail(err, cmd, "--seed is required");
   if (!c->cmd.n) return cli_fail(err, cmd, "no command after `--`");
   if (need(o->record_dir, 1, "--record", err)) return -1;
   if (o->data_dir && need(o->data_dir, 1, "--data", err)) return -1;
@@ -103,16 +88,13 @@ static int check_cli(replay_cli *c, const cli_command *cmd, pg_error *err) {
  * or CLI_ERROR (in err; also a missing or bad input path). */
 static int parse_cli(int argc, char **argv, replay_cli *c, pg_error *err) {
   memset(c, 0, sizeof *c);
+  replay_request_defaults(&c->q);
   replay_ext_opts *o = &c->q.o;
-  o->budget_train_s = CHALLENGE_TRAIN_LIMIT_S;
-  o->budget_eval_s = CHALLENGE_EVAL_LIMIT_S;
-  o->grace_s = DEFAULT_GRACE_S;
-  o->tolerance_bpb = DEFAULT_TOLERANCE_BPB;
   o->out_dir = "replay-out";
   c->ro_bind = (cli_list){o->ro_extra, 0, SANDBOX_MAX_EXTRA};
   const cli_option opts[] = {
       CLI_STRING("record", 0, &o->record_dir, "DIR", "the submission folder"),
-      CLI_CALLBACK("seed", 0, c, "S", take_seed, "the seed whose claim is checked"),
+      CLI_CALLBACK("seed", 0, &c->q, "S", replay_take_seed, "the seed whose claim is checked"),
       CLI_DOUBLE_RANGE("budget-train", 0, &o->budget_train_s, "SEC", 0, 1e7,
                        "training budget (default " CHALLENGE_TIME_LIMIT_TEXT ")"),
       CLI_DOUBLE_RANGE("budget-eval", 0, &o->budget_eval_s, "SEC", 0, 1e7,

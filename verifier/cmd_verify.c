@@ -23,15 +23,12 @@
 #include "verifier/reproduction.h"
 #include "verifier/verify_report.h"
 
-#define DEFAULT_GRACE_S 60.0
-#define DEFAULT_TOLERANCE_BPB 0.002
-
 static const char USAGE[] =
     "pgolf verify DIR [--against RECORD] [--track T] [--tokenizer MODEL] [--val DIR]\n"
     "             [-o OUT_DIR | --html FILE --markdown FILE] [--markdown-max BYTES]\n"
     "             [--replay (--seed S | --fresh-seeds K --salt S) [--data DIR]\n"
-    "              [--gpus N] [--allow-busy] [--budget-train SEC] [--budget-eval SEC]\n"
-    "              [--grace SEC] -- CMD ARGS...]";
+    "              [--gpus N] [--allow-busy] [--ro-bind PATH]... [--budget-train SEC]\n"
+    "              [--budget-eval SEC] [--grace SEC] -- CMD ARGS...]";
 static const char ABOUT[] =
     "Verifies one submission folder in four steps, each pass, fail or not run (with\n"
     "why): the static check (pgolf check); the replay, when --replay is given (pgolf\n"
@@ -49,20 +46,11 @@ typedef struct verify_cli {
   verify_opts v;
   const char *track_name, *out_dir, *html, *markdown;
   size_t markdown_max;
-  int replay, have_seed;
+  int replay;
   replay_request q;
+  cli_list ro_bind;
   cli_args dirs, cmd;
 } verify_cli;
-
-static int take_seed(cli_parser *p, const cli_option *opt, const char *inline_value) {
-  verify_cli *c = opt->dest;
-  const char *v = cli_value(p, inline_value);
-  if (!v) return -1;
-  if (cli_parse_u64(v, 0, UINT64_MAX, &c->q.o.seed))
-    return cli_error(p, "%s: '%s' is not a seed", cli_option_name(p), v);
-  c->have_seed = 1;
-  return 0;
-}
 
 /* The combinations the table cannot express. */
 static int check_cli(verify_cli *c, const cli_command *cmd, pg_error *err) {
@@ -78,28 +66,35 @@ static int check_cli(verify_cli *c, const cli_command *cmd, pg_error *err) {
   if (!c->v.val) c->v.val = c->q.o.data_dir;
   if (!c->replay) {
     if (c->cmd.n) return cli_fail(err, cmd, "a command after `--` needs --replay");
-    if (c->have_seed || c->q.fresh_seeds)
+    if (c->q.seed_given || c->q.fresh_seeds)
       return cli_fail(err, cmd, "--seed and --fresh-seeds are the replay's: add --replay");
     return 0;
   }
   if (!c->cmd.n) return cli_fail(err, cmd, "--replay: no command after `--`");
-  if (c->have_seed == !!c->q.fresh_seeds)
+  if (c->q.seed_given == !!c->q.fresh_seeds)
     return cli_fail(err, cmd, "--replay needs --seed S or --fresh-seeds K (not both)");
   if (c->q.fresh_seeds && !c->q.salt) return cli_fail(err, cmd, "--fresh-seeds needs --salt");
   c->q.o.cmd = c->cmd.v;
   c->q.o.record_dir = c->dirs.v[0];
+  c->q.o.n_ro_extra = c->ro_bind.n;
+  for (size_t i = 0; i < c->ro_bind.n; i++)
+    if (c->q.o.ro_extra[i][0] != '/')
+      return cli_fail(err, cmd, "--ro-bind: '%s' is not an absolute path", c->q.o.ro_extra[i]);
+  struct stat st;
+  if (c->q.o.data_dir && (stat(c->q.o.data_dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+    return cli_fail(err, cmd, "--data: '%s' is not a folder", c->q.o.data_dir);
+  if (c->q.o.tokenizer && (stat(c->q.o.tokenizer, &st) != 0 || !S_ISREG(st.st_mode)))
+    return cli_fail(err, cmd, "--tokenizer: '%s' is not a file", c->q.o.tokenizer);
   return 0;
 }
 
 static int parse_cli(int argc, char **argv, verify_cli *c, pg_error *err) {
   memset(c, 0, sizeof *c);
+  replay_request_defaults(&c->q);
   c->v.track = -1;
   c->markdown_max = VERIFY_MARKDOWN_MAX;
   replay_ext_opts *o = &c->q.o;
-  o->budget_train_s = CHALLENGE_TRAIN_LIMIT_S;
-  o->budget_eval_s = CHALLENGE_EVAL_LIMIT_S;
-  o->grace_s = DEFAULT_GRACE_S;
-  o->tolerance_bpb = DEFAULT_TOLERANCE_BPB;
+  c->ro_bind = (cli_list){o->ro_extra, 0, SANDBOX_MAX_EXTRA};
   const cli_option opts[] = {
       CLI_STRING("against", 0, &c->v.against, "RECORD",
                  "the current record: a folder, a run manifest or comma-separated\n"
@@ -118,13 +113,16 @@ static int parse_cli(int argc, char **argv, verify_cli *c, pg_error *err) {
                    "cap of the Markdown summary (default 60000; GitHub's\n"
                    "comments stop at 65,536 characters)"),
       CLI_FLAG("replay", 0, &c->replay, "replay the folder with the command after `--`"),
-      CLI_CALLBACK("seed", 0, c, "S", take_seed, "the replay's seed"),
+      CLI_CALLBACK("seed", 0, &c->q, "S", replay_take_seed, "the replay's seed"),
       CLI_INT("fresh-seeds", 0, &c->q.fresh_seeds, "K", 1, FRESH_SEEDS_MAX,
               "instead of --seed: K seeds derived from the folder and --salt"),
       CLI_STRING("salt", 0, &c->q.salt, "S", "the maintainer's value for --fresh-seeds"),
       CLI_STRING("data", 0, &o->data_dir, "DIR", "the data, read-only at /data in the replay"),
       CLI_INT("gpus", 0, &o->gpus, "N", 1, NVML_ATTEST_MAX_GPUS, "give the replay GPUs 0..N-1 only"),
       CLI_FLAG("allow-busy", 0, &o->allow_busy, "replay even when a process is on a GPU"),
+      CLI_LIST("ro-bind", 0, &c->ro_bind, "PATH",
+               "also bind PATH read-only in the replay (an interpreter\n"
+               "outside /usr, such as a virtual environment's torchrun)"),
       CLI_DOUBLE_RANGE("budget-train", 0, &o->budget_train_s, "SEC", 0, 1e7,
                        "the replay's training budget (default " CHALLENGE_TIME_LIMIT_TEXT ")"),
       CLI_DOUBLE_RANGE("budget-eval", 0, &o->budget_eval_s, "SEC", 0, 1e7,
@@ -208,7 +206,7 @@ static void print_steps(const verify_result *r) {
 
 int cmd_verify(int argc, char **argv) {
   verify_cli c;
-  pg_error err;
+  pg_error err = {0};
   int pr = parse_cli(argc, argv, &c, &err);
   if (pr != CLI_OK) return cli_status(pr, &err);
   char html[PATH_MAX], md[PATH_MAX], replay_dir[PATH_MAX];

@@ -120,13 +120,25 @@ json_t *replay_manifest_json(const replay_ext_opts *o, const char *bwrap, const 
 
 /* ---- a whole replay (replay_supervised.c) ---- */
 
+#define REPLAY_DEFAULT_GRACE_S 60.0
+#define REPLAY_DEFAULT_TOLERANCE_BPB 0.002
+
 /* What `pgolf replay --record` asks for. */
 typedef struct replay_request {
   replay_ext_opts o;
   int json;         /* print the manifest on stdout instead of the findings table */
   int fresh_seeds;  /* K, 0: one run of o.seed */
   const char *salt; /* the maintainer's, for fresh_seeds */
+  int seed_given;   /* --seed was parsed (replay_take_seed) */
 } replay_request;
+
+/* Zero *q, then the challenge's budgets, the default grace and tolerance. */
+void replay_request_defaults(replay_request *q);
+/* The --seed option's callback (dest: the replay_request): any unsigned
+ * 64-bit integer into o.seed, setting seed_given; "not a seed" otherwise. */
+struct cli_parser;
+struct cli_option;
+int replay_take_seed(struct cli_parser *p, const struct cli_option *opt, const char *inline_value);
 
 /* One replay of seed: attest the hardware (HARDWARE_BUSY stops it unless
  * o.allow_busy), run, judge, add the hardware findings, write

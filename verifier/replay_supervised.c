@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/challenge.h"
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/json_read.h"
@@ -19,6 +20,24 @@
 #include "verifier/replay_external.h"
 #include "verifier/reproduction.h"
 #include "verifier/stats_inputs.h"
+
+void replay_request_defaults(replay_request *q) {
+  memset(q, 0, sizeof *q);
+  q->o.budget_train_s = CHALLENGE_TRAIN_LIMIT_S;
+  q->o.budget_eval_s = CHALLENGE_EVAL_LIMIT_S;
+  q->o.grace_s = REPLAY_DEFAULT_GRACE_S;
+  q->o.tolerance_bpb = REPLAY_DEFAULT_TOLERANCE_BPB;
+}
+
+int replay_take_seed(cli_parser *p, const cli_option *opt, const char *inline_value) {
+  replay_request *q = opt->dest;
+  const char *v = cli_value(p, inline_value);
+  if (!v) return -1;
+  if (cli_parse_u64(v, 0, UINT64_MAX, &q->o.seed))
+    return cli_error(p, "%s: '%s' is not a seed", cli_option_name(p), v);
+  q->seed_given = 1;
+  return 0;
+}
 
 static void print_findings(const replay_ext_opts *o, finding_list *f, const char *path) {
   char title[4200];

@@ -206,7 +206,8 @@ static char *md_finding(const report_finding *f) {
   md_text(&b, f->code, 64);
   tb_printf(&b, "` ");
   md_text(&b, f->message, MD_CELL_MAX);
-  if (f->file) {
+  /* A grouped finding's message already names its files and lines. */
+  if (f->file && (!f->message || !strstr(f->message, f->file))) {
     tb_printf(&b, " (");
     md_text(&b, f->file, MD_FOLDER_MAX);
     if (f->line) tb_printf(&b, ":%lld", (long long)f->line);
@@ -241,6 +242,18 @@ static void md_findings(text_buf *b, const verify_result *r, size_t max) {
               rep->n_findings - shown, max);
 }
 
+/* The last guard of the cap: escaping can make the head itself longer than
+ * a small cap (an audit table of paths full of '<'), so the text is cut at
+ * the last line that fits, with a note. Frees text on failure (NULL). */
+static char *md_cap(char *text, size_t max) {
+  static const char NOTE[] = "\n… (cut to fit the cap; see the HTML report)\n";
+  if (!text || strlen(text) <= max) return text;
+  size_t keep = max - sizeof NOTE;
+  while (keep > 0 && text[keep - 1] != '\n') keep--;
+  memcpy(text + keep, NOTE, sizeof NOTE);
+  return text;
+}
+
 int verify_write_markdown(FILE *out, const verify_result *r, size_t max_bytes, pg_error *err) {
   if (max_bytes < VERIFY_MARKDOWN_MIN)
     return pg_fail(err, "", -1, "a Markdown cap of %zu bytes is below the minimum %d", max_bytes,
@@ -250,5 +263,5 @@ int verify_write_markdown(FILE *out, const verify_result *r, size_t max_bytes, p
   md_significance(&b, r);
   md_audits(&b, r);
   md_findings(&b, r, max_bytes);
-  return write_out(out, tb_finish(&b), err);
+  return write_out(out, md_cap(tb_finish(&b), max_bytes), err);
 }

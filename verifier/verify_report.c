@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -130,11 +131,12 @@ static void audit_step(verify_result *r) {
     snprintf(more, sizeof more, "; %zu more not audited (limit %d)", r->audits_left_out,
              VERIFY_MAX_AUDITS);
   if (fail)
-    step_set(r, VERIFY_AUDIT, VERIFY_FAIL, "%zu of %zu dumps fail (first %s)%s", fail,
-             r->n_audits, first_fail->path, more);
+    step_set(r, VERIFY_AUDIT, VERIFY_FAIL, "%zu of %zu dump%s fail%s (first %s)%s", fail,
+             r->n_audits, r->n_audits == 1 ? "" : "s", fail == 1 ? "s" : "", first_fail->path,
+             more);
   else if (not_run)
-    step_set(r, VERIFY_AUDIT, VERIFY_NOT_RUN, "%zu of %zu dumps not audited: %s: %s%s", not_run,
-             r->n_audits, first_skip->path, first_skip->reason, more);
+    step_set(r, VERIFY_AUDIT, VERIFY_NOT_RUN, "%zu of %zu dump%s not audited: %s: %s%s", not_run,
+             r->n_audits, r->n_audits == 1 ? "" : "s", first_skip->path, first_skip->reason, more);
   else
     step_set(r, VERIFY_AUDIT, r->audits_left_out ? VERIFY_NOT_RUN : VERIFY_PASS,
              "%zu dump%s, every condition passes or has nothing to check%s", pass,
@@ -240,11 +242,12 @@ int verify_folder(const char *dir, const verify_opts *opts, verify_result *r, pg
 
 static void replay_step(verify_result *r, const char *extra) {
   if (r->n_replays_failed)
-    step_set(r, VERIFY_REPLAY, VERIFY_FAIL, "%zu of %zu replay%s fail%s", r->n_replays_failed,
-             r->n_replays, r->n_replays == 1 ? "" : "s", extra);
+    step_set(r, VERIFY_REPLAY, VERIFY_FAIL, "%zu of %zu replay%s fail%s%s", r->n_replays_failed,
+             r->n_replays, r->n_replays == 1 ? "" : "s", r->n_replays_failed == 1 ? "s" : "",
+             extra);
   else
-    step_set(r, VERIFY_REPLAY, VERIFY_PASS, "%zu replay%s pass%s", r->n_replays,
-             r->n_replays == 1 ? "" : "s", extra);
+    step_set(r, VERIFY_REPLAY, VERIFY_PASS, "%zu replay%s pass%s%s", r->n_replays,
+             r->n_replays == 1 ? "" : "s", r->n_replays == 1 ? "es" : "", extra);
 }
 
 /* The score dumps among a replay's produced files, in its scratch copy
@@ -271,55 +274,64 @@ static int audit_produced(verify_result *r, const char *manifest_path, json_t *m
   return 0;
 }
 
-int verify_add_replay(verify_result *r, const char *manifest_path, pg_error *err) {
-  json_t *m;
-  if (json_read_file(manifest_path, REPORT_MAX_INPUT_BYTES, &m, err)) return -1;
+int verify_add_replay_json(verify_result *r, const char *manifest_path, json_t *m,
+                           pg_error *err) {
   json_t *kind = json_object_get(m, "kind");
-  int rc = 0;
   if (!json_is_string(kind) || strcmp(json_string_value(kind), "pgolf/replay/v1"))
-    rc = pg_fail(err, manifest_path, -1, "not a replay manifest (kind pgolf/replay/v1)");
-  if (!rc) rc = report_add_json(&r->rep, manifest_path, m, err);
-  if (!rc) {
-    json_t *v = json_object_get(m, "verdict");
-    r->n_replays++;
-    r->n_replays_failed += !json_is_string(v) || strcmp(json_string_value(v), "pass");
-    replay_step(r, "");
-    rc = audit_produced(r, manifest_path, m, err);
-    audit_step(r);
-  }
-  json_decref(m);
+    return pg_fail(err, manifest_path, -1, "not a replay manifest (kind pgolf/replay/v1)");
+  if (report_add_json(&r->rep, manifest_path, m, err)) return -1;
+  json_t *v = json_object_get(m, "verdict");
+  r->n_replays++;
+  r->n_replays_failed += !json_is_string(v) || strcmp(json_string_value(v), "pass");
+  replay_step(r, "");
+  int rc = audit_produced(r, manifest_path, m, err);
+  audit_step(r);
   return rc;
 }
 
-int verify_add_fresh(verify_result *r, const char *summary_path, pg_error *err) {
-  json_t *s;
-  if (json_read_file(summary_path, REPORT_MAX_INPUT_BYTES, &s, err)) return -1;
+typedef int (*json_adder)(verify_result *r, const char *path, json_t *j, pg_error *err);
+
+/* Read the JSON document at path and give it to add. */
+static int add_file(verify_result *r, const char *path, json_adder add, pg_error *err) {
+  json_t *j;
+  if (json_read_file(path, REPORT_MAX_INPUT_BYTES, &j, err)) return -1;
+  int rc = add(r, path, j, err);
+  json_decref(j);
+  return rc;
+}
+
+int verify_add_replay(verify_result *r, const char *manifest_path, pg_error *err) {
+  return add_file(r, manifest_path, verify_add_replay_json, err);
+}
+
+/* A number of the summary, NAN when absent (the message shows "nan"). */
+static double num(json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+int verify_add_fresh_json(verify_result *r, const char *summary_path, json_t *s, pg_error *err) {
   json_t *rep = json_object_get(s, "reproduction");
   const char *verdict = json_string_value(json_object_get(rep, "verdict"));
   char extra[300] = "; no reproduction test (no claimed per-seed result, or no replayed val_bpb)";
   if (verdict)
-    snprintf(extra, sizeof extra, "; reproduction test: %s (claimed mean %.8f, replayed %.8f)",
-             verdict, json_number_value(json_object_get(rep, "claimed_mean")),
-             json_number_value(json_object_get(rep, "replayed_mean")));
+    snprintf(extra, sizeof extra, "; reproduction test: %.64s (claimed mean %.8f, replayed %.8f)",
+             verdict, num(rep, "claimed_mean"), num(rep, "replayed_mean"));
   replay_step(r, extra);
-  if (verdict && !strcmp(verdict, "REPRODUCTION_GAP")) {
-    finding_list f = {0};
-    findings_add(&f, "REPRODUCTION_GAP", SEV_ERROR, NULL, 0,
-                 "the claimed per-seed results beat the replays with fresh seeds beyond the "
-                 "seeds' noise (p = %.4g): claimed mean %.8f, replayed mean %.8f",
-                 json_number_value(json_object_get(rep, "p")),
-                 json_number_value(json_object_get(rep, "claimed_mean")),
-                 json_number_value(json_object_get(rep, "replayed_mean")));
-    int rc = report_findings(r, summary_path, &f, NULL, err);
-    findings_free(&f);
-    step_set(r, VERIFY_REPLAY, VERIFY_FAIL, "%s", r->steps[VERIFY_REPLAY].detail);
-    if (rc) {
-      json_decref(s);
-      return -1;
-    }
-  }
-  json_decref(s);
-  return 0;
+  if (!verdict || strcmp(verdict, "REPRODUCTION_GAP")) return 0;
+  finding_list f = {0};
+  findings_add(&f, "REPRODUCTION_GAP", SEV_ERROR, NULL, 0,
+               "the claimed per-seed results beat the replays with fresh seeds beyond the "
+               "seeds' noise (p = %.4g): claimed mean %.8f, replayed mean %.8f",
+               num(rep, "p"), num(rep, "claimed_mean"), num(rep, "replayed_mean"));
+  int rc = report_findings(r, summary_path, &f, NULL, err);
+  findings_free(&f);
+  r->steps[VERIFY_REPLAY].status = VERIFY_FAIL;
+  return rc;
+}
+
+int verify_add_fresh(verify_result *r, const char *summary_path, pg_error *err) {
+  return add_file(r, summary_path, verify_add_fresh_json, err);
 }
 
 void verify_result_free(verify_result *r) {

@@ -39,6 +39,7 @@
 #ifndef PGOLF_VERIFY_REPORT_H
 #define PGOLF_VERIFY_REPORT_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -102,6 +103,12 @@ int verify_add_replay(verify_result *r, const char *manifest_path, pg_error *err
 /* Add the --fresh-seeds summary (OUT/replay-fresh.json): REPRODUCTION_GAP
  * fails the replay step. -1 with err when it cannot be read. */
 int verify_add_fresh(verify_result *r, const char *summary_path, pg_error *err);
+
+/* The same for a document already parsed (borrowed); path names it and,
+ * for a replay, locates its scratch folder. */
+int verify_add_replay_json(verify_result *r, const char *manifest_path, json_t *m,
+                           pg_error *err);
+int verify_add_fresh_json(verify_result *r, const char *summary_path, json_t *s, pg_error *err);
 
 /* VERIFY_FAIL if any step failed, else VERIFY_PASS. */
 verify_status verify_verdict(const verify_result *r);

@@ -4,75 +4,8 @@
 # each fault fails its condition (exit 1), each malformed input exits 2
 # naming the file and byte offset.
 . "$(dirname "$0")/lib.sh"
-TOK=data/tokenizers/fineweb_1024_bpe.model
 N=41
-
-# le N WIDTH: N as WIDTH little-endian bytes (N may be 0x... hex).
-le() {
-  v=$(($1)) n=$2 s=""
-  while [ "$n" -gt 0 ]; do
-    s="$s$(printf '\\%03o' $((v & 255)))"
-    v=$((v >> 8))
-    n=$((n - 1))
-  done
-  printf "$s"
-}
-
-# hexbin HEX: the bytes a hex string spells.
-hexbin() {
-  h=$1 s=""
-  while [ -n "$h" ]; do
-    b=${h%"${h#??}"}
-    h=${h#??}
-    s="$s$(printf '\\%03o' $((0x$b)))"
-  done
-  printf "$s"
-}
-
-# The split: a shard holding the demo's first N tokens.
-val="$TMP/val"
-mkdir -p "$val"
-{
-  le 20240520 4
-  le 1 4
-  le $N 4
-  head -c 1012 /dev/zero
-  dd if=data/demo/fineweb_val_000000.bin bs=1 skip=1024 count=$((2 * N)) 2>/dev/null
-} >"$val/fineweb_val_000000.bin"
-set -- $(od -An -tu2 -v -j1024 -N$((2 * N)) data/demo/fineweb_val_000000.bin)
-i=0
-for t in "$@"; do eval "tok_$i=$t"; i=$((i + 1)); done
-
-ONE=0x3ff0000000000000 # 1.0
-
-# header VOCAB RECORDS PROBES
-header() {
-  printf PGSD
-  le 1 4
-  le "$1" 4
-  le 0 4
-  le "$2" 8
-  le "$3" 8
-  head -c 32 /dev/zero
-}
-
-# record POS [NLL_BITS [TARGET]]: target defaults to the split's token.
-record() {
-  eval "t=\${3:-\$tok_$1}"
-  le "$1" 8
-  le "$t" 4
-  le 0 4
-  le "${2:-$ONE}" 8
-}
-
-# records FROM TO [SKIP]: positions FROM..TO with nll 1.0, SKIP left out.
-records() {
-  p=$1
-  while [ "$p" -le "$2" ]; do
-    [ "$p" = "${3:-}" ] || record "$p"
-    p=$((p + 1))
-  done
-}
+. "$(dirname "$0")/dump_helpers"
 
 header 1024 40 0 >"$TMP/clean.pgsd"
 records 1 40 >>"$TMP/clean.pgsd"

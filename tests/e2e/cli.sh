@@ -20,6 +20,7 @@ stats:stats:--new --record --target --metric --margin-nats --tokens-per-byte --a
 regress:regress:--golden --config --k --junit --markdown --json
 report:report:-o --output --markdown --record --margin-nats --tokens-per-byte --alpha
 leaderboard:leaderboard:-o --output --replays
+verify:verify:--against --track --tokenizer --val -o --output --html --markdown --markdown-max --replay --seed --fresh-seeds --salt --data --gpus --allow-busy --ro-bind --budget-train --budget-eval --grace
 shard info:shard info:--json --vocab
 shard glob:shard glob:--split
 tokenizer luts:tokenizer luts:--json --vocab
