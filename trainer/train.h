@@ -40,6 +40,7 @@
 #include "common/error.h"
 #include "common/sha256.h"
 #include "trainer/checkpoint.h"
+#include "trainer/comm.h"
 #include "trainer/train_config.h"
 
 #define TRAIN_CHECKPOINT_NAME "checkpoint"
@@ -58,6 +59,7 @@ typedef struct train_options {
   const char *resume_name;  /* its path, for errors */
   FILE *echo;               /* log lines also printed here (stdout), or NULL */
   int quiet;                /* no progress line */
+  comm *comm;               /* the processes running the world's ranks, or NULL: this one alone */
 } train_options;
 
 typedef struct train_result {
@@ -68,6 +70,7 @@ typedef struct train_result {
   double val_loss, val_bpb; /* of the round-tripped artifact */
   uint64_t model_bytes, code_bytes;
   double train_ms;
+  double comm_ms;      /* of train_ms, time in the gradient exchange (0 for one process) */
 } train_result;
 
 int train_run(const train_options *o, train_result *r, pg_error *err);
