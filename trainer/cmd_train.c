@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/verbs.h"
 #include "common/sha256.h"
+#include "kernels/cuda_common.h"
 #include "trainer/train.h"
 
 static const char USAGE[] = "pgolf train (--preset NAME | --config FILE | --resume DIR) [OPTIONS]";
@@ -24,10 +25,10 @@ static const char FOOTER[] = "Exit codes: 0 ok, 2 usage or input error.";
 /* Options as given. A number not given keeps a value the parser never
  * stores: seed UINT64_MAX, budget NaN, the others 0. */
 typedef struct train_args {
-  const char *preset, *config, *data, *tokenizer, *precision, *out, *resume;
+  const char *preset, *config, *data, *tokenizer, *precision, *out, *resume, *device;
   uint64_t seed;
   int64_t steps, ckpt_every, stop_after;
-  int threads, world;
+  int threads, world, gpus;
   double budget, comm_timeout;
   int quiet, json;
 } train_args;
@@ -58,6 +59,11 @@ static int parse_args(int argc, char **argv, train_args *a, pg_error *err) {
                    "partition, grad_accum_steps = 8 / N and the gradient\n"
                    "average; run by this process, or split over the\n"
                    "processes of `mpirun -np P` (P divides N)"),
+      CLI_STRING("device", 0, &a->device, "cpu|cuda",
+                 "cpu (default); cuda: the GPU trainer, not there yet\n"
+                 "(refused, exit 2, naming why)"),
+      CLI_UNSIGNED("gpus", 0, &a->gpus, "N", 1, TRAIN_MAX_WORLD,
+                   "with --device cuda: one process per GPU over NCCL"),
       CLI_DOUBLE("comm-timeout", 0, &a->comm_timeout, "SECONDS",
                  "under mpirun: a process waiting this long for\n"
                  "another names it and stops the run (default 60)"),
@@ -217,6 +223,29 @@ static void print_json(const train_options *o, const train_result *r, const comm
   json_decref(j);
 }
 
+/* --device cuda has no trainer yet: refuse with the reason, first that
+ * there is no usable GPU where that is so (exit 2 either way). */
+static int check_device(const train_args *a) {
+  if (!a->device || !strcmp(a->device, "cpu")) {
+    if (a->gpus) return usage_error("--gpus needs --device cuda", NULL);
+    return 0;
+  }
+  if (strcmp(a->device, "cuda") != 0) return usage_error("--device wants cpu or cuda: ", a->device);
+  int n = 0;
+  pg_error e;
+  if (cuda_device_count(&n, &e) != 0) {
+    pg_die_msg("train: --device cuda: %s", e.msg);
+    return -1;
+  }
+  if (a->gpus > n) {
+    pg_die_msg("train: --gpus %d, but %d CUDA device%s usable", a->gpus, n, n == 1 ? " is" : "s are");
+    return -1;
+  }
+  pg_die_msg("train: --device cuda: the CUDA trainer is not there yet; the CPU trainer runs --world N "
+             "(under mpirun for several processes)");
+  return -1;
+}
+
 /* Train with the processes in c; process 0 alone prints. */
 static int run(const train_args *a, comm *c) {
   train_options o;
@@ -261,6 +290,7 @@ int cmd_train(int argc, char **argv) {
     snprintf(v, sizeof v, "%g", a.comm_timeout);
     return usage_error("--comm-timeout wants seconds in (0, 86400]: ", v);
   }
+  if (check_device(&a) != 0) return PG_EXIT_USAGE;
   comm c;
   if (comm_init(&c, a.comm_timeout, &err) != 0) {
     pg_error_print(&err);
