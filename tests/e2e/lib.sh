@@ -56,3 +56,17 @@ small_demo_data() {
     dd if=data/demo/fineweb_val_000000.bin bs=2 skip=512 count="$2" 2>/dev/null
   } >"$1/fineweb_val_000000.bin"
 }
+
+# small_world_run FILE DATA: data (small_demo_data) and a configuration
+# small enough for many processes on 2 cores: 2 layers of 32, 4 steps of
+# 1024 tokens (one sequence of 64 per rank and micro-step at world 8), a
+# small validation split. For the --world and mpirun tests.
+small_world_run() {
+  small_demo_data "$2" 1025
+  cat >"$1" <<EOF
+{"preset": "tiny", "num_layers": 2, "model_dim": 32, "num_heads": 2, "num_kv_heads": 1,
+ "train_seq_len": 64, "train_batch_tokens": 1024, "iterations": 4, "warmdown_iters": 2,
+ "val_batch_size": 1024, "train_log_every": 1, "data": "$2",
+ "tokenizer": "data/tokenizers/fineweb_1024_bpe.model"}
+EOF
+}

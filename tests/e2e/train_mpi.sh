@@ -8,7 +8,6 @@
 # Skips (with the reason) without mpirun or without an MPI build.
 . "$(dirname "$0")/lib.sh"
 
-TOK=data/tokenizers/fineweb_1024_bpe.model
 OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export OMP_WAIT_POLICY
 if ! command -v mpirun >/dev/null 2>&1; then
@@ -18,12 +17,7 @@ fi
 # mpirun refuses root without these; 8 processes on 2 cores need --oversubscribe.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 DATA=$TMP/data
-small_demo_data "$DATA" 1025
-cat >"$TMP/small.json" <<EOF2
-{"preset": "tiny", "num_layers": 2, "model_dim": 32, "num_heads": 2, "num_kv_heads": 1,
- "train_seq_len": 64, "train_batch_tokens": 1024, "iterations": 4, "warmdown_iters": 2,
- "val_batch_size": 1024, "train_log_every": 1, "data": "$DATA", "tokenizer": "$TOK"}
-EOF2
+small_world_run "$TMP/small.json" "$DATA"
 chain() { jq -r .predicate.losses.chain "$1/manifest.json"; }
 mpi() { np=$1; shift; mpirun -np "$np" "$PGOLF" train "$@"; }
 

@@ -7,7 +7,6 @@
 # namespaces (and with them the veth pair) are always deleted.
 . "$(dirname "$0")/lib.sh"
 
-TOK=data/tokenizers/fineweb_1024_bpe.model
 OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export OMP_WAIT_POLICY
 command -v mpirun >/dev/null 2>&1 || { skip train-netns "no mpirun (openmpi-bin)"; exit 0; }
@@ -43,12 +42,7 @@ chmod +x "$TMP/agent.sh"
 printf '%s slots=1\n%s slots=1\n' "$IPA" "$IPB" >"$TMP/hosts"
 
 DATA=$TMP/data
-small_demo_data "$DATA" 1025
-cat >"$TMP/small.json" <<EOF2
-{"preset": "tiny", "num_layers": 2, "model_dim": 32, "num_heads": 2, "num_kv_heads": 1,
- "train_seq_len": 64, "train_batch_tokens": 1024, "iterations": 4, "warmdown_iters": 2,
- "val_batch_size": 1024, "train_log_every": 1, "data": "$DATA", "tokenizer": "$TOK"}
-EOF2
+small_world_run "$TMP/small.json" "$DATA"
 chain() { jq -r .predicate.losses.chain "$1/manifest.json"; }
 expect_rc single-process 0 "$PGOLF" train --config "$TMP/small.json" --world 8 --threads 1 --quiet --out "$TMP/ref"
 expect_rc two-hosts 0 timeout 120 ip netns exec "$NA" unshare --uts sh -c "hostname $NA; exec mpirun -np 2 \

@@ -10,12 +10,7 @@ TOK=data/tokenizers/fineweb_1024_bpe.model
 OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export OMP_WAIT_POLICY
 DATA=$TMP/data
-small_demo_data "$DATA" 1025
-cat >"$TMP/small.json" <<EOF2
-{"preset": "tiny", "num_layers": 2, "model_dim": 32, "num_heads": 2, "num_kv_heads": 1,
- "train_seq_len": 64, "train_batch_tokens": 1024, "iterations": 4, "warmdown_iters": 2,
- "val_batch_size": 1024, "train_log_every": 1, "data": "$DATA", "tokenizer": "$TOK"}
-EOF2
+small_world_run "$TMP/small.json" "$DATA"
 chain() { jq -r .predicate.losses.chain "$1/manifest.json"; }
 train() { "$PGOLF" train --config "$TMP/small.json" --quiet "$@"; }
 
