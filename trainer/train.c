@@ -75,6 +75,56 @@ static int set_paths(trainer *t, const char *dir, pg_error *err) {
   return make_dir(dir, err);
 }
 
+/* Process of Muon matrix j: its owner rank j % world lives on process
+ * rank / ranks_per_process. */
+static int muon_process(const trainer *t, int j) { return j % t->cfg.world_size / t->n_local; }
+
+/* Muon's exchange (optimizer_shard.gather): this process's matrices'
+ * updates packed in matrix order, all-gathered, each process's unpacked to
+ * its matrices' places. */
+static int muon_gather(void *ctx, float *u, pg_error *err) {
+  trainer *t = ctx;
+  double t0 = trainer_now_ms();
+  size_t pos = 0;
+  for (int i = 0, j = 0; i < t->l.n_tensors; i++) {
+    const gpt_tensor *m = &t->l.tensors[i];
+    if (m->group != GPT_GROUP_MATRIX) continue;
+    if (muon_process(t, j++) == t->comm->rank) {
+      memcpy(t->mu_send + pos, u + t->opt.state_off[i], m->numel * sizeof(float));
+      pos += m->numel;
+    }
+  }
+  if (comm_allgatherv_f32(t->comm, t->mu_send, t->mu_recv, t->mu_count, t->mu_displ, err) != 0) return -1;
+  for (int q = 0; q < t->comm->size; q++) {
+    pos = (size_t)t->mu_displ[q];
+    for (int i = 0, j = 0; i < t->l.n_tensors; i++) {
+      const gpt_tensor *m = &t->l.tensors[i];
+      if (m->group != GPT_GROUP_MATRIX) continue;
+      if (muon_process(t, j++) != q) continue;
+      if (q != t->comm->rank) memcpy(u + t->opt.state_off[i], t->mu_recv + pos, m->numel * sizeof(float));
+      pos += m->numel;
+    }
+  }
+  t->exchange_ms += trainer_now_ms() - t0;
+  return 0;
+}
+
+/* Over several processes each computes its ranks' Muon matrices only
+ * (optimizer.h, optimizer_shard), the official exchange being a gather. */
+static int setup_muon_shard(trainer *t, pg_error *err) {
+  int P = t->comm->size;
+  t->mu_count = calloc((size_t)P * 2, sizeof(int));
+  t->mu_send = malloc((t->opt.n_muon + 1) * sizeof(float));
+  t->mu_recv = malloc((t->opt.n_muon + 1) * sizeof(float));
+  if (!t->mu_count || !t->mu_send || !t->mu_recv) return pg_fail(err, "", -1, "out of memory");
+  t->mu_displ = t->mu_count + P;
+  for (int i = 0, j = 0; i < t->l.n_tensors; i++)
+    if (t->l.tensors[i].group == GPT_GROUP_MATRIX) t->mu_count[muon_process(t, j++)] += (int)t->l.tensors[i].numel;
+  for (int q = 1; q < P; q++) t->mu_displ[q] = t->mu_displ[q - 1] + t->mu_count[q - 1];
+  t->shard = (optimizer_shard){t->cfg.world_size, t->first_rank, t->n_local, muon_gather, t};
+  return 0;
+}
+
 /* This process's share of the world: world_size / processes consecutive
  * ranks, each with its own place in the stream (all start at the
  * beginning) and, for a world above 1, its own gradient. */
@@ -98,7 +148,8 @@ static int setup_ranks(trainer *t, pg_error *err) {
   t->rank_g = calloc((size_t)t->n_local, sizeof *t->rank_g);
   if (!t->rank_grads || !t->rank_g) return pg_fail(err, "", -1, "out of memory for %d ranks' gradients", t->n_local);
   for (int l = 0; l < t->n_local; l++) gpt_params_bind(&t->rank_g[l], &t->l, t->rank_grads + (size_t)l * n);
-  return grad_exchange_init(&t->gx, t->comm, t->n_local, n, err);
+  if (grad_exchange_init(&t->gx, t->comm, t->n_local, n, err) != 0) return -1;
+  return P > 1 ? setup_muon_shard(t, err) : 0;
 }
 
 static int setup(trainer *t, const train_options *o, pg_error *err) {
@@ -146,6 +197,9 @@ static void teardown(trainer *t) {
   free(t->rank_ls);
   free(t->all_ls);
   grad_exchange_free(&t->gx);
+  free(t->mu_count);
+  free(t->mu_send);
+  free(t->mu_recv);
   trainer_close_val(t);
   gpt_layout_free(&t->l);
   json_decref(t->init);
@@ -201,8 +255,13 @@ static int train_step(trainer *t, double lr_mult, float *loss_out, pg_error *err
   memcpy(loss_out, &bits, 4);
   if (W > 1 && grad_combine(&t->gx, t->comm, W, t->rank_grads, t->grads, err) != 0) return -1;
   t->exchange_ms += trainer_now_ms() - t0;
-  optimizer_step(&t->opt, &t->l, t->params, t->grads, t->step, lr_mult, t->prec);
-  return 0;
+  if (t->comm->size == 1) {
+    optimizer_step(&t->opt, &t->l, t->params, t->grads, t->step, lr_mult, t->prec);
+    return 0;
+  }
+  float norm;
+  return optimizer_step_sharded(&t->opt, &t->l, t->params, t->grads, t->step, lr_mult, t->prec, &t->shard, &norm,
+                                err);
 }
 
 /* ---- the budget plan ---- */

@@ -44,6 +44,9 @@ typedef struct trainer {
   loader_state *rank_ls;  /* each rank's place in the stream */
   uint64_t *all_ls;       /* every rank's, gathered for a checkpoint: 3 x world_size */
   grad_exchange gx;
+  optimizer_shard shard; /* Muon's exchange over processes (used when comm->size > 1) */
+  float *mu_send, *mu_recv;
+  int *mu_count, *mu_displ; /* floats of Muon updates per process */
   double exchange_ms; /* training time spent in the exchange */
 
   int64_t step;    /* steps done */
