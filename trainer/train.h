@@ -11,6 +11,11 @@
  *   train_loss /= grad_accum                             (float32)
  *   optimizer_step(s, lr_mult): momentum warm-up, lr = base*lr_mult,
  *                               optional clip, Adam/Muon updates
+ * With world_size N > 1 each of the N ranks does the micro-steps above on
+ * its own span (loader rank r of N, grad_accum_steps = 8 / N), the ranks'
+ * gradients are combined in rank order (trainer/grad_sum.h) and train_loss
+ * is rank 0's; the ranks run in this process or over the processes of
+ * train_options.comm (trainer/comm.h), with the same bits.
  * The loss record of step s is (s + 1, bits of train_loss, bits of
  * (float)lr_mult, training ms): steps count from 1, as the official log's
  * `step:1/M train_loss:...` line for the same step. The loss chain is over
