@@ -272,13 +272,14 @@ static int train_step(trainer *t, double lr_mult, float *loss_out, pg_error *err
 static int plan_budget(trainer *t, pg_error *err) {
   double ms[TRAIN_PLAN_SAMPLES];
   float *saved = malloc(t->l.n_params * sizeof(float));
-  double ms0[TRAIN_PLAN_SAMPLES * 64];
   checkpoint opt_state = {0};
   loader_state *ls = malloc((size_t)t->n_local * sizeof *ls);
+  double *all_ms = malloc((size_t)t->comm->size * sizeof ms); /* every process's, process 0's first */
   int rc = -1;
-  if (!saved || !ls) {
+  if (!saved || !ls || !all_ms) {
     free(saved);
     free(ls);
+    free(all_ms);
     return pg_fail(err, "", -1, "out of memory");
   }
   memcpy(saved, t->params, t->l.n_params * sizeof(float));
@@ -298,13 +299,9 @@ static int plan_budget(trainer *t, pg_error *err) {
   memcpy(t->rank_ls, ls, (size_t)t->n_local * sizeof *ls);
   if (optimizer_load(&t->opt, &opt_state, "plan", err) != 0) goto out;
   /* Every process plans from process 0's times, so all plan the same steps. */
-  if (t->comm->size > 64) {
-    pg_fail(err, "", -1, "--budget plans over at most 64 processes");
-    goto out;
-  }
-  if (comm_allgather_bytes(t->comm, ms, sizeof ms, ms0, err) != 0) goto out;
+  if (comm_allgather_bytes(t->comm, ms, sizeof ms, all_ms, err) != 0) goto out;
   schedule_plan plan;
-  if (schedule_plan_steps(t->cfg.budget_seconds, ms0, TRAIN_PLAN_SAMPLES, t->cfg.opt.iterations, &plan, err) != 0)
+  if (schedule_plan_steps(t->cfg.budget_seconds, all_ms, TRAIN_PLAN_SAMPLES, t->cfg.opt.iterations, &plan, err) != 0)
     goto out;
   t->cfg.opt.iterations = plan.planned_steps;
   t->plan = schedule_plan_to_json(&plan);
@@ -314,6 +311,7 @@ static int plan_budget(trainer *t, pg_error *err) {
 out:
   free(saved);
   free(ls);
+  free(all_ms);
   ckpt_free(&opt_state);
   return rc;
 }
