@@ -13,19 +13,6 @@
 
 enum { TAG_HEARTBEAT = 7101, TAG_ANSWER = 7102 };
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* "process 3 (ranks 6-7)" / "process 3 (rank 3)" into buf. */
-static const char *process_name(int p, int per, char *buf, size_t cap) {
-  if (per <= 1) snprintf(buf, cap, "process %d (rank %d)", p, p);
-  else snprintf(buf, cap, "process %d (ranks %d-%d)", p, p * per, p * per + per - 1);
-  return buf;
-}
-
 int comm_init(comm *c, double timeout_s, pg_error *err) {
   memset(c, 0, sizeof *c);
   c->size = 1;
@@ -52,6 +39,19 @@ int comm_init(comm *c, double timeout_s, pg_error *err) {
 }
 
 #ifdef PGOLF_HAVE_MPI
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* "process 3 (ranks 6-7)" / "process 3 (rank 3)" into buf. */
+static const char *process_name(int p, int per, char *buf, size_t cap) {
+  if (per <= 1) snprintf(buf, cap, "process %d (rank %d)", p, p);
+  else snprintf(buf, cap, "process %d (ranks %d-%d)", p, p * per, p * per + per - 1);
+  return buf;
+}
+
 static void pause_briefly(void) {
   struct timespec ts = {0, 100000}; /* 0.1 ms: polling must not eat the cores the others compute on */
   nanosleep(&ts, NULL);
