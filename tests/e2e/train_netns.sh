@@ -11,6 +11,7 @@ OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export OMP_WAIT_POLICY
 command -v mpirun >/dev/null 2>&1 || { skip train-netns "no mpirun (openmpi-bin)"; exit 0; }
 command -v ip >/dev/null 2>&1 || { skip train-netns "no ip (iproute2)"; exit 0; }
+"$PGOLF" --version | grep -qx 'mpi yes' || { skip train-netns "this pgolf was built without MPI"; exit 0; }
 [ "$(id -u)" -eq 0 ] || { skip train-netns "needs root to create network namespaces"; exit 0; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 NA=pgolf-a-$$ NB=pgolf-b-$$ VA=pgva$$ VB=pgvb$$
