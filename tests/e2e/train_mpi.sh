@@ -1,7 +1,8 @@
 # pgolf train under mpirun: --world 8 split over P = 1, 2, 4, 8 processes
 # gives the single-process --world 8 run's loss chain and artifact byte for
-# byte; a run checkpointed with 2 processes resumes with 1 and with 4 to
-# the same chain; a process that dies or hangs (the test-only hooks
+# byte, and a one-process replay of its manifest passes; a run
+# checkpointed with 2 processes resumes with 1 and with 4 to the same
+# chain; a process that dies or hangs (the test-only hooks
 # PGOLF_TEST_DIE / PGOLF_TEST_HANG) stops every process within the
 # timeout, non-zero, naming it, and the last checkpoint resumes to the
 # same chain; a process count that does not divide the world is refused.
@@ -40,6 +41,9 @@ p=$(jq -c '[.predicate.environment.processes, .predicate.environment.ranks_per_p
 grep -q '^processes:4 ranks_per_process:2 mpi:' "$TMP/p4/train.log" && ok log-processes ||
   fail log-processes "$(grep processes "$TMP/p4/train.log")"
 expect_rc manifests-compare-equal 0 "$PGOLF" manifest diff "$TMP/ref/manifest.json" "$TMP/p2/manifest.json"
+# The manifest carries world_size in its configuration: a plain replay
+# (one process) re-runs the 2-process run step for step.
+expect_rc replay-of-np2-run 0 "$PGOLF" replay "$TMP/p2/manifest.json" --threads 1
 
 # Checkpointed by 2 processes, resumed by 1 and by 4.
 expect_rc np2-stop 0 mpi 2 --config "$TMP/small.json" --world 8 --threads 1 --quiet --stop-after 2 --out "$TMP/s"
