@@ -2,7 +2,8 @@
  * missing library and why; it records every NCCL_* variable, sorted, and
  * nothing else; with the library present its version reads
  * MAJOR.MINOR.PATCH; on a GPU a one-rank communicator's all-gather returns
- * the sent floats bit for bit. Without the library or a GPU those parts
+ * the sent floats bit for bit, also when bootstrapped through the process
+ * group (trainer/comm.h) as a run does. Without the library or a GPU those parts
  * skip and say why (ci/gpu-check.sh runs this file and fails on a skip). */
 #include "tests/test_util.h"
 
@@ -12,6 +13,7 @@
 
 #include "kernels/nccl.h"
 #include "tests/cuda_check.h"
+#include "trainer/comm.h"
 
 static void test_missing_library(void **state) {
   (void)state;
@@ -94,12 +96,35 @@ static void test_allgather_one_rank(void **state) {
   CK(cudaFree(d_recv));
   nccl_comm_free(c);
 }
+
+/* Bootstrapped the way a run does (comm_nccl_open: process 0's id over
+ * the process group), here a group of one. */
+static void test_bootstrap_over_comm(void **state) {
+  (void)state;
+  NEED_GPU();
+  comm g;
+  pg_error err;
+  assert_int_equal(comm_init(&g, 5.0, &err), 0);
+  nccl_comm *c;
+  assert_int_equal(comm_nccl_open(&g, &c, &err), 0);
+  float h[3] = {1.0f, -0.0f, 3.5f}, got[3];
+  float *d = to_device(h, 3), *r = to_device(h, 3);
+  assert_int_equal(nccl_allgather_f32(c, d, r, 3, NULL, &err), 0);
+  from_device(got, r, 3);
+  assert_memory_equal(got, h, sizeof h);
+  CK(cudaFree(d));
+  CK(cudaFree(r));
+  nccl_comm_free(c);
+  comm_finalize(&g);
+}
 #else
-static void test_allgather_one_rank(void **state) {
+static void no_cuda(void **state) {
   (void)state;
   fprintf(stderr, "skipped: needs a GPU: this pgolf was built without CUDA (no nvcc)\n");
   skip();
 }
+#define test_allgather_one_rank no_cuda
+#define test_bootstrap_over_comm no_cuda
 #endif
 
 int main(void) {
@@ -108,6 +133,7 @@ int main(void) {
       cmocka_unit_test(test_env_recorded),
       cmocka_unit_test(test_version),
       cmocka_unit_test(test_allgather_one_rank),
+      cmocka_unit_test(test_bootstrap_over_comm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -193,6 +193,19 @@ int comm_allgather_bytes(comm *c, const void *send, size_t n, void *recv, pg_err
 #endif
 }
 
+int comm_nccl_open(comm *c, nccl_comm **out, pg_error *err) {
+  unsigned char id[NCCL_ID_BYTES] = {0};
+  unsigned char *all = malloc((size_t)c->size * NCCL_ID_BYTES);
+  if (!all) return pg_fail(err, "", -1, "out of memory");
+  int rc = c->rank == 0 ? nccl_unique_id(id, err) : 0;
+  /* Every process takes part in the gather even when process 0 failed, so
+   * none waits for it; process 0 then reports its own error. */
+  if (comm_allgather_bytes(c, id, NCCL_ID_BYTES, all, err) != 0) rc = -1;
+  if (rc == 0) rc = nccl_comm_init(out, all, c->size, c->rank, err);
+  free(all);
+  return rc;
+}
+
 void comm_finalize(comm *c) {
 #ifdef PGOLF_HAVE_MPI
   if (!c->mpi) return;

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "kernels/nccl.h"
 
 #define COMM_DEFAULT_TIMEOUT_S 60.0
 
@@ -61,6 +62,12 @@ int comm_allgatherv_f32(comm *c, const float *send, float *recv, const int *coun
 /* All-gather of n bytes per process: recv holds size * n bytes, process p's
  * at p * n. */
 int comm_allgather_bytes(comm *c, const void *send, size_t n, void *recv, pg_error *err);
+
+/* The NCCL communicator of these processes (one GPU each, the current
+ * CUDA device): process 0 makes the unique id, every process receives it
+ * over MPI (an all-gather of process 0's bytes), then each joins as its
+ * rank. */
+int comm_nccl_open(comm *c, nccl_comm **out, pg_error *err);
 
 /* Test hooks, for the fault tests only (tests/e2e/train_mpi.sh):
  * PGOLF_TEST_DIE=P:S makes process P exit (status 3) when it reaches the
