@@ -70,3 +70,14 @@ small_world_run() {
  "tokenizer": "data/tokenizers/fineweb_1024_bpe.model"}
 EOF
 }
+
+# mpi_test_env: what the mpirun tests need: mpirun as root, more processes
+# than cores, and under the sanitizer build Open MPI's own allocations kept
+# apart from pgolf's (tests/lsan-mpi.supp; full unwinding so library frames
+# are seen, components not unloaded so their frames have names).
+mpi_test_env() {
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  export OMPI_MCA_mca_base_component_disable_dlclose=1
+  LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan-mpi.supp:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+  export LSAN_OPTIONS
+}

@@ -15,8 +15,7 @@ if ! command -v mpirun >/dev/null 2>&1; then
   skip train-mpi "no mpirun (Debian: openmpi-bin libopenmpi-dev; ci/deps.sh test installs them)"
   exit 0
 fi
-# mpirun refuses root without these; 8 processes on 2 cores need --oversubscribe.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi_test_env
 DATA=$TMP/data
 small_world_run "$TMP/small.json" "$DATA"
 chain() { jq -r .predicate.losses.chain "$1/manifest.json"; }

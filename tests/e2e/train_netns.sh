@@ -13,7 +13,7 @@ command -v mpirun >/dev/null 2>&1 || { skip train-netns "no mpirun (openmpi-bin)
 command -v ip >/dev/null 2>&1 || { skip train-netns "no ip (iproute2)"; exit 0; }
 "$PGOLF" --version | grep -qx 'mpi yes' || { skip train-netns "this pgolf was built without MPI"; exit 0; }
 [ "$(id -u)" -eq 0 ] || { skip train-netns "needs root to create network namespaces"; exit 0; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi_test_env
 NA=pgolf-a-$$ NB=pgolf-b-$$ VA=pgva$$ VB=pgvb$$
 SUBNET=10.213.77.0/24 IPA=10.213.77.1 IPB=10.213.77.2
 cleanup() { ip netns del "$NA" 2>/dev/null; ip netns del "$NB" 2>/dev/null; rm -rf "$TMP"; }
