@@ -38,6 +38,16 @@ ifneq ($(and $(NVCC),$(CU_SRC)),)
   LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcudart_static -ldl -lrt -lstdc++
 endif
 
+# MPI: compiled in when Open MPI's development files are there (pkg-config
+# ompi-c; Debian's libopenmpi-dev), never required. The binary initialises
+# MPI only when mpirun started it (trainer/comm.h).
+MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS   := $(shell pkg-config --libs ompi-c 2>/dev/null)
+ifneq ($(MPI_LIBS),)
+  CFLAGS_BASE += -DPGOLF_HAVE_MPI $(MPI_CFLAGS)
+  LDLIBS += $(MPI_LIBS)
+endif
+
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(EXTRA_CFLAGS)
 
 .PHONY: all build test run-tests demo sanitize fuzz fuzz-smoke bench clean deps print-nvcc-flags

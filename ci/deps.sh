@@ -8,7 +8,7 @@ mode=${1:-build}
 build_pkgs="make gcc libc6-dev libssl-dev libjansson-dev zlib1g-dev liblzma-dev libbrotli-dev"
 case "$mode" in
   build|demo) pkgs="$build_pkgs" ;;
-  test)       pkgs="$build_pkgs libcmocka-dev jq bubblewrap chromium imagemagick libxml2-utils" ;;
+  test)       pkgs="$build_pkgs libcmocka-dev jq bubblewrap chromium imagemagick libxml2-utils openmpi-bin libopenmpi-dev iproute2" ;;
   fuzz)       pkgs="$build_pkgs clang" ;;
   *) echo "ci/deps.sh: unknown mode '$mode'" >&2; exit 2 ;;
 esac

@@ -73,6 +73,8 @@ row "replay: official baseline train_gpt.py, ITERATIONS=${ITERATIONS:-200}" "${b
 row "train --device cuda: 20 baseline steps fp32/mixed vs CPU goldens" "not built" "the CUDA trainer does not exist yet (issue 11)"
 row "train --device cuda twice: loss chains equal" "not built" "needs the CUDA trainer"
 row "ms/step and tokens/s vs official train_gpt.py" "not built" "needs the CUDA trainer"
+row "train --device cuda --gpus 1/2/8: same chain on each count" "not built" "needs the CUDA trainer (NCCL all-gather + ordered sum: kernels/nccl.h, test_cuda_nccl)"
+row "GPU scaling efficiency; ms/step vs torchrun on the same GPUs" "not built" "needs the CUDA trainer"
 
 echo
 printf '| %-58s | %-9s | %s\n' "check" "result" "detail"

@@ -54,8 +54,8 @@ int main(int argc, char **argv) {
     return PG_EXIT_OK;
   }
   if (!strcmp(name, "version") || !strcmp(name, "--version")) {
-    printf("pgolf %s\nsource %s\ncompiler %s\ncuda %s\n", PGOLF_VERSION, pgolf_source_digest(),
-           pgolf_compiler(), pgolf_has_cuda() ? "yes" : "no");
+    printf("pgolf %s\nsource %s\ncompiler %s\ncuda %s\nmpi %s\n", PGOLF_VERSION, pgolf_source_digest(),
+           pgolf_compiler(), pgolf_has_cuda() ? "yes" : "no", pgolf_has_mpi() ? "yes" : "no");
     return PG_EXIT_OK;
   }
   for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)

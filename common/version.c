@@ -15,6 +15,14 @@ const char *pgolf_compiler(void) {
 #endif
 }
 
+int pgolf_has_mpi(void) {
+#ifdef PGOLF_HAVE_MPI
+  return 1;
+#else
+  return 0;
+#endif
+}
+
 int pgolf_has_cuda(void) {
 #ifdef PGOLF_HAVE_CUDA
   return 1;

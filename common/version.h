@@ -15,5 +15,7 @@ const char *pgolf_source_parts(void);
 const char *pgolf_compiler(void);
 /* 1 when CUDA kernels were compiled in. */
 int pgolf_has_cuda(void);
+/* 1 when built with Open MPI (trainer/comm.h). */
+int pgolf_has_mpi(void);
 
 #endif

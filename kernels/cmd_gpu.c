@@ -21,6 +21,7 @@
 #include "common/challenge.h"
 #include "kernels/cuda_common.h"
 #include "kernels/nvml.h"
+#include "kernels/nccl.h"
 
 static const char USAGE[] =
     "pgolf gpu [--json]\n"
@@ -50,12 +51,17 @@ static int list_devices(int json, pg_error *err) {
   cuda_versions v;
   if (cuda_device_count(&n, err) || cuda_versions_get(&v, err)) return -1;
   json_t *arr = json ? json_array() : NULL;
-  if (!json)
-    printf("driver %d, runtime %d, %d device%s\n", v.driver, v.runtime, n, n == 1 ? "" : "s");
+  json_t *nccl = nccl_describe();
+  if (!json) {
+    json_t *nv = json_object_get(nccl, "version");
+    printf("driver %d, runtime %d, %d device%s, nccl %s\n", v.driver, v.runtime, n, n == 1 ? "" : "s",
+           json_is_string(nv) ? json_string_value(nv) : "not available");
+  }
   for (int i = 0; i < n; i++) {
     cuda_device_info d;
     if (cuda_device_query(i, &d, err)) {
       json_decref(arr);
+      json_decref(nccl);
       return -1;
     }
     char cc[16];
@@ -68,13 +74,14 @@ static int list_devices(int json, pg_error *err) {
     }
   }
   if (json) {
-    json_t *o = json_pack("{s:i, s:i, s:o}", "driver_version", v.driver, "runtime_version",
-                          v.runtime, "devices", arr);
+    json_t *o = json_pack("{s:i, s:i, s:o, s:O}", "driver_version", v.driver, "runtime_version",
+                          v.runtime, "devices", arr, "nccl", nccl);
     char *text = o ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
     if (text) puts(text);
     free(text);
     json_decref(o);
   }
+  json_decref(nccl);
   return 0;
 }
 

@@ -79,6 +79,8 @@ typedef struct manifest_extras {
   json_t *artifact_extra;       /* further keys of predicate.artifact (how code was counted) */
   int64_t tokens_consumed;      /* > 0: predicate.data.tokens_consumed */
   json_t *timing;               /* further keys of predicate.timing (phase times) */
+  json_t *environment;          /* further keys of predicate.environment, over its own (world
+                                 * size, processes, the communication library) */
 } manifest_extras;
 
 /* The challenge's size limit on code bytes + compressed model bytes. */

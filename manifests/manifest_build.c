@@ -359,7 +359,7 @@ static json_t *predicate(const manifest_inputs *in, const manifest_extras *x, ga
                         (json_int_t)in->seed, "derived_seeds",
                         x->derived_seeds ? json_deep_copy(x->derived_seeds) : json_object(), "config",
                         g->config, "code", code_identity(&g->h[g->n_h - 1]), "data",
-                        data_json(in, x, g->vocab, &g->fs, g->h), "environment", environment(in->threads),
+                        data_json(in, x, g->vocab, &g->fs, g->h), "environment", merged(environment(in->threads), x->environment),
                         "schedule", schedule_json(x, total), "losses", losses, "evaluation",
                         x->evaluation ? json_deep_copy(x->evaluation) : json_null(), "artifact",
                         artifact_json(in, x, art), "timing", timing_json(x, t0, g->hash_ms));

@@ -607,6 +607,53 @@ static void test_clip_in_step(void **state) {
   run_free(&a);
 }
 
+/* The sharded step (the official distributed Muon): a process owning rank
+ * 1 of 2 computes every other matrix's update, the gather brings the rest
+ * (here from a process that owns every rank), and the result is
+ * optimizer_step's bits; a gather that brings nothing does not give them. */
+static const float *g_full_updates;
+static int gather_from_full(void *ctx, float *u, pg_error *err) {
+  (void)err;
+  const run *r = ctx;
+  for (int i = 0, j = 0; i < r->l.n_tensors; i++) {
+    const gpt_tensor *t = &r->l.tensors[i];
+    if (t->group != GPT_GROUP_MATRIX) continue;
+    if (j++ % 2 != 1) memcpy(u + r->o.state_off[i], g_full_updates + r->o.state_off[i], t->numel * sizeof *u);
+  }
+  return 0;
+}
+static int gather_nothing(void *ctx, float *u, pg_error *err) {
+  (void)ctx, (void)u, (void)err;
+  return 0;
+}
+
+static void test_sharded_step(void **state) {
+  (void)state;
+  run ref, full, half, bad;
+  run *runs[4] = {&ref, &full, &half, &bad};
+  for (int k = 0; k < 4; k++) {
+    run_init(runs[k], GPT_FP32, 0.0);
+    fill(runs[k]->p, runs[k]->l.n_params, 7, 0.5f);
+    fill(runs[k]->g, runs[k]->l.n_params, 8, 0.1f);
+  }
+  pg_error err;
+  float norm;
+  optimizer_step(&ref.o, &ref.l, ref.p, ref.g, 3, 0.75, GPT_FP32);
+  optimizer_shard all = {1, 0, 1, gather_nothing, &full};
+  assert_int_equal(optimizer_step_sharded(&full.o, &full.l, full.p, full.g, 3, 0.75, GPT_FP32, &all, &norm, &err), 0);
+  assert_same_run(&ref, &full);
+  g_full_updates = full.o.muon_u;
+  optimizer_shard second = {2, 1, 1, gather_from_full, &half};
+  assert_int_equal(optimizer_step_sharded(&half.o, &half.l, half.p, half.g, 3, 0.75, GPT_FP32, &second, &norm, &err), 0);
+  assert_same_run(&ref, &half);
+  optimizer_shard alone = {2, 1, 1, gather_nothing, &bad};
+  bad.o.muon_u = calloc(bad.o.n_muon + 1, sizeof(float));
+  assert_int_equal(optimizer_step_sharded(&bad.o, &bad.l, bad.p, bad.g, 3, 0.75, GPT_FP32, &alone, &norm, &err), 0);
+  assert_true(memcmp(bad.p, ref.p, ref.l.n_params * sizeof *ref.p) != 0);
+  assert_memory_equal(bad.o.muon_buf, ref.o.muon_buf, ref.o.n_muon * sizeof(float)); /* every buffer moves */
+  for (int k = 0; k < 4; k++) run_free(runs[k]);
+}
+
 static void test_l2norm_blocks(void **state) {
   (void)state;
   size_t n = 3 * L2NORM_BLOCK + 17;
@@ -638,6 +685,7 @@ int main(void) {
       cmocka_unit_test(test_clip_matches_official),
       cmocka_unit_test(test_lr_mult_boundaries),
       cmocka_unit_test(test_momentum_warmup),
+      cmocka_unit_test(test_sharded_step),
       cmocka_unit_test(test_official_defaults),
       cmocka_unit_test(test_planner),
       cmocka_unit_test(test_threads_bit_identical),

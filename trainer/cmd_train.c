@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/verbs.h"
 #include "common/sha256.h"
+#include "kernels/cuda_common.h"
 #include "trainer/train.h"
 
 static const char USAGE[] = "pgolf train (--preset NAME | --config FILE | --resume DIR) [OPTIONS]";
@@ -24,11 +25,11 @@ static const char FOOTER[] = "Exit codes: 0 ok, 2 usage or input error.";
 /* Options as given. A number not given keeps a value the parser never
  * stores: seed UINT64_MAX, budget NaN, the others 0. */
 typedef struct train_args {
-  const char *preset, *config, *data, *tokenizer, *precision, *out, *resume;
+  const char *preset, *config, *data, *tokenizer, *precision, *out, *resume, *device;
   uint64_t seed;
   int64_t steps, ckpt_every, stop_after;
-  int threads;
-  double budget;
+  int threads, world, gpus;
+  double budget, comm_timeout;
   int quiet, json;
 } train_args;
 
@@ -39,7 +40,7 @@ static int usage_error(const char *msg, const char *what) {
 
 /* CLI_OK, CLI_HELP (printed) or CLI_ERROR (in err). */
 static int parse_args(int argc, char **argv, train_args *a, pg_error *err) {
-  *a = (train_args){.seed = UINT64_MAX, .budget = NAN};
+  *a = (train_args){.seed = UINT64_MAX, .budget = NAN, .comm_timeout = COMM_DEFAULT_TIMEOUT_S};
   const cli_option opts[] = {
       CLI_STRING("preset", 0, &a->preset, "NAME", "baseline (official defaults) or tiny"),
       CLI_STRING("config", 0, &a->config, "FILE",
@@ -53,6 +54,19 @@ static int parse_args(int argc, char **argv, train_args *a, pg_error *err) {
                  "(recorded in the manifest); not with --steps"),
       CLI_UNSIGNED("threads", 0, &a->threads, "N", 1, 1024,
                    "OpenMP threads (the results do not depend on it)"),
+      CLI_UNSIGNED("world", 0, &a->world, "N", 1, TRAIN_MAX_WORLD,
+                   "the official world size (1, 2, 4, 8): its data\n"
+                   "partition, grad_accum_steps = 8 / N and the gradient\n"
+                   "average; run by this process, or split over the\n"
+                   "processes of `mpirun -np P` (P divides N)"),
+      CLI_STRING("device", 0, &a->device, "cpu|cuda",
+                 "cpu (default); cuda: the GPU trainer, not there yet\n"
+                 "(refused, exit 2, naming why)"),
+      CLI_UNSIGNED("gpus", 0, &a->gpus, "N", 1, TRAIN_MAX_WORLD,
+                   "with --device cuda: one process per GPU over NCCL"),
+      CLI_DOUBLE("comm-timeout", 0, &a->comm_timeout, "SECONDS",
+                 "under mpirun: a process waiting this long for\n"
+                 "another names it and stops the run (default 60)"),
       CLI_STRING("data", 0, &a->data, "DIR",
                  "directory of fineweb_train_*.bin / fineweb_val_*.bin"),
       CLI_STRING("tokenizer", 0, &a->tokenizer, "MODEL",
@@ -68,7 +82,8 @@ static int parse_args(int argc, char **argv, train_args *a, pg_error *err) {
       CLI_STRING("resume", 0, &a->resume, "DIR",
                  "continue from DIR/checkpoint with its configuration\n"
                  "(only --threads, --out, --checkpoint-every,\n"
-                 "--stop-after may be given with it)"),
+                 "--stop-after, --comm-timeout may be given with it;\n"
+                 "under mpirun any process count dividing its world)"),
       CLI_FLAG("quiet", 0, &a->quiet, "no log lines on stdout, no progress line"),
       CLI_FLAG("json", 0, &a->json, "print the result as JSON (implies --quiet)"),
       CLI_END};
@@ -106,6 +121,15 @@ static int apply_overrides(const train_args *a, train_config *c) {
     c->budget_seconds = a->budget;
   }
   if (a->threads) c->threads = a->threads;
+  if (a->world) {
+    if (TRAIN_MAX_WORLD % a->world != 0) {
+      char v[16];
+      snprintf(v, sizeof v, "%d", a->world);
+      return usage_error("--world wants 1, 2, 4 or 8: ", v);
+    }
+    c->world_size = a->world;
+    c->grad_accum_steps = TRAIN_MAX_WORLD / a->world; /* the official 8 // world_size */
+  }
   if (a->precision) {
     if (!strcmp(a->precision, "fp32")) c->precision = TRAIN_FP32;
     else if (!strcmp(a->precision, "mixed")) c->precision = TRAIN_MIXED;
@@ -143,9 +167,9 @@ static int fresh_config(const train_args *a, train_config *c) {
 static int resume_config(const train_args *a, checkpoint *ck, char *path, size_t cap, train_config *c) {
   pg_error e;
   if (a->preset || a->config || a->seed != UINT64_MAX || a->steps || !isnan(a->budget) || a->data ||
-      a->tokenizer || a->precision)
+      a->tokenizer || a->precision || a->world)
     return usage_error("--resume takes the configuration from the checkpoint; only --threads, --out, "
-                       "--checkpoint-every and --stop-after may be given with it", NULL);
+                       "--checkpoint-every, --stop-after and --comm-timeout may be given with it", NULL);
   if ((size_t)snprintf(path, cap, "%s/%s", a->resume, TRAIN_CHECKPOINT_NAME) >= cap)
     return usage_error("path too long: ", a->resume);
   if (ckpt_read(path, ck, &e) != 0 || train_checkpoint_config(ck, path, c, &e) != 0) {
@@ -175,7 +199,7 @@ static void print_summary(const train_options *o, const train_result *r) {
   printf("train: loss chain %s\ntrain: manifest %s/%s\n", head, o->out_dir, TRAIN_MANIFEST_NAME);
 }
 
-static void print_json(const train_options *o, const train_result *r) {
+static void print_json(const train_options *o, const train_result *r, const comm *c) {
   char head[SHA256_HEX_LEN + 1], bits[16];
   sha256_hex(r->chain, head);
   snprintf(bits, sizeof bits, "0x%08x", r->last_loss_bits);
@@ -188,33 +212,63 @@ static void print_json(const train_options *o, const train_result *r) {
     json_object_set_new(j, "model_bytes", json_integer((json_int_t)r->model_bytes));
     json_object_set_new(j, "code_bytes", json_integer((json_int_t)r->code_bytes));
   }
+  if (j) {
+    json_object_set_new(j, "world_size", json_integer(o->cfg.world_size));
+    json_object_set_new(j, "processes", json_integer(c->size));
+    json_object_set_new(j, "exchange_ms", json_real(r->comm_ms));
+  }
   char *text = j ? json_dumps(j, JSON_PRESERVE_ORDER) : NULL;
   if (text) printf("%s\n", text);
   free(text);
   json_decref(j);
 }
 
-int cmd_train(int argc, char **argv) {
-  train_args a;
-  pg_error err;
-  int pr = parse_args(argc, argv, &a, &err);
-  if (pr != CLI_OK) return cli_status(pr, &err);
+/* --device cuda has no training loop yet (the model and the optimizer on
+ * the GPU exist: trainer/gpt_cuda.h, trainer/optimizer_cuda.h): refuse
+ * with the reason, first that there is no usable GPU where that is so
+ * (exit 2 either way). */
+static int check_device(const train_args *a) {
+  if (!a->device || !strcmp(a->device, "cpu")) {
+    if (a->gpus) return usage_error("--gpus needs --device cuda", NULL);
+    return 0;
+  }
+  if (strcmp(a->device, "cuda") != 0) return usage_error("--device wants cpu or cuda: ", a->device);
+  int n = 0;
+  pg_error e;
+  if (cuda_device_count(&n, &e) != 0) {
+    pg_die_msg("train: --device cuda: %s", e.msg);
+    return -1;
+  }
+  if (a->gpus > n) {
+    pg_die_msg("train: --gpus %d, but %d CUDA device%s usable", a->gpus, n, n == 1 ? " is" : "s are");
+    return -1;
+  }
+  pg_die_msg("train: --device cuda: the CUDA training loop is not there yet (the model and the "
+             "optimizer on the GPU are); the CPU trainer runs --world N (under mpirun for several "
+             "processes)");
+  return -1;
+}
+
+/* Train with the processes in c; process 0 alone prints. */
+static int run(const train_args *a, comm *c) {
   train_options o;
   memset(&o, 0, sizeof o);
   checkpoint ck = {0};
   char ckpath[TRAIN_PATH_MAX + 32];
-  int rc = a.resume ? resume_config(&a, &ck, ckpath, sizeof ckpath, &o.cfg) : fresh_config(&a, &o.cfg);
-  o.checkpoint_every = a.ckpt_every;
-  o.stop_after = a.stop_after;
+  int rc = a->resume ? resume_config(a, &ck, ckpath, sizeof ckpath, &o.cfg) : fresh_config(a, &o.cfg);
+  o.checkpoint_every = a->ckpt_every;
+  o.stop_after = a->stop_after;
   if (rc != 0) {
     ckpt_free(&ck);
     return PG_EXIT_USAGE;
   }
-  o.out_dir = a.out ? a.out : a.resume;
-  o.resume = a.resume ? &ck : NULL;
-  o.resume_name = a.resume ? ckpath : NULL;
-  o.echo = a.quiet ? NULL : stdout;
-  o.quiet = a.quiet;
+  int root = c->rank == 0;
+  o.out_dir = a->out ? a->out : a->resume;
+  o.resume = a->resume ? &ck : NULL;
+  o.resume_name = a->resume ? ckpath : NULL;
+  o.echo = a->quiet || !root ? NULL : stdout;
+  o.quiet = a->quiet || !root;
+  o.comm = c;
   train_result r;
   pg_error e;
   rc = train_run(&o, &r, &e);
@@ -223,7 +277,32 @@ int cmd_train(int argc, char **argv) {
     pg_error_print(&e);
     return PG_EXIT_USAGE;
   }
-  if (a.json) print_json(&o, &r);
+  if (!root) return PG_EXIT_OK;
+  if (a->json) print_json(&o, &r, c);
   else print_summary(&o, &r);
   return PG_EXIT_OK;
+}
+
+int cmd_train(int argc, char **argv) {
+  train_args a;
+  pg_error err;
+  int pr = parse_args(argc, argv, &a, &err);
+  if (pr != CLI_OK) return cli_status(pr, &err);
+  if (!(a.comm_timeout > 0 && a.comm_timeout <= 86400)) {
+    char v[32];
+    snprintf(v, sizeof v, "%g", a.comm_timeout);
+    return usage_error("--comm-timeout wants seconds in (0, 86400]: ", v);
+  }
+  if (check_device(&a) != 0) return PG_EXIT_USAGE;
+  comm c;
+  if (comm_init(&c, a.comm_timeout, &err) != 0) {
+    pg_error_print(&err);
+    return PG_EXIT_USAGE;
+  }
+  int rc = run(&a, &c);
+  /* A failed process stops the others at once rather than letting them
+   * wait out the timeout. */
+  if (rc != PG_EXIT_OK && c.size > 1) comm_abort(&c, rc);
+  comm_finalize(&c);
+  return rc;
 }

@@ -31,4 +31,17 @@ size_t muon_work_floats(int rows, int cols);
 void muon_update(float *p, const float *g, float *buf, int rows, int cols, double momentum,
                  double lr, int backend_steps, int flags, float *work);
 
+/* muon_update in its two halves, for the official distributed Muon, where
+ * each rank computes the update of the matrices it owns and the updates
+ * are exchanged before every rank applies them all:
+ *   muon_direction: buf and u (momentum, Nesterov, Newton-Schulz, scale;
+ *                   ns_work: newton_schulz5_work_floats floats);
+ *   muon_momentum:  buf alone, for a matrix another rank owns (every
+ *                   process keeps every buffer, so any checkpoint has them);
+ *   muon_apply:     p = fma(u, -lr, p). */
+void muon_direction(float *u, const float *g, float *buf, int rows, int cols, double momentum, int backend_steps,
+                    int flags, float *ns_work);
+void muon_momentum(float *buf, const float *g, size_t n, double momentum);
+void muon_apply(float *p, const float *u, size_t n, double lr);
+
 #endif

@@ -49,6 +49,7 @@ typedef struct optimizer {
   float adam_step;
   float *work; /* Muon scratch, sized for the largest matrix */
   int tree;    /* norms by the GPU's trees (KERNEL_TREE): the CUDA optimizer's bits */
+  float *muon_u; /* Muon's updates of a sharded step (n_muon floats), allocated by the first */
 } optimizer;
 
 /* Allocate zeroed state for layout l (hp is checked and copied). */
@@ -70,5 +71,24 @@ int optimizer_load(optimizer *o, const checkpoint *c, const char *file, pg_error
  * before clipping when clipping is on, else 0. */
 float optimizer_step(optimizer *o, const gpt_layout *l, float *params, float *grads, int64_t step,
                      double lr_mult, gpt_precision prec);
+
+/* The official distributed Muon: Muon matrix j (0-based among the Muon
+ * matrices, in layout order) belongs to rank j % world; the official rank
+ * computes its matrices' updates, then an all-reduce sum of otherwise-zero
+ * buffers, which is a gather, hands every rank every update. Here this
+ * process computes the updates of the matrices of ranks first_rank ..
+ * first_rank + n_local - 1 (and every momentum buffer, so any process's
+ * checkpoint has them all), then gather(ctx, updates) must fill in the
+ * others' (updates: n_muon floats, each matrix at its Muon state offset),
+ * then every update is applied. The bits are optimizer_step's. */
+typedef struct optimizer_shard {
+  int world, first_rank, n_local;
+  int (*gather)(void *ctx, float *updates, pg_error *err);
+  void *ctx;
+} optimizer_shard;
+
+int optimizer_step_sharded(optimizer *o, const gpt_layout *l, float *params, float *grads, int64_t step,
+                           double lr_mult, gpt_precision prec, const optimizer_shard *sh, float *norm,
+                           pg_error *err);
 
 #endif

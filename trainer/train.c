@@ -37,6 +37,14 @@ int trainer_add_record(trainer *t, uint64_t step, float loss, float lr_mult, dou
   return 0;
 }
 
+/* The log: the file and the echo are process 0's; the other processes
+ * keep the text in memory only. */
+int trainer_open_log(trainer *t, const char *prior, size_t prior_len, pg_error *err) {
+  int root = t->comm->rank == 0;
+  return train_log_open(&t->log, root ? t->path_buf[PATH_LOG] : NULL, prior, prior_len, root ? t->o->echo : NULL,
+                        err);
+}
+
 /* ---- setup ---- */
 
 static int make_dir(const char *dir, pg_error *err) {
@@ -67,6 +75,83 @@ static int set_paths(trainer *t, const char *dir, pg_error *err) {
   return make_dir(dir, err);
 }
 
+/* Process of Muon matrix j: its owner rank j % world lives on process
+ * rank / ranks_per_process. */
+static int muon_process(const trainer *t, int j) { return j % t->cfg.world_size / t->n_local; }
+
+/* Muon's exchange (optimizer_shard.gather): this process's matrices'
+ * updates packed in matrix order, all-gathered, each process's unpacked to
+ * its matrices' places. */
+static int muon_gather(void *ctx, float *u, pg_error *err) {
+  trainer *t = ctx;
+  double t0 = trainer_now_ms();
+  size_t pos = 0;
+  for (int i = 0, j = 0; i < t->l.n_tensors; i++) {
+    const gpt_tensor *m = &t->l.tensors[i];
+    if (m->group != GPT_GROUP_MATRIX) continue;
+    if (muon_process(t, j++) == t->comm->rank) {
+      memcpy(t->mu_send + pos, u + t->opt.state_off[i], m->numel * sizeof(float));
+      pos += m->numel;
+    }
+  }
+  if (comm_allgatherv_f32(t->comm, t->mu_send, t->mu_recv, t->mu_count, t->mu_displ, err) != 0) return -1;
+  for (int q = 0; q < t->comm->size; q++) {
+    pos = (size_t)t->mu_displ[q];
+    for (int i = 0, j = 0; i < t->l.n_tensors; i++) {
+      const gpt_tensor *m = &t->l.tensors[i];
+      if (m->group != GPT_GROUP_MATRIX) continue;
+      if (muon_process(t, j++) != q) continue;
+      if (q != t->comm->rank) memcpy(u + t->opt.state_off[i], t->mu_recv + pos, m->numel * sizeof(float));
+      pos += m->numel;
+    }
+  }
+  t->exchange_ms += trainer_now_ms() - t0;
+  return 0;
+}
+
+/* Over several processes each computes its ranks' Muon matrices only
+ * (optimizer.h, optimizer_shard), the official exchange being a gather. */
+static int setup_muon_shard(trainer *t, pg_error *err) {
+  int P = t->comm->size;
+  t->mu_count = calloc((size_t)P * 2, sizeof(int));
+  t->mu_send = malloc((t->opt.n_muon + 1) * sizeof(float));
+  t->mu_recv = malloc((t->opt.n_muon + 1) * sizeof(float));
+  if (!t->mu_count || !t->mu_send || !t->mu_recv) return pg_fail(err, "", -1, "out of memory");
+  t->mu_displ = t->mu_count + P;
+  for (int i = 0, j = 0; i < t->l.n_tensors; i++)
+    if (t->l.tensors[i].group == GPT_GROUP_MATRIX) t->mu_count[muon_process(t, j++)] += (int)t->l.tensors[i].numel;
+  for (int q = 1; q < P; q++) t->mu_displ[q] = t->mu_displ[q - 1] + t->mu_count[q - 1];
+  t->shard = (optimizer_shard){t->cfg.world_size, t->first_rank, t->n_local, muon_gather, t};
+  return 0;
+}
+
+/* This process's share of the world: world_size / processes consecutive
+ * ranks, each with its own place in the stream (all start at the
+ * beginning) and, for a world above 1, its own gradient. */
+static int setup_ranks(trainer *t, pg_error *err) {
+  t->comm = t->o->comm ? t->o->comm : &t->solo;
+  t->solo.size = 1;
+  t->solo.timeout_s = COMM_DEFAULT_TIMEOUT_S;
+  int W = t->cfg.world_size, P = t->comm->size;
+  if (W % P != 0)
+    return pg_fail(err, "", -1, "world_size %d is not a multiple of the %d processes (each process runs "
+                                "world_size / processes ranks)", W, P);
+  t->n_local = W / P;
+  t->first_rank = t->comm->rank * t->n_local;
+  size_t n = t->l.n_params;
+  t->rank_ls = calloc((size_t)t->n_local, sizeof *t->rank_ls);
+  t->all_ls = calloc((size_t)W * 3, sizeof *t->all_ls);
+  if (!t->rank_ls || !t->all_ls) return pg_fail(err, "", -1, "out of memory");
+  for (int l = 0; l < t->n_local; l++) loader_get_state(&t->loader, &t->rank_ls[l]);
+  if (W == 1) return 0;
+  t->rank_grads = calloc(n * (size_t)t->n_local, sizeof(float));
+  t->rank_g = calloc((size_t)t->n_local, sizeof *t->rank_g);
+  if (!t->rank_grads || !t->rank_g) return pg_fail(err, "", -1, "out of memory for %d ranks' gradients", t->n_local);
+  for (int l = 0; l < t->n_local; l++) gpt_params_bind(&t->rank_g[l], &t->l, t->rank_grads + (size_t)l * n);
+  if (grad_exchange_init(&t->gx, t->comm, t->n_local, n, err) != 0) return -1;
+  return P > 1 ? setup_muon_shard(t, err) : 0;
+}
+
 static int setup(trainer *t, const train_options *o, pg_error *err) {
   t->o = o;
   t->cfg = o->cfg;
@@ -90,7 +175,9 @@ static int setup(trainer *t, const train_options *o, pg_error *err) {
   gpt_params_bind(&t->g, &t->l, t->grads);
   if (!(t->acts = gpt_acts_new(&t->l, t->B, t->T, err))) return -1;
   if (optimizer_init(&t->opt, &t->l, &t->cfg.opt, err) != 0) return -1;
-  return loader_open(&t->loader, t->cfg.data, "fineweb_train_", (uint32_t)t->cfg.model.vocab_size, err);
+  if (loader_open(&t->loader, t->cfg.data, "fineweb_train_", (uint32_t)t->cfg.model.vocab_size, err) != 0)
+    return -1;
+  return setup_ranks(t, err);
 }
 
 static void teardown(trainer *t) {
@@ -104,6 +191,15 @@ static void teardown(trainer *t) {
   if (t->acts) gpt_acts_free(t->acts);
   optimizer_free(&t->opt);
   loader_close(&t->loader);
+  for (int l = 0; t->rank_g && l < t->n_local; l++) gpt_params_free(&t->rank_g[l]);
+  free(t->rank_g);
+  free(t->rank_grads);
+  free(t->rank_ls);
+  free(t->all_ls);
+  grad_exchange_free(&t->gx);
+  free(t->mu_count);
+  free(t->mu_send);
+  free(t->mu_recv);
   trainer_close_val(t);
   gpt_layout_free(&t->l);
   json_decref(t->init);
@@ -113,24 +209,59 @@ static void teardown(trainer *t) {
 
 /* ---- one step ---- */
 
-/* The official step: zero grads, grad_accum micro-steps of forward and
- * (loss * grad_scale).backward(), the float32 mean of the micro-step
- * losses, then every optimizer. */
-static int train_step(trainer *t, double lr_mult, float *loss_out, pg_error *err) {
+/* One rank's part of the official step: zero its gradient, then
+ * grad_accum micro-steps of forward and (loss * grad_scale).backward() on
+ * its span of the stream; *loss is the float32 mean of the micro-step
+ * losses. */
+static int rank_step(trainer *t, int l, gpt_params *g, float *grad, float *loss, pg_error *err) {
   const train_config *c = &t->cfg;
   int G = c->grad_accum_steps;
   float grad_scale = (float)(1.0 / G), sum = 0.0f;
-  memset(t->grads, 0, t->l.n_params * sizeof(float));
+  memset(grad, 0, t->l.n_params * sizeof(float));
+  if (loader_set_state(&t->loader, &t->rank_ls[l], err) != 0) return -1;
   for (int k = 0; k < G; k++) {
-    if (loader_next_batch(&t->loader, (uint64_t)c->train_batch_tokens, t->T, G, 0, 1, t->x, t->y, err) != 0)
+    if (loader_next_batch(&t->loader, (uint64_t)c->train_batch_tokens, t->T, G, t->first_rank + l,
+                          c->world_size, t->x, t->y, err) != 0)
       return -1;
     float lk = gpt_forward(&t->l, &t->p, t->acts, t->x, t->y, t->B, t->T, t->prec, NULL);
     sum += lk;
-    gpt_backward(&t->l, &t->p, &t->g, t->acts, t->x, t->y, t->B, t->T, t->prec, grad_scale);
+    gpt_backward(&t->l, &t->p, g, t->acts, t->x, t->y, t->B, t->T, t->prec, grad_scale);
   }
-  *loss_out = sum / (float)G;
-  optimizer_step(&t->opt, &t->l, t->params, t->grads, t->step, lr_mult, t->prec);
+  loader_get_state(&t->loader, &t->rank_ls[l]);
+  *loss = sum / (float)G;
   return 0;
+}
+
+/* The official step over the world: every local rank's part, the
+ * gradients combined in rank order (grad_sum.h; world 1 accumulates in
+ * place, as before), then every optimizer. The loss is rank 0's, as the
+ * official master process logs its own; process 0 holds rank 0 and hands
+ * its bits to the others with the heartbeat. */
+static int train_step(trainer *t, double lr_mult, float *loss_out, pg_error *err) {
+  int W = t->cfg.world_size;
+  size_t n = t->l.n_params;
+  float loss0 = 0.0f;
+  for (int l = 0; l < t->n_local; l++) {
+    float lk;
+    if (rank_step(t, l, W == 1 ? &t->g : &t->rank_g[l], W == 1 ? t->grads : t->rank_grads + (size_t)l * n, &lk,
+                  err) != 0)
+      return -1;
+    if (l == 0) loss0 = lk;
+  }
+  double t0 = trainer_now_ms();
+  uint32_t bits;
+  memcpy(&bits, &loss0, 4);
+  if (comm_heartbeat(t->comm, (uint64_t)t->step, &bits, t->n_local, err) != 0) return -1;
+  memcpy(loss_out, &bits, 4);
+  if (W > 1 && grad_combine(&t->gx, t->comm, W, t->rank_grads, t->grads, err) != 0) return -1;
+  t->exchange_ms += trainer_now_ms() - t0;
+  if (t->comm->size == 1) {
+    optimizer_step(&t->opt, &t->l, t->params, t->grads, t->step, lr_mult, t->prec);
+    return 0;
+  }
+  float norm;
+  return optimizer_step_sharded(&t->opt, &t->l, t->params, t->grads, t->step, lr_mult, t->prec, &t->shard, &norm,
+                                err);
 }
 
 /* ---- the budget plan ---- */
@@ -142,11 +273,17 @@ static int plan_budget(trainer *t, pg_error *err) {
   double ms[TRAIN_PLAN_SAMPLES];
   float *saved = malloc(t->l.n_params * sizeof(float));
   checkpoint opt_state = {0};
-  loader_state ls;
+  loader_state *ls = malloc((size_t)t->n_local * sizeof *ls);
+  double *all_ms = malloc((size_t)t->comm->size * sizeof ms); /* every process's, process 0's first */
   int rc = -1;
-  if (!saved) return pg_fail(err, "", -1, "out of memory");
+  if (!saved || !ls || !all_ms) {
+    free(saved);
+    free(ls);
+    free(all_ms);
+    return pg_fail(err, "", -1, "out of memory");
+  }
   memcpy(saved, t->params, t->l.n_params * sizeof(float));
-  loader_get_state(&t->loader, &ls);
+  memcpy(ls, t->rank_ls, (size_t)t->n_local * sizeof *ls);
   if (optimizer_save(&t->opt, &opt_state, err) != 0) goto out;
   for (int i = 0; i < TRAIN_PLAN_SAMPLES; i++) {
     float loss;
@@ -157,11 +294,14 @@ static int plan_budget(trainer *t, pg_error *err) {
     ms[i] = trainer_now_ms() - t0;
   }
   t->step = 0;
+  t->exchange_ms = 0;
   memcpy(t->params, saved, t->l.n_params * sizeof(float));
-  if (optimizer_load(&t->opt, &opt_state, "plan", err) != 0 || loader_set_state(&t->loader, &ls, err) != 0)
-    goto out;
+  memcpy(t->rank_ls, ls, (size_t)t->n_local * sizeof *ls);
+  if (optimizer_load(&t->opt, &opt_state, "plan", err) != 0) goto out;
+  /* Every process plans from process 0's times, so all plan the same steps. */
+  if (comm_allgather_bytes(t->comm, ms, sizeof ms, all_ms, err) != 0) goto out;
   schedule_plan plan;
-  if (schedule_plan_steps(t->cfg.budget_seconds, ms, TRAIN_PLAN_SAMPLES, t->cfg.opt.iterations, &plan, err) != 0)
+  if (schedule_plan_steps(t->cfg.budget_seconds, all_ms, TRAIN_PLAN_SAMPLES, t->cfg.opt.iterations, &plan, err) != 0)
     goto out;
   t->cfg.opt.iterations = plan.planned_steps;
   t->plan = schedule_plan_to_json(&plan);
@@ -170,6 +310,8 @@ static int plan_budget(trainer *t, pg_error *err) {
   rc = t->plan ? 0 : pg_fail(err, "", -1, "out of memory");
 out:
   free(saved);
+  free(ls);
+  free(all_ms);
   ckpt_free(&opt_state);
   return rc;
 }
@@ -214,6 +356,13 @@ static int loop(trainer *t, pg_error *err) {
       t->train_ms += trainer_now_ms() - t0;
       return trainer_save(t, err) == 0 ? 1 : -1;
     }
+    /* Every process validates during training (the same bits; it keeps
+     * them in step); the end's validation and export are process 0's. */
+    if (last) {
+      /* The final checkpoint's loader states, while every process is here. */
+      if (trainer_gather_loaders(t, err) != 0) return -1;
+      if (t->comm->rank != 0) return 0;
+    }
     if (last || (every > 0 && t->step % every == 0)) {
       t->train_ms += trainer_now_ms() - t0;
       if (validate_and_log(t, err) != 0) return -1;
@@ -241,18 +390,21 @@ static void log_header(trainer *t) {
   if (cfg) train_log_hparams(&t->log, cfg);
   json_decref(cfg);
   train_log_printf(&t->log, "model_params:%zu", t->l.n_params);
-  train_log_printf(&t->log, "world_size:1 grad_accum_steps:%d", t->cfg.grad_accum_steps);
+  train_log_printf(&t->log, "world_size:%d grad_accum_steps:%d", t->cfg.world_size, t->cfg.grad_accum_steps);
   train_log_printf(&t->log, "train_batch_tokens:%lld train_seq_len:%d iterations:%lld precision:%s threads:%d",
                    (long long)t->cfg.train_batch_tokens, t->cfg.model.seq_len,
                    (long long)t->cfg.opt.iterations, train_precision_name(t->cfg.precision),
                    omp_get_max_threads());
+  if (t->comm->size > 1)
+    train_log_printf(&t->log, "processes:%d ranks_per_process:%d mpi:%s", t->comm->size, t->n_local,
+                     t->comm->library);
   if (matmul_kernel_slow())
     train_log_printf(&t->log, "warning: this CPU has no FMA unit: matmuls and attention run through "
                               "the C library's fmaf (same bits, many times slower)");
 }
 
 static int start_fresh(trainer *t, pg_error *err) {
-  if (train_log_open(&t->log, t->path_buf[PATH_LOG], NULL, 0, t->o->echo, err) != 0) return -1;
+  if (trainer_open_log(t, NULL, 0, err) != 0) return -1;
   log_header(t);
   if (gpt_init_params(&t->l, t->params, t->cfg.seed, err) != 0) return -1;
   if (!(t->init = gpt_init_predicate_json(&t->l, t->params))) return pg_fail(err, "", -1, "out of memory");
@@ -269,7 +421,7 @@ int train_run(const train_options *o, train_result *r, pg_error *err) {
     rc = o->resume ? trainer_restore(t, o->resume, o->resume_name, err) : start_fresh(t, err);
   if (rc == 0) {
     progress_init(&t->prog, t->step, t->cfg.opt.iterations,
-                  t->cfg.train_batch_tokens, o->quiet);
+                  t->cfg.train_batch_tokens, o->quiet || t->comm->rank != 0);
     rc = loop(t, err);
     progress_clear(&t->prog);
   }
@@ -277,11 +429,14 @@ int train_run(const train_options *o, train_result *r, pg_error *err) {
     r->finished = 0;
     rc = 0;
   } else if (rc == 0) {
-    rc = trainer_finish(t, r, err);
+    /* The loaders were gathered at the last step (loop). */
+    if (t->comm->rank == 0) rc = trainer_write_checkpoint(t, err);
+    if (rc == 0 && t->comm->rank == 0) rc = trainer_finish(t, r, err);
     r->finished = rc == 0;
   }
   r->steps = t->step;
   r->train_ms = t->train_ms;
+  r->comm_ms = t->exchange_ms;
   memcpy(r->chain, t->chain, SHA256_LEN);
   if (t->n_recs) r->last_loss_bits = t->recs[t->n_recs - 1].loss_bits;
   pg_error ce;

@@ -11,6 +11,11 @@
  *   train_loss /= grad_accum                             (float32)
  *   optimizer_step(s, lr_mult): momentum warm-up, lr = base*lr_mult,
  *                               optional clip, Adam/Muon updates
+ * With world_size N > 1 each of the N ranks does the micro-steps above on
+ * its own span (loader rank r of N, grad_accum_steps = 8 / N), the ranks'
+ * gradients are combined in rank order (trainer/grad_sum.h) and train_loss
+ * is rank 0's; the ranks run in this process or over the processes of
+ * train_options.comm (trainer/comm.h), with the same bits.
  * The loss record of step s is (s + 1, bits of train_loss, bits of
  * (float)lr_mult, training ms): steps count from 1, as the official log's
  * `step:1/M train_loss:...` line for the same step. The loss chain is over
@@ -40,6 +45,7 @@
 #include "common/error.h"
 #include "common/sha256.h"
 #include "trainer/checkpoint.h"
+#include "trainer/comm.h"
 #include "trainer/train_config.h"
 
 #define TRAIN_CHECKPOINT_NAME "checkpoint"
@@ -58,6 +64,7 @@ typedef struct train_options {
   const char *resume_name;  /* its path, for errors */
   FILE *echo;               /* log lines also printed here (stdout), or NULL */
   int quiet;                /* no progress line */
+  comm *comm;               /* the processes running the world's ranks, or NULL: this one alone */
 } train_options;
 
 typedef struct train_result {
@@ -68,6 +75,7 @@ typedef struct train_result {
   double val_loss, val_bpb; /* of the round-tripped artifact */
   uint64_t model_bytes, code_bytes;
   double train_ms;
+  double comm_ms;      /* of train_ms, time in the gradient exchange (0 for one process) */
 } train_result;
 
 int train_run(const train_options *o, train_result *r, pg_error *err);

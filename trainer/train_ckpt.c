@@ -5,7 +5,9 @@
  *                        iterations as planned)
  *   params        f32    the flat parameters
  *   optim.*       f32    the optimizer state (trainer/optimizer.h)
- *   loader        u64[3] file index, position, tokens consumed
+ *   loader        u64[3] file index, position, tokens consumed (rank 0's)
+ *   loader.ranks  u64[3 x world_size] every rank's, in rank order (absent
+ *                 in older checkpoints: then every rank has "loader")
  *   step          u64[1] steps done
  *   train_ms      f64[1] training time so far
  *   loss.step     u64[n], loss.bits u32[n], loss.lr_mult u32[n],
@@ -15,7 +17,10 @@
  *                        may be empty)
  *   log           bytes  the log text so far
  * Restoring checks what the container cannot: the records are steps 1..n,
- * the chain head matches them, the loader state is inside the shards. */
+ * the chain head matches them, the loader state is inside the shards.
+ * Every process of a run takes part in saving (the ranks' loader states
+ * are gathered); process 0 alone writes, atomically. A resumed run may
+ * have another number of processes: each takes its ranks' states. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,15 +67,14 @@ static int add_records(trainer *t, checkpoint *c, pg_error *err) {
   return rc;
 }
 
-static int fill(trainer *t, checkpoint *c, pg_error *err) {
+static int fill(trainer *t, checkpoint *c, const uint64_t *ranks, pg_error *err) {
   json_t *cfg = train_config_to_json(&t->cfg);
-  loader_state ls;
-  loader_get_state(&t->loader, &ls);
-  uint64_t lsv[3] = {ls.file_idx, ls.pos, ls.consumed}, step = (uint64_t)t->step;
+  uint64_t step = (uint64_t)t->step;
   int rc = ckpt_add(c, "format", CKPT_BYTES, FORMAT_TAG, strlen(FORMAT_TAG), err) ||
                    add_json(c, "config", cfg, err) ||
                    ckpt_add(c, "params", CKPT_F32, t->params, t->l.n_params, err) ||
-                   optimizer_save(&t->opt, c, err) || ckpt_add(c, "loader", CKPT_U64, lsv, 3, err) ||
+                   optimizer_save(&t->opt, c, err) || ckpt_add(c, "loader", CKPT_U64, ranks, 3, err) ||
+                   ckpt_add(c, "loader.ranks", CKPT_U64, ranks, 3 * (size_t)t->cfg.world_size, err) ||
                    ckpt_add(c, "step", CKPT_U64, &step, 1, err) ||
                    ckpt_add(c, "train_ms", CKPT_F64, &t->train_ms, 1, err) || add_records(t, c, err) ||
                    ckpt_add(c, "chain", CKPT_BYTES, t->chain, SHA256_LEN, err) ||
@@ -99,12 +103,33 @@ static int write_losses(trainer *t, pg_error *err) {
   return rc;
 }
 
-int trainer_save(trainer *t, pg_error *err) {
+/* Every rank's loader state in rank order, from all processes, into
+ * t->all_ls. */
+int trainer_gather_loaders(trainer *t, pg_error *err) {
+  uint64_t *mine = malloc((size_t)t->n_local * 3 * sizeof *mine);
+  if (!mine) return pg_fail(err, "", -1, "out of memory");
+  for (int l = 0; l < t->n_local; l++) {
+    mine[3 * l] = t->rank_ls[l].file_idx;
+    mine[3 * l + 1] = t->rank_ls[l].pos;
+    mine[3 * l + 2] = t->rank_ls[l].consumed;
+  }
+  int rc = comm_allgather_bytes(t->comm, mine, (size_t)t->n_local * 3 * sizeof *mine, t->all_ls, err);
+  free(mine);
+  return rc;
+}
+
+int trainer_write_checkpoint(trainer *t, pg_error *err) {
   checkpoint c = {0};
-  int rc = fill(t, &c, err);
+  int rc = fill(t, &c, t->all_ls, err);
   if (rc == 0) rc = ckpt_write(&c, t->path_buf[PATH_CKPT], err);
+  if (rc == 0) rc = write_losses(t, err);
   ckpt_free(&c);
-  return rc == 0 ? write_losses(t, err) : -1;
+  return rc;
+}
+
+int trainer_save(trainer *t, pg_error *err) {
+  if (trainer_gather_loaders(t, err) != 0) return -1;
+  return t->comm->rank == 0 ? trainer_write_checkpoint(t, err) : 0;
 }
 
 /* ---- restoring ---- */
@@ -182,17 +207,35 @@ out:
   return rc;
 }
 
+/* This process's ranks' loader states ("loader.ranks", or "loader" for
+ * every rank in a checkpoint without it), each checked against the shards. */
+static int restore_loaders(trainer *t, const checkpoint *c, const char *file, pg_error *err) {
+  size_t W = (size_t)t->cfg.world_size;
+  uint64_t *all = malloc(W * 3 * sizeof *all);
+  if (!all) return pg_fail(err, file, -1, "out of memory");
+  int rc = ckpt_find(c, "loader.ranks") ? ckpt_get(c, file, "loader.ranks", CKPT_U64, 3 * W, all, err)
+                                        : ckpt_get(c, file, "loader", CKPT_U64, 3, all, err);
+  int have_ranks = ckpt_find(c, "loader.ranks") != NULL;
+  for (int l = 0; rc == 0 && l < t->n_local; l++) {
+    const uint64_t *v = have_ranks ? all + 3 * (size_t)(t->first_rank + l) : all;
+    loader_state ls = {v[0], v[1], v[2]};
+    rc = loader_set_state(&t->loader, &ls, err);
+    t->rank_ls[l] = ls;
+  }
+  free(all);
+  return rc;
+}
+
 static int restore_state(trainer *t, const checkpoint *c, const char *file, pg_error *err) {
-  uint64_t step, lsv[3];
+  uint64_t step;
   if (ckpt_get(c, file, "step", CKPT_U64, 1, &step, err) || ckpt_get(c, file, "train_ms", CKPT_F64, 1, &t->train_ms, err) ||
       ckpt_get(c, file, "params", CKPT_F32, t->l.n_params, t->params, err) ||
-      optimizer_load(&t->opt, c, file, err) || ckpt_get(c, file, "loader", CKPT_U64, 3, lsv, err))
+      optimizer_load(&t->opt, c, file, err))
     return -1;
   if (step > (uint64_t)t->cfg.opt.iterations)
     return pg_fail(err, file, -1, "checkpoint at step %llu, past the run's %lld iterations",
                    (unsigned long long)step, (long long)t->cfg.opt.iterations);
-  loader_state ls = {lsv[0], lsv[1], lsv[2]};
-  if (loader_set_state(&t->loader, &ls, err) != 0) return -1;
+  if (restore_loaders(t, c, file, err) != 0) return -1;
   t->step = (int64_t)step;
   return restore_records(t, c, file, step, err);
 }
@@ -203,7 +246,7 @@ int trainer_restore(trainer *t, const checkpoint *c, const char *file, pg_error 
   if (json_entry(c, file, "init", 0, &t->init, err) || json_entry(c, file, "plan", 1, &t->plan, err) ||
       bytes_entry(c, file, "log", &log, err))
     return -1;
-  if (train_log_open(&t->log, t->path_buf[PATH_LOG], log->data, (size_t)log->count, t->o->echo, err) != 0)
+  if (trainer_open_log(t, log->data, (size_t)log->count, err) != 0)
     return -1;
   train_log_printf(&t->log, "resumed_from_checkpoint: step:%lld/%lld", (long long)t->step,
                    (long long)t->cfg.opt.iterations);

@@ -38,6 +38,7 @@ static const key_spec keys[] = {
     {"tied_embed_init_std", K_FLT, F(model.tied_embed_init_std), 0, 1e3, 0},
     {"train_batch_tokens", K_I64, F(train_batch_tokens), 1, 17179869184.0, 0},
     {"grad_accum_steps", K_INT, F(grad_accum_steps), 1, 1024, 0},
+    {"world_size", K_INT, F(world_size), 1, TRAIN_MAX_WORLD, 0},
     {"iterations", K_I64, F(opt.iterations), 1, TRAIN_MAX_ITERATIONS, 0},
     {"warmdown_iters", K_I64, F(opt.warmdown_iters), 0, TRAIN_MAX_ITERATIONS, 0},
     {"budget_seconds", K_DBL, F(budget_seconds), 0, 1e7, 0},
@@ -73,6 +74,7 @@ static void official_defaults(train_config *c) {
   optim_hparams_default(&c->opt);
   c->train_batch_tokens = 524288;
   c->grad_accum_steps = 8;
+  c->world_size = 1;
   c->val_batch_size = 524288;
   c->val_loss_every = 1000;
   c->train_log_every = 200;
@@ -218,7 +220,7 @@ int train_config_load(train_config *c, const char *path, pg_error *err) {
 /* ---- checks across keys ---- */
 
 int64_t train_config_micro_tokens(const train_config *c) {
-  return c->train_batch_tokens / c->grad_accum_steps;
+  return c->train_batch_tokens / ((int64_t)c->world_size * c->grad_accum_steps);
 }
 
 int train_config_micro_batch(const train_config *c) {
@@ -230,18 +232,24 @@ int train_config_check(const train_config *c, pg_error *err) {
   gpt_layout l;
   if (gpt_layout_init(&l, &c->model, err) != 0) return -1;
   gpt_layout_free(&l);
-  int64_t per_step = (int64_t)c->grad_accum_steps * c->model.seq_len;
+  /* The official script's rule: grad_accum_steps = 8 // world_size needs
+   * a world size that divides 8. */
+  if (TRAIN_MAX_WORLD % c->world_size != 0)
+    return pg_fail(err, "config", -1, "config key \"world_size\": %d does not divide %d", c->world_size,
+                   TRAIN_MAX_WORLD);
+  int64_t per_step = (int64_t)c->world_size * c->grad_accum_steps * c->model.seq_len;
   if (c->train_batch_tokens % per_step != 0)
     return pg_fail(err, "config", -1,
-                   "config key \"train_batch_tokens\": %lld is not a multiple of grad_accum_steps "
-                   "(%d) x train_seq_len (%d)",
-                   (long long)c->train_batch_tokens, c->grad_accum_steps, c->model.seq_len);
+                   "config key \"train_batch_tokens\": %lld is not a multiple of world_size (%d) x "
+                   "grad_accum_steps (%d) x train_seq_len (%d)",
+                   (long long)c->train_batch_tokens, c->world_size, c->grad_accum_steps,
+                   c->model.seq_len);
   if (train_config_micro_batch(c) > 65536)
     return pg_fail(err, "config", -1, "config key \"train_batch_tokens\": more than 65536 sequences per micro-step");
   if (c->val_batch_size < per_step)
     return pg_fail(err, "config", -1,
-                   "config key \"val_batch_size\": %lld is smaller than grad_accum_steps x "
-                   "train_seq_len (%lld), which the official evaluation needs",
+                   "config key \"val_batch_size\": %lld is smaller than world_size x "
+                   "grad_accum_steps x train_seq_len (%lld), which the official evaluation needs",
                    (long long)c->val_batch_size, (long long)per_step);
   return 0;
 }

@@ -31,6 +31,7 @@
 #define TRAIN_CONFIG_MAX_BYTES ((size_t)1 << 20)
 #define TRAIN_MAX_ITERATIONS 1000000 /* MANIFEST_MAX_STEPS */
 #define TRAIN_PATH_MAX 1024
+#define TRAIN_MAX_WORLD 8 /* the official world_size divides 8 (grad_accum_steps = 8 // world_size) */
 
 typedef enum train_precision { TRAIN_FP32 = 0, TRAIN_MIXED = 1 } train_precision;
 
@@ -41,6 +42,7 @@ typedef struct train_config {
   /* batch; the schedule (iterations, warmdown_iters) is in opt */
   int64_t train_batch_tokens; /* tokens per optimizer step, all micro-steps */
   int grad_accum_steps;       /* official: 8 / world_size */
+  int world_size;             /* official ranks (1, 2, 4, 8), however many processes run them */
   double budget_seconds; /* 0: none; > 0: iterations planned from step time */
 
   /* optimizer and schedule (trainer/optim.h; embed_lr and head_lr, which
@@ -80,8 +82,8 @@ int train_config_check(const train_config *c, pg_error *err);
 json_t *train_config_to_json(const train_config *c);
 
 /* Derived sizes. */
-int64_t train_config_micro_tokens(const train_config *c); /* per micro-step */
-int train_config_micro_batch(const train_config *c);      /* sequences per micro-step */
+int64_t train_config_micro_tokens(const train_config *c); /* per rank and micro-step */
+int train_config_micro_batch(const train_config *c);      /* sequences per rank and micro-step */
 
 const char *train_precision_name(train_precision p);
 

@@ -38,7 +38,7 @@ static int open_val(trainer *t, pg_error *err) {
  * tokens, whole sequences (the sums do not depend on it, the memory does). */
 int trainer_validate(trainer *t, const float *params, double *loss, double *bpb, pg_error *err) {
   if (open_val(t, err) != 0) return -1;
-  int64_t bs = t->cfg.val_batch_size / t->cfg.grad_accum_steps / t->T;
+  int64_t bs = t->cfg.val_batch_size / ((int64_t)t->cfg.world_size * t->cfg.grad_accum_steps) / t->T;
   eval_opts eo = {bs < 1 ? 1 : (int)(bs > 65536 ? 65536 : bs), t->prec, NULL};
   gpt_params p;
   gpt_params_bind(&p, &t->l, (float *)params);
@@ -106,12 +106,16 @@ static int write_manifest(trainer *t, const finish_info *f, pg_error *err) {
   json_t *timing = json_pack("{s:f, s:f, s:f}", "train_ms", t->train_ms, "final_eval_ms", f->eval_ms,
                              "export_ms", f->export_ms);
   json_t *seeds = json_pack("{s:I}", "torch_manual_seed", (json_int_t)t->cfg.seed);
+  /* Processes change no bit (the ordered combination): environment, not config. */
+  json_t *env = json_pack("{s:i, s:i, s:i, s:s?}", "world_size", t->cfg.world_size, "processes",
+                          t->comm->size, "ranks_per_process", t->n_local, "mpi",
+                          t->comm->library[0] ? t->comm->library : NULL);
   json_t *code = json_pack("{s:i, s:s, s:b}", "code_files", f->cs.n_files, "code_digest", f->cs.digest,
                            "code_matches_binary", f->cs.matches_binary);
   loader_state ls;
   loader_get_state(&t->loader, &ls);
   int rc = -1;
-  if (!cfg || !eval || !timing || !seeds || !code) {
+  if (!cfg || !eval || !timing || !seeds || !code || !env) {
     pg_fail(err, "", -1, "out of memory");
     goto out;
   }
@@ -147,6 +151,7 @@ static int write_manifest(trainer *t, const finish_info *f, pg_error *err) {
   x.artifact_extra = code;
   x.tokens_consumed = (int64_t)ls.consumed;
   x.timing = timing;
+  x.environment = env;
   char *text = NULL;
   size_t len = 0;
   if (manifest_create_ex(&in, &x, &text, &len, err) == 0)
@@ -159,6 +164,7 @@ out:
   json_decref(timing);
   json_decref(seeds);
   json_decref(code);
+  json_decref(env);
   return rc;
 }
 
@@ -192,9 +198,10 @@ static int export_and_roundtrip(trainer *t, finish_info *f, pg_error *err) {
 int trainer_finish(trainer *t, train_result *r, pg_error *err) {
   finish_info f;
   memset(&f, 0, sizeof f);
-  /* The final checkpoint first: resuming a finished run then redoes only
-   * the export and its evaluation, without repeating their log lines. */
-  if (trainer_save(t, err) != 0 || export_and_roundtrip(t, &f, err) != 0) return -1;
+  /* The final checkpoint is written before (train_run: every process
+   * takes part): resuming a finished run then redoes only the export and
+   * its evaluation, without repeating their log lines. */
+  if (export_and_roundtrip(t, &f, err) != 0) return -1;
   if (write_manifest(t, &f, err) != 0) return -1;
   r->val_loss = f.val_loss;
   r->val_bpb = f.val_bpb;

@@ -8,8 +8,10 @@
 #include <stdint.h>
 
 #include "manifests/loss_file.h"
+#include "trainer/comm.h"
 #include "trainer/eval.h"
 #include "trainer/gpt.h"
+#include "trainer/grad_sum.h"
 #include "trainer/loader.h"
 #include "trainer/model.h"
 #include "trainer/optimizer.h"
@@ -29,6 +31,23 @@ typedef struct trainer {
   uint16_t *x, *y;
   optimizer opt;
   token_loader loader;
+
+  /* The official ranks (cfg.world_size) this process computes: ranks
+   * first_rank .. first_rank + n_local - 1 of the world. With world 1 the
+   * gradient accumulates in grads as it always has; otherwise each rank's
+   * into its own slice of rank_grads, combined by grad_sum.h. */
+  comm *comm; /* o->comm, or solo */
+  comm solo;
+  int n_local, first_rank;
+  float *rank_grads;      /* n_local x n_params, or NULL for world 1 */
+  gpt_params *rank_g;     /* each rank's gradient tensors */
+  loader_state *rank_ls;  /* each rank's place in the stream */
+  uint64_t *all_ls;       /* every rank's, gathered for a checkpoint: 3 x world_size */
+  grad_exchange gx;
+  optimizer_shard shard; /* Muon's exchange over processes (used when comm->size > 1) */
+  float *mu_send, *mu_recv;
+  int *mu_count, *mu_displ; /* floats of Muon updates per process */
+  double exchange_ms; /* training time spent in the exchange */
 
   int64_t step;    /* steps done */
   double train_ms; /* training time so far (validation excluded) */
@@ -54,7 +73,9 @@ typedef struct trainer {
 enum { PATH_CKPT = 0, PATH_ARTIFACT = 1, PATH_MANIFEST = 2, PATH_LOG = 3, PATH_LOSSES = 4 };
 
 /* train_ckpt.c */
-int trainer_save(trainer *t, pg_error *err);
+int trainer_save(trainer *t, pg_error *err); /* every process: gather, then process 0 writes */
+int trainer_gather_loaders(trainer *t, pg_error *err); /* every process: into all_ls */
+int trainer_write_checkpoint(trainer *t, pg_error *err); /* process 0, after a gather */
 int trainer_restore(trainer *t, const checkpoint *ck, const char *name, pg_error *err);
 
 /* train_finish.c */
@@ -63,6 +84,7 @@ int trainer_finish(trainer *t, train_result *r, pg_error *err);
 void trainer_close_val(trainer *t);
 
 double trainer_now_ms(void);
+int trainer_open_log(trainer *t, const char *prior, size_t prior_len, pg_error *err);
 int trainer_add_record(trainer *t, uint64_t step, float loss, float lr_mult, double wall_ms);
 
 #endif

@@ -9,7 +9,7 @@
 # INVOCATION:NAME:OPTIONS. NAME starts the verb's messages; OPTIONS are
 # every option the verb accepts (short forms included).
 COMMANDS='
-train:train:--preset --config --seed --steps --budget --threads --data --tokenizer --precision --out --checkpoint-every --stop-after --resume --quiet --json
+train:train:--preset --config --seed --steps --budget --threads --data --tokenizer --precision --out --checkpoint-every --stop-after --resume --world --device --gpus --comm-timeout --quiet --json
 eval:eval:--artifact --data --tokenizer --mode --seq-len --stride --chunk --epochs --lr --momentum --clip --ttt-batch --batch --precision --threads --score-dump --probes --probe-at --events --json
 audit:audit:--tokenizer --val --claim --manifest --seq-len --json
 audit --perturb:audit --perturb:--perturb --data --cut --chunk --tolerance --keep --json --self

@@ -88,3 +88,28 @@ pixels() {
   awk -v w="$want" '{ n = $1; sub(":", "", n); for (i = 2; i <= NF; i++) if (toupper($i) == w) s += n }
     END { print s + 0 }' "$SHOT_HIST"
 }
+
+# small_world_run FILE DATA: data (small_demo_data) and a configuration
+# small enough for many processes on 2 cores: 2 layers of 32, 4 steps of
+# 1024 tokens (one sequence of 64 per rank and micro-step at world 8), a
+# small validation split. For the --world and mpirun tests.
+small_world_run() {
+  small_demo_data "$2" 1025
+  cat >"$1" <<EOF
+{"preset": "tiny", "num_layers": 2, "model_dim": 32, "num_heads": 2, "num_kv_heads": 1,
+ "train_seq_len": 64, "train_batch_tokens": 1024, "iterations": 4, "warmdown_iters": 2,
+ "val_batch_size": 1024, "train_log_every": 1, "data": "$2",
+ "tokenizer": "data/tokenizers/fineweb_1024_bpe.model"}
+EOF
+}
+
+# mpi_test_env: what the mpirun tests need: mpirun as root, more processes
+# than cores, and under the sanitizer build Open MPI's own allocations kept
+# apart from pgolf's (tests/lsan-mpi.supp; full unwinding so library frames
+# are seen, components not unloaded so their frames have names).
+mpi_test_env() {
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  export OMPI_MCA_mca_base_component_disable_dlclose=1
+  LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan-mpi.supp:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+  export LSAN_OPTIONS
+}

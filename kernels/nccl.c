@@ -1,0 +1,169 @@
+/* NCCL, opened at run time (see nccl.h). */
+#include "kernels/nccl.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef PGOLF_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+extern char **environ;
+
+enum { NCCL_FLOAT32 = 7 }; /* ncclFloat32 in nccl.h's ncclDataType_t */
+
+typedef struct { char internal[NCCL_ID_BYTES]; } nccl_id;
+
+typedef struct nccl_lib {
+  void *so;
+  const char *path;
+  int (*get_version)(int *);
+  const char *(*error_string)(int);
+  int (*get_unique_id)(nccl_id *);
+  int (*comm_init_rank)(void **, int, nccl_id, int);
+  int (*all_gather)(const void *, void *, size_t, int, void *, void *);
+  int (*comm_destroy)(void *);
+} nccl_lib;
+
+struct nccl_comm {
+  nccl_lib lib;
+  void *comm;
+};
+
+static void sym(void *so, const char *name, void *slot) {
+  void *f = dlsym(so, name);
+  memcpy(slot, &f, sizeof f);
+}
+
+static int lib_open(nccl_lib *l, pg_error *err) {
+  memset(l, 0, sizeof *l);
+  l->path = getenv("PGOLF_NCCL_LIBRARY");
+  if (!l->path || !*l->path) l->path = "libnccl.so.2";
+  if (!(l->so = dlopen(l->path, RTLD_NOW | RTLD_LOCAL)))
+    return pg_fail(err, l->path, -1, "NCCL not available: %s", dlerror());
+  sym(l->so, "ncclGetVersion", &l->get_version);
+  sym(l->so, "ncclGetErrorString", &l->error_string);
+  sym(l->so, "ncclGetUniqueId", &l->get_unique_id);
+  sym(l->so, "ncclCommInitRank", &l->comm_init_rank);
+  sym(l->so, "ncclAllGather", &l->all_gather);
+  sym(l->so, "ncclCommDestroy", &l->comm_destroy);
+  if (!l->get_version || !l->get_unique_id || !l->comm_init_rank || !l->all_gather || !l->comm_destroy) {
+    dlclose(l->so);
+    l->so = NULL;
+    return pg_fail(err, l->path, -1, "not an NCCL library (ncclGetVersion/ncclAllGather/... missing)");
+  }
+  return 0;
+}
+
+static int nccl_fail(const nccl_lib *l, int rc, const char *what, pg_error *err) {
+  return pg_fail(err, "", -1, "%s: NCCL error %d (%s)", what, rc, l->error_string ? l->error_string(rc) : "?");
+}
+
+/* NCCL_VERSION(X,Y,Z): X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z after. */
+static void version_text(int code, char *buf, size_t cap) {
+  if (code >= 10000) snprintf(buf, cap, "%d.%d.%d", code / 10000, code % 10000 / 100, code % 100);
+  else snprintf(buf, cap, "%d.%d.%d", code / 1000, code % 1000 / 100, code % 100);
+}
+
+int nccl_version(char *buf, size_t cap, pg_error *err) {
+  nccl_lib l;
+  if (lib_open(&l, err) != 0) return -1;
+  int code = 0, rc = l.get_version(&code);
+  int r = rc == 0 ? 0 : nccl_fail(&l, rc, "ncclGetVersion", err);
+  if (r == 0) version_text(code, buf, cap);
+  dlclose(l.so);
+  return r;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Every NCCL_* variable (they choose algorithms, protocols, channels, NVLS,
+ * transports): sorted, so two runs' records compare. */
+static json_t *nccl_env(void) {
+  size_t n = 0;
+  for (char **e = environ; e && *e; e++) n += strncmp(*e, "NCCL_", 5) == 0;
+  char **v = calloc(n + 1, sizeof *v);
+  json_t *o = json_object();
+  if (!v || !o) {
+    free(v);
+    json_decref(o);
+    return json_null();
+  }
+  n = 0;
+  for (char **e = environ; e && *e; e++)
+    if (strncmp(*e, "NCCL_", 5) == 0) v[n++] = *e;
+  qsort(v, n, sizeof *v, by_name);
+  for (size_t i = 0; i < n; i++) {
+    const char *eq = strchr(v[i], '=');
+    if (!eq) continue;
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - v[i]), v[i]);
+    json_t *s = json_string(eq + 1);
+    if (s) json_object_set_new(o, name, s); /* a value that is not UTF-8 is left out */
+  }
+  free(v);
+  return o;
+}
+
+json_t *nccl_describe(void) {
+  char ver[32];
+  pg_error err;
+  int ok = nccl_version(ver, sizeof ver, &err) == 0;
+  const char *path = getenv("PGOLF_NCCL_LIBRARY");
+  return json_pack("{s:o, s:s, s:o, s:o}", "version", ok ? json_string(ver) : json_null(), "library",
+                   path && *path ? path : "libnccl.so.2", "why", ok ? json_null() : json_string(err.msg), "env",
+                   nccl_env());
+}
+
+int nccl_unique_id(unsigned char id[NCCL_ID_BYTES], pg_error *err) {
+  nccl_lib l;
+  if (lib_open(&l, err) != 0) return -1;
+  nccl_id u;
+  int rc = l.get_unique_id(&u);
+  int r = rc == 0 ? 0 : nccl_fail(&l, rc, "ncclGetUniqueId", err);
+  if (r == 0) memcpy(id, u.internal, NCCL_ID_BYTES);
+  dlclose(l.so);
+  return r;
+}
+
+int nccl_comm_init(nccl_comm **out, const unsigned char id[NCCL_ID_BYTES], int nranks, int rank, pg_error *err) {
+  *out = NULL;
+  nccl_comm *c = calloc(1, sizeof *c);
+  if (!c) return pg_fail(err, "", -1, "out of memory");
+  if (lib_open(&c->lib, err) != 0) {
+    free(c);
+    return -1;
+  }
+  nccl_id u;
+  memcpy(u.internal, id, NCCL_ID_BYTES);
+  int rc = c->lib.comm_init_rank(&c->comm, nranks, u, rank);
+  if (rc != 0) {
+    nccl_fail(&c->lib, rc, "ncclCommInitRank", err);
+    dlclose(c->lib.so);
+    free(c);
+    return -1;
+  }
+  *out = c;
+  return 0;
+}
+
+int nccl_allgather_f32(nccl_comm *c, const float *send, float *recv, size_t count, void *stream, pg_error *err) {
+  int rc = c->lib.all_gather(send, recv, count, NCCL_FLOAT32, c->comm, stream);
+  if (rc != 0) return nccl_fail(&c->lib, rc, "ncclAllGather", err);
+#ifdef PGOLF_HAVE_CUDA
+  cudaError_t ce = cudaStreamSynchronize((cudaStream_t)stream);
+  if (ce != cudaSuccess) return pg_fail(err, "", -1, "ncclAllGather: %s", cudaGetErrorString(ce));
+  return 0;
+#else
+  return pg_fail(err, "", -1, "ncclAllGather: this pgolf was built without CUDA");
+#endif
+}
+
+void nccl_comm_free(nccl_comm *c) {
+  if (!c) return;
+  if (c->comm) c->lib.comm_destroy(c->comm);
+  dlclose(c->lib.so);
+  free(c);
+}
