@@ -45,6 +45,12 @@ ar rcs "$out/libemu-kernels.a" $emu_kernels
 cp "$lib" "$out/libpgolf-cpu.a"
 # shellcheck disable=SC2046
 ar d "$out/libpgolf-cpu.a" $(ar t "$out/libpgolf-cpu.a" | grep '\.cu\.o$')
+# pgolf itself on the stand-in (ci/cuda-emu-train.sh trains with it).
+# shellcheck disable=SC2046,SC2086
+cc -o "$out/pgolf" build/release/obj/common/pgolf.o "$out/emu.o" -Wl,--start-group \
+  "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -fopenmp -lcrypto -ljansson -lz \
+  -llzma -lbrotlidec -lpthread -ldl -lm -lstdc++ $(pkg-config --libs ompi-c 2>/dev/null)
+[ "${PGOLF_EMU_ONLY_BINARY:-0}" = 1 ] && exit 0
 bad=0
 for t in ${*:-$(ls tests/test_cuda_*.c | grep -v test_cuda_matmul)}; do
   n=$(basename "$t" .c)

@@ -60,10 +60,10 @@ static int parse_args(int argc, char **argv, train_args *a, pg_error *err) {
                    "average; run by this process, or split over the\n"
                    "processes of `mpirun -np P` (P divides N)"),
       CLI_STRING("device", 0, &a->device, "cpu|cuda",
-                 "cpu (default); cuda: the GPU trainer, not there yet\n"
-                 "(refused, exit 2, naming why)"),
+                 "cpu (default); cuda: the steps on one GPU, world 1\n"
+                 "(exit 2, naming why, where none is usable)"),
       CLI_UNSIGNED("gpus", 0, &a->gpus, "N", 1, TRAIN_MAX_WORLD,
-                   "with --device cuda: one process per GPU over NCCL"),
+                   "with --device cuda: GPUs to use (1 for now)"),
       CLI_DOUBLE("comm-timeout", 0, &a->comm_timeout, "SECONDS",
                  "under mpirun: a process waiting this long for\n"
                  "another names it and stops the run (default 60)"),
@@ -223,10 +223,9 @@ static void print_json(const train_options *o, const train_result *r, const comm
   json_decref(j);
 }
 
-/* --device cuda has no training loop yet (the model and the optimizer on
- * the GPU exist: trainer/gpt_cuda.h, trainer/optimizer_cuda.h): refuse
- * with the reason, first that there is no usable GPU where that is so
- * (exit 2 either way). */
+/* --device: cpu, or cuda where a GPU is usable (exit 2 with the runtime's
+ * reason where none is); --gpus beyond 1 needs the multi-GPU world, which
+ * is not there yet. */
 static int check_device(const train_args *a) {
   if (!a->device || !strcmp(a->device, "cpu")) {
     if (a->gpus) return usage_error("--gpus needs --device cuda", NULL);
@@ -243,10 +242,12 @@ static int check_device(const train_args *a) {
     pg_die_msg("train: --gpus %d, but %d CUDA device%s usable", a->gpus, n, n == 1 ? " is" : "s are");
     return -1;
   }
-  pg_die_msg("train: --device cuda: the CUDA training loop is not there yet (the model and the "
-             "optimizer on the GPU are); the CPU trainer runs --world N (under mpirun for several "
-             "processes)");
-  return -1;
+  if (a->gpus > 1) {
+    pg_die_msg("train: --gpus %d: the CUDA trainer runs one GPU for now (the multi-GPU world over "
+               "NCCL is not there yet); the CPU trainer runs --world N under mpirun", a->gpus);
+    return -1;
+  }
+  return 0;
 }
 
 /* Train with the processes in c; process 0 alone prints. */
@@ -269,6 +270,7 @@ static int run(const train_args *a, comm *c) {
   o.echo = a->quiet || !root ? NULL : stdout;
   o.quiet = a->quiet || !root;
   o.comm = c;
+  o.device_cuda = a->device && !strcmp(a->device, "cuda");
   train_result r;
   pg_error e;
   rc = train_run(&o, &r, &e);

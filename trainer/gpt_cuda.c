@@ -322,5 +322,6 @@ void gpt_cuda_free(gpt_cuda *g) {
 float *gpt_cuda_params(gpt_cuda *g) { return g->params; }
 float *gpt_cuda_grads(gpt_cuda *g) { return g->grads; }
 json_t *gpt_cuda_plans_json(const gpt_cuda *g) { return matmul_cuda_plans_json(g->mm); }
+matmul_cuda_ctx *gpt_cuda_matmul(gpt_cuda *g) { return g->mm; }
 
 #endif

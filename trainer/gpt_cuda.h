@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "kernels/matmul.h"
 #include "trainer/gpt.h"
 
 typedef struct gpt_cuda gpt_cuda;
@@ -47,6 +48,10 @@ int gpt_cuda_forward(gpt_cuda *g, const uint16_t *x, const uint16_t *y, float *l
 /* Backward of the last forward: ADDS loss_scale * d(mean loss)/d(param)
  * into the gradients, as gpt_backward does. Queued on the stream. */
 int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err);
+
+/* The cuBLASLt context the model's products use (the optimizer shares it:
+ * one workspace, one set of plans). */
+matmul_cuda_ctx *gpt_cuda_matmul(gpt_cuda *g);
 
 /* cuBLASLt's plans so far (kernels/matmul.h), for the run manifest. */
 json_t *gpt_cuda_plans_json(const gpt_cuda *g);

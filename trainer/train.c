@@ -177,10 +177,20 @@ static int setup(trainer *t, const train_options *o, pg_error *err) {
   if (optimizer_init(&t->opt, &t->l, &t->cfg.opt, err) != 0) return -1;
   if (loader_open(&t->loader, t->cfg.data, "fineweb_train_", (uint32_t)t->cfg.model.vocab_size, err) != 0)
     return -1;
-  return setup_ranks(t, err);
+  if (setup_ranks(t, err) != 0) return -1;
+  if (o->device_cuda) return trainer_gpu_open(t, err);
+  /* Test-only (README): the CPU sums by the GPU's trees, so a CUDA run's
+   * chain can be required to equal this one where the products agree. */
+  const char *trees = getenv("PGOLF_TEST_GPU_TREES");
+  if (trees && !strcmp(trees, "1")) {
+    gpt_acts_use_tree_refs(t->acts);
+    t->opt.tree = 1;
+  }
+  return 0;
 }
 
 static void teardown(trainer *t) {
+  trainer_gpu_close(t);
   free(t->params);
   free(t->grads);
   free(t->x);
@@ -217,15 +227,24 @@ static int rank_step(trainer *t, int l, gpt_params *g, float *grad, float *loss,
   const train_config *c = &t->cfg;
   int G = c->grad_accum_steps;
   float grad_scale = (float)(1.0 / G), sum = 0.0f;
-  memset(grad, 0, t->l.n_params * sizeof(float));
+  if (t->gpu) {
+    if (trainer_gpu_zero_grads(t, err) != 0) return -1;
+  } else {
+    memset(grad, 0, t->l.n_params * sizeof(float));
+  }
   if (loader_set_state(&t->loader, &t->rank_ls[l], err) != 0) return -1;
   for (int k = 0; k < G; k++) {
     if (loader_next_batch(&t->loader, (uint64_t)c->train_batch_tokens, t->T, G, t->first_rank + l,
                           c->world_size, t->x, t->y, err) != 0)
       return -1;
-    float lk = gpt_forward(&t->l, &t->p, t->acts, t->x, t->y, t->B, t->T, t->prec, NULL);
+    float lk;
+    if (t->gpu) {
+      if (trainer_gpu_micro_step(t, grad_scale, &lk, err) != 0) return -1;
+    } else {
+      lk = gpt_forward(&t->l, &t->p, t->acts, t->x, t->y, t->B, t->T, t->prec, NULL);
+      gpt_backward(&t->l, &t->p, g, t->acts, t->x, t->y, t->B, t->T, t->prec, grad_scale);
+    }
     sum += lk;
-    gpt_backward(&t->l, &t->p, g, t->acts, t->x, t->y, t->B, t->T, t->prec, grad_scale);
   }
   loader_get_state(&t->loader, &t->rank_ls[l]);
   *loss = sum / (float)G;
@@ -255,6 +274,7 @@ static int train_step(trainer *t, double lr_mult, float *loss_out, pg_error *err
   memcpy(loss_out, &bits, 4);
   if (W > 1 && grad_combine(&t->gx, t->comm, W, t->rank_grads, t->grads, err) != 0) return -1;
   t->exchange_ms += trainer_now_ms() - t0;
+  if (t->gpu) return trainer_gpu_optimizer_step(t, lr_mult, err);
   if (t->comm->size == 1) {
     optimizer_step(&t->opt, &t->l, t->params, t->grads, t->step, lr_mult, t->prec);
     return 0;
@@ -298,6 +318,7 @@ static int plan_budget(trainer *t, pg_error *err) {
   memcpy(t->params, saved, t->l.n_params * sizeof(float));
   memcpy(t->rank_ls, ls, (size_t)t->n_local * sizeof *ls);
   if (optimizer_load(&t->opt, &opt_state, "plan", err) != 0) goto out;
+  if (t->gpu && trainer_gpu_put(t, err) != 0) goto out;
   /* Every process plans from process 0's times, so all plan the same steps. */
   if (comm_allgather_bytes(t->comm, ms, sizeof ms, all_ms, err) != 0) goto out;
   schedule_plan plan;
@@ -325,6 +346,7 @@ static int should_log(const trainer *t, int64_t step) {
 
 static int validate_and_log(trainer *t, pg_error *err) {
   double vl, vb;
+  if (t->gpu && trainer_gpu_get(t, err) != 0) return -1;
   if (trainer_validate(t, t->params, &vl, &vb, err) != 0) return -1;
   progress_clear(&t->prog);
   train_log_val_step(&t->log, t->step, t->cfg.opt.iterations, vl, vb, t->train_ms);
@@ -398,7 +420,8 @@ static void log_header(trainer *t) {
   if (t->comm->size > 1)
     train_log_printf(&t->log, "processes:%d ranks_per_process:%d mpi:%s", t->comm->size, t->n_local,
                      t->comm->library);
-  if (matmul_kernel_slow())
+  if (t->gpu) trainer_gpu_log(t);
+  if (matmul_kernel_slow() && !t->gpu)
     train_log_printf(&t->log, "warning: this CPU has no FMA unit: matmuls and attention run through "
                               "the C library's fmaf (same bits, many times slower)");
 }
@@ -408,6 +431,7 @@ static int start_fresh(trainer *t, pg_error *err) {
   log_header(t);
   if (gpt_init_params(&t->l, t->params, t->cfg.seed, err) != 0) return -1;
   if (!(t->init = gpt_init_predicate_json(&t->l, t->params))) return pg_fail(err, "", -1, "out of memory");
+  if (t->gpu && trainer_gpu_put(t, err) != 0) return -1;
   if (t->cfg.budget_seconds > 0 && plan_budget(t, err) != 0) return -1;
   return 0;
 }
@@ -419,6 +443,7 @@ int train_run(const train_options *o, train_result *r, pg_error *err) {
   int rc = setup(t, o, err);
   if (rc == 0)
     rc = o->resume ? trainer_restore(t, o->resume, o->resume_name, err) : start_fresh(t, err);
+  if (rc == 0 && o->resume && t->gpu) rc = trainer_gpu_put(t, err);
   if (rc == 0) {
     progress_init(&t->prog, t->step, t->cfg.opt.iterations,
                   t->cfg.train_batch_tokens, o->quiet || t->comm->rank != 0);

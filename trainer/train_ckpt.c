@@ -128,6 +128,7 @@ int trainer_write_checkpoint(trainer *t, pg_error *err) {
 }
 
 int trainer_save(trainer *t, pg_error *err) {
+  if (t->gpu && trainer_gpu_get(t, err) != 0) return -1; /* the device's state is the run's */
   if (trainer_gather_loaders(t, err) != 0) return -1;
   return t->comm->rank == 0 ? trainer_write_checkpoint(t, err) : 0;
 }

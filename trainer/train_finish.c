@@ -115,6 +115,7 @@ static int write_manifest(trainer *t, const finish_info *f, pg_error *err) {
   loader_state ls;
   loader_get_state(&t->loader, &ls);
   int rc = -1;
+  if (env && t->gpu) json_object_set_new(env, "device", trainer_gpu_json(t));
   if (!cfg || !eval || !timing || !seeds || !code || !env) {
     pg_fail(err, "", -1, "out of memory");
     goto out;

@@ -65,12 +65,35 @@ typedef struct trainer {
   int val_open;
   eval_result last_eval; /* of the last evaluation of any parameters */
 
+  struct trainer_gpu *gpu; /* --device cuda: the model and optimizer on the GPU, else NULL */
+
   train_log log;
   progress prog;
   char path_buf[5][1200]; /* checkpoint, artifact, manifest, log, losses */
 } trainer;
 
 enum { PATH_CKPT = 0, PATH_ARTIFACT = 1, PATH_MANIFEST = 2, PATH_LOG = 3, PATH_LOSSES = 4 };
+
+/* train_cuda.c: the steps on one GPU. The device holds the parameters,
+ * gradients and optimizer state while it trains; trainer_gpu_get brings
+ * them to t->params and t->opt before anything on the host reads them
+ * (validation, checkpoint, export), trainer_gpu_put sends the host's after
+ * anything there wrote them (initialisation, resume, the budget plan's
+ * restore). */
+int trainer_gpu_open(trainer *t, pg_error *err);
+void trainer_gpu_close(trainer *t);
+int trainer_gpu_put(trainer *t, pg_error *err);
+int trainer_gpu_get(trainer *t, pg_error *err);
+int trainer_gpu_zero_grads(trainer *t, pg_error *err);
+/* Forward of t->x, t->y (the loss into *loss) and its backward, adding
+ * grad_scale times the gradient into the device's. */
+int trainer_gpu_micro_step(trainer *t, float grad_scale, float *loss, pg_error *err);
+int trainer_gpu_optimizer_step(trainer *t, double lr_mult, pg_error *err);
+/* predicate.environment.device: the GPU, its driver and runtime, cuBLASLt
+ * and its plan per GEMM shape. */
+json_t *trainer_gpu_json(trainer *t);
+/* One log line naming the device. */
+void trainer_gpu_log(trainer *t);
 
 /* train_ckpt.c */
 int trainer_save(trainer *t, pg_error *err); /* every process: gather, then process 0 writes */

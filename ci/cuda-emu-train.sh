@@ -1,0 +1,49 @@
+#!/bin/sh
+# `pgolf train --device cuda` end to end on the CPU stand-in of
+# ci/cuda-emu.sh (whose products are the CPU's), held to the CPU trainer's
+# chain with the GPU's reduction trees (PGOLF_TEST_GPU_TREES=1): the same
+# loss bits every step, the same artifact, the same final val_bpb, in fp32
+# and mixed precision. A small model (2 layers of 32, sequences of 64,
+# 1,024 tokens a step: 8 micro-steps), STEPS steps (default 1); the
+# stand-in runs one pthread per CUDA thread, so a step takes minutes.
+# Needs make build. Exits 1 on any difference.
+#   sh ci/cuda-emu-train.sh
+set -eu
+cd "$(dirname "$0")/.."
+out=build/cuda-emu-train
+rm -rf "$out" && mkdir -p "$out"
+PGOLF_EMU_ONLY_BINARY=1 sh ci/cuda-emu.sh >/dev/null
+emu=build/cuda-emu/pgolf
+. tests/e2e/lib.sh >/dev/null 2>&1 || true
+data=$out/data
+mkdir -p "$data"
+cp data/demo/fineweb_val_000000.bin "$data/"
+cp data/demo/fineweb_train_000000.bin "$data/"
+steps=${STEPS:-1}
+bad=0
+for prec in fp32 mixed; do
+  cfg=$out/$prec.json
+  cat >"$cfg" <<JSON
+{"preset": "tiny", "num_layers": 2, "model_dim": 32, "num_heads": 2, "num_kv_heads": 1,
+ "train_seq_len": 64, "train_batch_tokens": 1024, "iterations": $steps, "warmdown_iters": 1,
+ "val_batch_size": 65536, "val_loss_every": 0, "train_log_every": 1, "precision": "$prec"}
+JSON
+  common="--config $cfg --data $data --tokenizer data/tokenizers/fineweb_1024_bpe.model --threads 1 --quiet --json"
+  # shellcheck disable=SC2086
+  PGOLF_TEST_GPU_TREES=1 ./pgolf train $common --out "$out/cpu-$prec" >"$out/cpu-$prec.json"
+  # shellcheck disable=SC2086
+  "$emu" train $common --device cuda --out "$out/gpu-$prec" >"$out/gpu-$prec.json"
+  for k in chain last_loss_bits val_bpb model_bytes; do
+    a=$(jq -r ".$k" "$out/cpu-$prec.json")
+    b=$(jq -r ".$k" "$out/gpu-$prec.json")
+    if [ "$a" = "$b" ]; then echo "ok $prec $k $a"; else echo "FAIL $prec $k: cpu $a, cuda (stand-in) $b"; bad=1; fi
+  done
+  if cmp -s "$out/cpu-$prec/model.int8.ptz" "$out/gpu-$prec/model.int8.ptz"; then
+    echo "ok $prec artifact identical"
+  else
+    echo "FAIL $prec artifact differs"; bad=1
+  fi
+  grep -q '"device": {' "$out/gpu-$prec/manifest.json" && echo "ok $prec manifest records the device" ||
+    { echo "FAIL $prec manifest has no device"; bad=1; }
+done
+exit $bad
