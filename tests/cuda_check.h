@@ -36,6 +36,14 @@ static inline int gpu_ready(void) {
 
 #define CK(call) assert_int_equal((call), cudaSuccess)
 
+/* 1 on ci/cuda-emu.sh's CPU stand-in (whose products are the CPU's, so a
+ * composed result must equal the CPU's bit for bit), 0 on a GPU. */
+static inline int on_stand_in(void) {
+  cuda_device_info info;
+  pg_error err;
+  return cuda_device_query(0, &info, &err) == 0 && strstr(info.name, "cuda-emu") != NULL;
+}
+
 /* A device copy of n bytes of host memory. */
 static inline void *dev_bytes(const void *h, size_t bytes) {
   void *d = NULL;

@@ -32,12 +32,6 @@ enum { B = 2, T = 48 };
 #define LOSS_RTOL_MIXED 2e-3
 #define GRAD_RTOL_MIXED 5e-2
 
-static int on_stand_in(void) {
-  cuda_device_info info;
-  pg_error err;
-  return cuda_device_query(0, &info, &err) == 0 && strstr(info.name, "cuda-emu") != NULL;
-}
-
 static void one_mode(gpt_precision prec) {
   gpt_config cfg;
   assert_int_equal(gpt_config_preset("tiny", &cfg), 0);

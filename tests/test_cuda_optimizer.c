@@ -29,12 +29,6 @@
 #define MUON_RTOL_FP32 1e-3
 #define MUON_RTOL_MIXED 5e-2
 
-static int on_stand_in(void) {
-  cuda_device_info info;
-  pg_error err;
-  return cuda_device_query(0, &info, &err) == 0 && strstr(info.name, "cuda-emu") != NULL;
-}
-
 /* got equals want bit for bit, or (Muon tensors on a GPU) within rtol of
  * the update want - before. */
 static void compare_params(const gpt_layout *l, const float *got, const float *want,

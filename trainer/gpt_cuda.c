@@ -36,7 +36,8 @@ struct gpt_cuda {
   float *params;    /* device: float32 master parameters */
   float *grads;     /* device: their gradients */
   uint16_t *w16;    /* device: the parameters' bf16 copy (GPT_MIXED, F1) */
-  uint16_t *ids;    /* device: x then y, B*T each */
+  uint16_t *ids;    /* device: x then y, B*T each (gpt_cuda_forward's copy) */
+  const uint16_t *cur; /* the ids of the last forward, read by the backward */
   uint16_t *s16a, *s16b, *s16o; /* device: packed GEMM operands and result */
   float *att_scratch; /* device: attention's row dots, N*H */
   float *nll, *loss;  /* device: per-token losses, their mean */
@@ -130,21 +131,19 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   return scale_add_forward_cuda(la->x_out, la->x_mid, bp->mlp_scale, la->mlp_out, N, D, 0, s, err);
 }
 
-int gpt_cuda_forward(gpt_cuda *g, const uint16_t *x, const uint16_t *y, float *loss,
-                     pg_error *err) {
+int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error *err) {
   const gpt_layout *l = g->l;
   const dims d = gpt_dims(l, g->B, g->T);
   gpt_acts *a = &g->a;
   const int fb = g->mixed ? KERNEL_BF16 : 0;
   const size_t ND = (size_t)d.N * d.D;
   cudaStream_t s = g->stream;
-  CU(cudaMemcpyAsync(g->ids, x, (size_t)d.N * sizeof *x, cudaMemcpyHostToDevice, s));
-  CU(cudaMemcpyAsync(g->ids + d.N, y, (size_t)d.N * sizeof *y, cudaMemcpyHostToDevice, s));
+  g->cur = ids;
   if (g->mixed) { /* F1: the bf16 copy, packed for the GEMMs and as floats */
     TRY(bf16_pack_cuda(g->w16, g->params, l->n_params, s, err));
     TRY(bf16_unpack_cuda(a->wcopy, g->w16, l->n_params, 0, s, err));
   }
-  TRY(embedding_forward_cuda(a->emb, g->mixed ? g->w.tok_emb : g->p.tok_emb, g->ids, d.N, d.D, s,
+  TRY(embedding_forward_cuda(a->emb, g->mixed ? g->w.tok_emb : g->p.tok_emb, ids, d.N, d.D, s,
                              err));
   TRY(rmsnorm_forward_cuda(a->x0, a->rstd0, a->emb, d.N, d.D, 0, s, err));
   const float *cur = a->x0;
@@ -161,8 +160,17 @@ int gpt_cuda_forward(gpt_cuda *g, const uint16_t *x, const uint16_t *y, float *l
   }
   TRY(rmsnorm_forward_cuda(a->xf, a->rstdf, cur, d.N, d.D, fb, s, err));
   TRY(mm_fwd(g, a->z, a->xf, g->p.tok_emb, d.N, d.D, d.V, err));
-  TRY(softcap_cross_entropy_forward_cuda(a->th, a->lse_ce, g->nll, g->loss, a->z, g->ids + d.N,
-                                         d.N, d.V, l->cfg.logit_softcap, fb, s, err));
+  return softcap_cross_entropy_forward_cuda(a->th, a->lse_ce, g->nll, loss, a->z, ids + d.N, d.N,
+                                            d.V, l->cfg.logit_softcap, fb, s, err);
+}
+
+int gpt_cuda_forward(gpt_cuda *g, const uint16_t *x, const uint16_t *y, float *loss,
+                     pg_error *err) {
+  const size_t N = (size_t)g->B * g->T;
+  cudaStream_t s = g->stream;
+  CU(cudaMemcpyAsync(g->ids, x, N * sizeof *x, cudaMemcpyHostToDevice, s));
+  CU(cudaMemcpyAsync(g->ids + N, y, N * sizeof *y, cudaMemcpyHostToDevice, s));
+  TRY(gpt_cuda_forward_ids(g, g->ids, g->loss, err));
   CU(cudaMemcpyAsync(loss, g->loss, sizeof *loss, cudaMemcpyDeviceToHost, s));
   CU(cudaStreamSynchronize(s));
   return 0;
@@ -217,7 +225,7 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
   const int fb = g->mixed ? KERNEL_BF16 : 0;
   const size_t ND = (size_t)d.N * d.D;
   cudaStream_t s = g->stream;
-  const uint16_t *x = g->ids, *y = g->ids + d.N;
+  const uint16_t *x = g->cur, *y = g->cur + d.N;
   TRY(softcap_cross_entropy_backward_cuda(a->dz, a->th, a->lse_ce, y, d.N, d.V,
                                           l->cfg.logit_softcap, loss_scale, fb, s, err));
   TRY(mm_bin(g, a->dm, a->dz, g->p.tok_emb, d.N, d.D, d.V, 0, err));

@@ -45,6 +45,12 @@ float *gpt_cuda_grads(gpt_cuda *g);
 int gpt_cuda_forward(gpt_cuda *g, const uint16_t *x, const uint16_t *y, float *loss,
                      pg_error *err);
 
+/* The same from device ids (x then y, B*T each), the mean loss written to
+ * the device float *loss, nothing waited for: a trainer that stages its
+ * batches itself overlaps the copy of the next with this one. ids must
+ * stay unchanged until the backward of this forward has run. */
+int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error *err);
+
 /* Backward of the last forward: ADDS loss_scale * d(mean loss)/d(param)
  * into the gradients, as gpt_backward does. Queued on the stream. */
 int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err);

@@ -165,28 +165,26 @@ int optimizer_cuda_step(optimizer_cuda *o, float *params, float *grads, int64_t 
   return 0;
 }
 
+/* The three state arrays between the device and host, one direction. */
+static int state_copy(optimizer_cuda *o, optimizer *host, int to_host, pg_error *err) {
+  float *dev[3] = {o->adam_m, o->adam_v, o->muon_buf};
+  float *hst[3] = {host->adam_m, host->adam_v, host->muon_buf};
+  size_t n[3] = {o->host.n_adam, o->host.n_adam, o->host.n_muon};
+  for (int i = 0; i < 3; i++)
+    CU(cudaMemcpyAsync(to_host ? hst[i] : dev[i], to_host ? dev[i] : hst[i], n[i] * sizeof(float),
+                       to_host ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, o->stream));
+  CU(cudaStreamSynchronize(o->stream));
+  return 0;
+}
+
 int optimizer_cuda_state_get(optimizer_cuda *o, optimizer *host, pg_error *err) {
-  cudaStream_t s = o->stream;
-  CU(cudaMemcpyAsync(host->adam_m, o->adam_m, o->host.n_adam * sizeof(float),
-                     cudaMemcpyDeviceToHost, s));
-  CU(cudaMemcpyAsync(host->adam_v, o->adam_v, o->host.n_adam * sizeof(float),
-                     cudaMemcpyDeviceToHost, s));
-  CU(cudaMemcpyAsync(host->muon_buf, o->muon_buf, o->host.n_muon * sizeof(float),
-                     cudaMemcpyDeviceToHost, s));
-  CU(cudaStreamSynchronize(s));
+  if (state_copy(o, host, 1, err) != 0) return -1;
   host->adam_step = o->host.adam_step;
   return 0;
 }
 
 int optimizer_cuda_state_set(optimizer_cuda *o, optimizer *host, pg_error *err) {
-  cudaStream_t s = o->stream;
-  CU(cudaMemcpyAsync(o->adam_m, host->adam_m, o->host.n_adam * sizeof(float),
-                     cudaMemcpyHostToDevice, s));
-  CU(cudaMemcpyAsync(o->adam_v, host->adam_v, o->host.n_adam * sizeof(float),
-                     cudaMemcpyHostToDevice, s));
-  CU(cudaMemcpyAsync(o->muon_buf, host->muon_buf, o->host.n_muon * sizeof(float),
-                     cudaMemcpyHostToDevice, s));
-  CU(cudaStreamSynchronize(s));
+  if (state_copy(o, host, 0, err) != 0) return -1;
   o->host.adam_step = host->adam_step;
   return 0;
 }

@@ -227,24 +227,16 @@ static int rank_step(trainer *t, int l, gpt_params *g, float *grad, float *loss,
   const train_config *c = &t->cfg;
   int G = c->grad_accum_steps;
   float grad_scale = (float)(1.0 / G), sum = 0.0f;
-  if (t->gpu) {
-    if (trainer_gpu_zero_grads(t, err) != 0) return -1;
-  } else {
-    memset(grad, 0, t->l.n_params * sizeof(float));
-  }
+  if (t->gpu) return trainer_gpu_rank_step(t, l, loss, err);
+  memset(grad, 0, t->l.n_params * sizeof(float));
   if (loader_set_state(&t->loader, &t->rank_ls[l], err) != 0) return -1;
   for (int k = 0; k < G; k++) {
     if (loader_next_batch(&t->loader, (uint64_t)c->train_batch_tokens, t->T, G, t->first_rank + l,
                           c->world_size, t->x, t->y, err) != 0)
       return -1;
-    float lk;
-    if (t->gpu) {
-      if (trainer_gpu_micro_step(t, grad_scale, &lk, err) != 0) return -1;
-    } else {
-      lk = gpt_forward(&t->l, &t->p, t->acts, t->x, t->y, t->B, t->T, t->prec, NULL);
-      gpt_backward(&t->l, &t->p, g, t->acts, t->x, t->y, t->B, t->T, t->prec, grad_scale);
-    }
+    float lk = gpt_forward(&t->l, &t->p, t->acts, t->x, t->y, t->B, t->T, t->prec, NULL);
     sum += lk;
+    gpt_backward(&t->l, &t->p, g, t->acts, t->x, t->y, t->B, t->T, t->prec, grad_scale);
   }
   loader_get_state(&t->loader, &t->rank_ls[l]);
   *loss = sum / (float)G;

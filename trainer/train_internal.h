@@ -84,10 +84,10 @@ int trainer_gpu_open(trainer *t, pg_error *err);
 void trainer_gpu_close(trainer *t);
 int trainer_gpu_put(trainer *t, pg_error *err);
 int trainer_gpu_get(trainer *t, pg_error *err);
-int trainer_gpu_zero_grads(trainer *t, pg_error *err);
-/* Forward of t->x, t->y (the loss into *loss) and its backward, adding
- * grad_scale times the gradient into the device's. */
-int trainer_gpu_micro_step(trainer *t, float grad_scale, float *loss, pg_error *err);
+/* train.c's rank_step on the GPU for local rank l: the gradient cleared,
+ * grad_accum micro-steps from the loader (staged ahead), *loss their mean
+ * as the CPU takes it. */
+int trainer_gpu_rank_step(trainer *t, int l, float *loss, pg_error *err);
 int trainer_gpu_optimizer_step(trainer *t, double lr_mult, pg_error *err);
 /* predicate.environment.device: the GPU, its driver and runtime, cuBLASLt
  * and its plan per GEMM shape. */

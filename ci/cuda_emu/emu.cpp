@@ -90,6 +90,29 @@ cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s) {
   return cudaMemset(p, v, n);
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t s) { return (void)s, cudaSuccess; }
+// Streams and events order nothing here: every call has finished when it
+// returns. Handles are distinct non-null tokens.
+static char emu_handles[64];
+static int emu_next_handle;
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
+  (void)flags;
+  *s = (cudaStream_t)(void *)&emu_handles[emu_next_handle++ % 64];
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t s) { return (void)s, cudaSuccess; }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags) {
+  (void)flags;
+  *e = (cudaEvent_t)(void *)&emu_handles[emu_next_handle++ % 64];
+  return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) { return (void)e, cudaSuccess; }
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) { return (void)e, (void)s, cudaSuccess; }
+cudaError_t cudaEventSynchronize(cudaEvent_t e) { return (void)e, cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags) {
+  return (void)s, (void)e, (void)flags, cudaSuccess;
+}
+cudaError_t cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
+cudaError_t cudaFreeHost(void *p) { return cudaFree(p); }
 const char *cudaGetErrorString(cudaError_t e) { return e ? "emulated error" : "no error"; }
 const char *cudaGetErrorName(cudaError_t e) { return e ? "cudaErrorUnknown" : "cudaSuccess"; }
 cudaError_t cudaRuntimeGetVersion(int *v) { return *v = CUDART_VERSION, cudaSuccess; }

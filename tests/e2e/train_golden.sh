@@ -14,6 +14,10 @@
 # 3.4e-3; single-ulp bf16 differences from step 1, amplified by Muon).
 . "$(dirname "$0")/lib.sh"
 
+# PGOLF_GOLDEN_DEVICE=cuda trains on the GPU instead (ci/gpu-check.sh):
+# the same goldens and tolerances.
+dev=""
+[ -n "${PGOLF_GOLDEN_DEVICE:-}" ] && dev="--device $PGOLF_GOLDEN_DEVICE"
 OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export OMP_WAIT_POLICY
 G=golden/train_tiny.json
@@ -45,13 +49,15 @@ compare() {
   if [ $? -eq 0 ]; then ok "$1 ($(cat "$TMP/cmp.info"))"; else fail "$1" "$(head -5 "$TMP/cmp")"; fi
 }
 
-expect_rc golden-fp32-run 0 "$PGOLF" train --config "$TMP/golden.json" --stop-after 20 --threads 2 --quiet --out "$TMP/f"
+# shellcheck disable=SC2086
+expect_rc golden-fp32-run 0 "$PGOLF" train --config "$TMP/golden.json" --stop-after 20 --threads 2 --quiet $dev --out "$TMP/f"
 compare golden-fp32-20-steps-1e-4 fp32 "$TMP/f/losses.txt" 1e-4
 first=$(grep -v '^#' "$TMP/f/losses.txt" | head -1 | awk '{ print $2 }')
 want=$(jq -r '.fp32.steps[0].train_loss_bits' "$G")
 [ "$first" = "$want" ] && ok golden-fp32-step1-bitwise || fail golden-fp32-step1-bitwise "$first vs $want"
 
-expect_rc golden-mixed-run 0 "$PGOLF" train --config "$TMP/golden.json" --precision mixed --stop-after 20 --threads 2 --quiet --out "$TMP/m"
+# shellcheck disable=SC2086
+expect_rc golden-mixed-run 0 "$PGOLF" train --config "$TMP/golden.json" --precision mixed --stop-after 20 --threads 2 --quiet $dev --out "$TMP/m"
 compare golden-mixed-20-steps-5e-3 mixed_cuda_policy "$TMP/m/losses.txt" 5e-3
 
 # The comparison can fail: mixed-precision losses are not within 1e-4 of
