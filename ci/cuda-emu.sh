@@ -7,8 +7,9 @@
 # kernels there: ci/cuda_emu/matmul_standin.cpp). This checks the kernels' logic and the tests' (indices,
 # reduction orders, barriers, aliasing), not nvcc's code generation: on a
 # GPU machine ci/gpu-check.sh is the proof. Slow (one pthread per CUDA
-# thread): about 30 minutes on 2 cores (the model and optimizer tests 15 of them). Needs build/release/libpgolf.a
-# (make build), g++ and python3. Exits 1 if a test fails.
+# thread): about 30 minutes on 2 cores, 15 of them the model and optimizer
+# tests. Needs build/release/libpgolf.a (make build), g++ and python3.
+# Exits 1 if a test fails.
 #   sh ci/cuda-emu.sh [tests/test_cuda_NAME.c...]   (default: all but matmul)
 set -eu
 cd "$(dirname "$0")/.."
