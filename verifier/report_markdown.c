@@ -44,7 +44,8 @@ static void md_findings(text_buf *b, const report *r) {
     err += !strcmp(s, "error");
     warn += !strcmp(s, "warning");
   }
-  tb_printf(b, "\n**Findings:** %zu errors, %zu warnings.\n", err, warn);
+  tb_printf(b, "\n**Findings:** %zu error%s, %zu warning%s.\n", err, err == 1 ? "" : "s", warn,
+            warn == 1 ? "" : "s");
   for (size_t i = 0; i < r->n_findings; i++) {
     const report_finding *f = &r->findings[i];
     if (!f->severity || strcmp(f->severity, "error")) continue;

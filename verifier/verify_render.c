@@ -223,7 +223,8 @@ static void md_findings(text_buf *b, const verify_result *r, size_t max) {
   size_t errors = 0, warnings = 0, shown = 0;
   for (size_t i = 0; i < rep->n_findings; i++)
     errors += is_sev(&rep->findings[i], "error"), warnings += is_sev(&rep->findings[i], "warning");
-  tb_printf(b, "\n**Findings:** %zu errors, %zu warnings.\n\n", errors, warnings);
+  tb_printf(b, "\n**Findings:** %zu error%s, %zu warning%s.\n\n", errors, errors == 1 ? "" : "s",
+            warnings, warnings == 1 ? "" : "s");
   int full = 0;
   for (int pass = 0; pass < 2 && !full; pass++)
     for (size_t i = 0; i < rep->n_findings && !full; i++) {
