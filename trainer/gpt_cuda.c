@@ -301,11 +301,11 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   gpt_params_bind(&g->p, l, g->params);
   gpt_params_bind(&g->g, l, g->grads);
   gpt_params_bind(&g->w, l, g->a.wcopy);
-  if (cudaMemsetAsync(g->grads, 0, l->n_params * sizeof(float), stream) != cudaSuccess ||
+  cudaError_t rc = cudaMemsetAsync(g->grads, 0, l->n_params * sizeof(float), stream);
+  if ((rc != cudaSuccess && cuda_fail(err, rc, "clearing the gradients")) ||
       rope_table_cuda(g->a.cos_t, g->a.sin_t, T, l->head_dim, l->cfg.rope_base, 0, stream, err) ||
       rope_table_cuda(g->a.cos_m, g->a.sin_m, T, l->head_dim, l->cfg.rope_base, KERNEL_BF16,
                       stream, err)) {
-    if (!err->msg[0]) pg_fail(err, "model", -1, "cannot clear the gradients on the device");
     gpt_cuda_free(g);
     return -1;
   }
