@@ -2,6 +2,7 @@
 
 #include "kernels/det_math.h"
 #include "kernels/gemm.h"
+#include "kernels/scratch.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -255,14 +256,15 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
   attention_row_dots(D, dy, y, B, T, heads, head_dim);
 #pragma omp parallel
   {
-    /* calloc: the products' panels copy whole rows of S and G, entries
-     * past the diagonal included (never used, but defined). */
-    float *S = calloc((size_t)QB * T, sizeof *S), *G = calloc((size_t)QB * T, sizeof *G);
-    float *ak = malloc((size_t)T * hd * sizeof *ak), *av = malloc((size_t)T * hd * sizeof *av);
-    float *kn = malloc(gemm_packed_b_floats(T, hd) * sizeof *kn);
-    float *vn = malloc(gemm_packed_b_floats(T, hd) * sizeof *vn);
-    float *kd = malloc(gemm_packed_b_floats(hd, T) * sizeof *kd);
-    if (!S || !G || !ak || !av || !kn || !vn || !kd) abort();
+    /* The products' panels copy whole rows of S and G, entries past the
+     * diagonal included: never used, but defined (kernels/scratch.h). */
+    float *S = scratch_floats(SCRATCH_ATT_S, (size_t)QB * T);
+    float *G = scratch_floats(SCRATCH_ATT_G, (size_t)QB * T);
+    float *ak = scratch_floats(SCRATCH_ATT_DK, (size_t)T * hd);
+    float *av = scratch_floats(SCRATCH_ATT_DV, (size_t)T * hd);
+    float *kn = scratch_floats(SCRATCH_ATT_K, gemm_packed_b_floats(T, hd));
+    float *vn = scratch_floats(SCRATCH_ATT_V, gemm_packed_b_floats(T, hd));
+    float *kd = scratch_floats(SCRATCH_ATT_KT, gemm_packed_b_floats(hd, T));
 #pragma omp for schedule(static)
     for (int item = 0; item < B * kv_heads; item++) {
       int b = item / kv_heads, kvh = item % kv_heads;
@@ -298,13 +300,6 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
         }
       }
     }
-    free(S);
-    free(G);
-    free(ak);
-    free(av);
-    free(kn);
-    free(vn);
-    free(kd);
   }
   free(D);
 }
@@ -388,10 +383,9 @@ void attention_forward(float *y, float *lse, const float *q, const float *k, con
   const float scale = 1.0f / sqrtf((float)head_dim);
 #pragma omp parallel
   {
-    float *S = calloc((size_t)QB * T, sizeof *S); /* calloc: see attention_backward */
-    float *kn = malloc(gemm_packed_b_floats(T, hd) * sizeof *kn);
-    float *vd = malloc(gemm_packed_b_floats(hd, T) * sizeof *vd);
-    if (!S || !kn || !vd) abort();
+    float *S = scratch_floats(SCRATCH_ATT_S, (size_t)QB * T); /* see attention_backward */
+    float *kn = scratch_floats(SCRATCH_ATT_K, gemm_packed_b_floats(T, hd));
+    float *vd = scratch_floats(SCRATCH_ATT_V, gemm_packed_b_floats(hd, T));
     float lsum[QB];
 #pragma omp for schedule(static)
     for (int item = 0; item < B * heads; item++) {
@@ -414,8 +408,5 @@ void attention_forward(float *y, float *lse, const float *q, const float *k, con
               yt[(size_t)r * qw + d] = bf16_round(yt[(size_t)r * qw + d] / lsum[r]);
       }
     }
-    free(S);
-    free(kn);
-    free(vd);
   }
 }

@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "kernels/gemm.h"
+#include "kernels/scratch.h"
 
 /* ---- Plain loops: the definition of every sum's order. ----
  * Each term is one fused multiply-add (fmaf: one rounding, correctly
@@ -222,46 +223,103 @@ static void load_tile(float *tile, const float *C, size_t ldc, int NR, int rows,
     memcpy(tile + (size_t)r * NR, C + (size_t)r * ldc, (size_t)cols * sizeof *tile);
 }
 
-/* One product's packed B panels and micro-kernel. */
+/* Terms per pass: a product of K terms is computed in passes of at most
+ * KC, each tile's sums carried between passes (stored and reloaded
+ * exactly, in C or, when the flags must finish the whole sum, in a
+ * scratch; the flags applied after the last pass), which is the plain
+ * loop continued (kernels/gemm.h, cont). Bounds the packed panels
+ * (a B panel of NR x KC floats stays in L2 while the tiles of its column
+ * stream past) and the packing buffers, whatever K: a weight gradient
+ * sums over every token of a micro-batch. The buffers are the calling
+ * thread's (kernels/scratch.h), kept for the next product. */
+enum { KC = 1024 };
+
+/* One product's micro-kernel, tiling and, pass by pass, its packed
+ * panels. */
 typedef struct plan {
   micro_fn micro;
   int NR, mp, np;
-  size_t kp; /* the panels' depth */
-  float *Bp;
-  int own; /* Bp allocated and packed by this product */
+  int c0, kc; /* the pass: terms [c0, c0 + kc) */
+  /* B: own (packed here: panel q at Bp + q * kc * NR, the pass's terms)
+   * or the caller's (panel q at Bp + q * kp * NR, every term). */
+  const float *Bp;
+  float *own_b;
+  size_t kp;
+  /* A, packed when its terms are not adjacent in memory (sak != 1, as in
+   * a weight gradient's dy^T): panel p at Ap + p * kc * MR holds A(m0 + r,
+   * c0 + k) at k * MR + r, so the broadcasts of each k are adjacent
+   * instead of one page apart. NULL: A read in place. */
+  float *Ap;
+  /* Where the sums wait between passes: C itself, unless the finishing
+   * flags must see the whole sum at once (a rounding, or an accumulation
+   * into C's old value), then a scratch M x N (ldw = N). */
+  float *W;
+  size_t ldw;
 } plan;
 
+/* The plan of g's first pass; the packing buffers from the calling
+ * thread's cache. */
 static void plan_init(plan *pl, const gemm *g) {
   const char *name;
   pl->micro = pick_micro(&pl->NR, &name);
   pl->mp = (g->M + MR - 1) / MR;
   pl->np = (g->N + pl->NR - 1) / pl->NR;
-  pl->own = !g->Bp;
-  pl->kp = pl->own ? (size_t)g->K : (size_t)g->kp;
-  if (!pl->own) {
-    pl->Bp = (float *)g->Bp;
+  size_t kc = (size_t)(g->K < KC ? g->K : KC);
+  if (kc == 0) kc = 1;
+  pl->c0 = 0;
+  pl->kc = g->K < KC ? g->K : KC;
+  pl->own_b = g->Bp ? NULL : scratch_floats(SCRATCH_GEMM_B, (size_t)pl->np * pl->NR * kc);
+  pl->Bp = g->Bp ? g->Bp : pl->own_b;
+  pl->kp = g->Bp ? (size_t)g->kp : kc;
+  pl->Ap = g->sak != 1 && g->M > 0 ? scratch_floats(SCRATCH_GEMM_A, (size_t)pl->mp * MR * kc) : NULL;
+  pl->W = g->C;
+  pl->ldw = g->ldc;
+  if (g->K > KC && g->flags != 0) {
+    pl->W = scratch_floats(SCRATCH_GEMM_C, (size_t)g->M * g->N);
+    pl->ldw = (size_t)g->N;
+  }
+}
+
+/* The number of passes and the terms of pass c. */
+static int passes(const gemm *g) { return g->K <= KC ? 1 : (g->K + KC - 1) / KC; }
+
+static void plan_pass(plan *pl, const gemm *g, int c) {
+  pl->c0 = c * KC;
+  pl->kc = g->K - pl->c0 < KC ? g->K - pl->c0 : KC;
+}
+
+/* Packing job j of the pass: B panel j (when B is packed here), then A
+ * panel j - np (when A is). */
+static int pack_jobs(const plan *pl) { return (pl->own_b ? pl->np : 0) + (pl->Ap ? pl->mp : 0); }
+
+static void pack_job(const gemm *g, const plan *pl, int j) {
+  const int NR = pl->NR, K = pl->kc;
+  if (pl->own_b && j < pl->np) {
+    int cols = g->N - j * NR < NR ? g->N - j * NR : NR;
+    pack_panel(pl->own_b + (size_t)j * K * NR,
+               g->B + (size_t)j * NR * g->sbn + (size_t)pl->c0 * g->sbk, g->sbn, g->sbk, cols,
+               NR, K);
     return;
   }
-  size_t k = g->K > 0 ? (size_t)g->K : 1;
-  pl->Bp = malloc((size_t)pl->np * pl->NR * k * sizeof *pl->Bp);
-  if (!pl->Bp) abort();
+  int p = pl->own_b ? j - pl->np : j, m0 = p * MR;
+  int rows = g->M - m0 < MR ? g->M - m0 : MR;
+  float *dst = pl->Ap + (size_t)p * K * MR;
+  /* Rows past M repeat the last row (their sums are not stored). k
+   * outer: the MR values of one k are adjacent when sam is 1. */
+  const float *a[MR];
+  for (int r = 0; r < MR; r++)
+    a[r] = g->A + (size_t)(m0 + (r < rows ? r : rows - 1)) * g->sam + (size_t)pl->c0 * g->sak;
+  for (int k = 0; k < K; k++)
+    for (int r = 0; r < MR; r++) dst[(size_t)k * MR + r] = a[r][(size_t)k * g->sak];
 }
 
-static void plan_free(plan *pl) {
-  if (pl->own) free(pl->Bp);
-}
-
-static void pack_b(const gemm *g, const plan *pl, int q) {
-  int cols = g->N - q * pl->NR < pl->NR ? g->N - q * pl->NR : pl->NR;
-  pack_panel(pl->Bp + (size_t)q * g->K * pl->NR, g->B + (size_t)q * pl->NR * g->sbn, g->sbn,
-             g->sbk, cols, pl->NR, g->K);
-}
-
-/* Tile t of C (B panels outer: one B panel stays in cache while the
- * smaller A panels stream past it), its k range cut to the triangle. */
-static void run_tile(const gemm *g, const plan *pl, long t, float *tile) {
+/* Tile t of C over the pass's terms (B panels outer: one B panel stays in
+ * cache while the smaller A panels stream past it), its k range cut to
+ * the triangle; the first pass starts from 0 (or C under cont), the
+ * others from C, and the last applies the flags. */
+static void run_tile(const gemm *g, const plan *pl, long t, int last, float *tile) {
   const int NR = pl->NR, q = (int)(t / pl->mp), p = (int)(t % pl->mp);
-  const int m0 = p * MR, n0 = q * NR;
+  const int m0 = p * MR, n0 = q * NR, c0 = pl->c0;
   const int rows = g->M - m0 < MR ? g->M - m0 : MR, cols = g->N - n0 < NR ? g->N - n0 : NR;
   const int d = m0 + g->diag;
   int k0 = 0, k1 = g->K, tri = GEMM_FULL;
@@ -269,39 +327,60 @@ static void run_tile(const gemm *g, const plan *pl, long t, float *tile) {
   if (g->tri == GEMM_K_LE_M) k1 = clampi(d + MR, 0, g->K);
   if (g->tri == GEMM_K_GE_M) k0 = clampi(d, 0, g->K);
   if (g->tri == GEMM_K_LE_M || g->tri == GEMM_K_GE_M) tri = g->tri;
-  float *C = g->C + (size_t)m0 * g->ldc + n0;
-  if (g->cont) load_tile(tile, C, g->ldc, NR, rows, cols);
-  /* Rows past M repeat the last row (their sums are not stored). */
+  /* This pass's share of [k0, k1), relative to c0. */
+  k0 = clampi(k0 - c0, 0, pl->kc);
+  k1 = clampi(k1 - c0, 0, pl->kc);
+  int init = g->cont || c0 > 0;
+  if (g->cont) /* (only with flags 0, so W is C) */
+    load_tile(tile, g->C + (size_t)m0 * g->ldc + n0, g->ldc, NR, rows, cols);
+  else if (init)
+    load_tile(tile, pl->W + (size_t)m0 * pl->ldw + n0, pl->ldw, NR, rows, cols);
   const float *ar[MR];
-  for (int r = 0; r < MR; r++) ar[r] = g->A + (size_t)(m0 + (r < rows ? r : rows - 1)) * g->sam;
-  pl->micro(ar, g->sak, pl->Bp + (size_t)q * pl->kp * NR, k0, k1, d, tri, tile, g->cont);
-  store_tile(C, g->ldc, tile, NR, rows, cols, g->cont ? 0 : g->flags);
+  size_t sak = g->sak;
+  if (pl->Ap) {
+    for (int r = 0; r < MR; r++) ar[r] = pl->Ap + (size_t)p * pl->kc * MR + r;
+    sak = MR;
+  } else {
+    for (int r = 0; r < MR; r++)
+      ar[r] = g->A + (size_t)(m0 + (r < rows ? r : rows - 1)) * g->sam + (size_t)c0 * g->sak;
+  }
+  const float *bp = pl->own_b ? pl->own_b + (size_t)q * pl->kc * NR
+                              : pl->Bp + (size_t)q * pl->kp * NR + (size_t)c0 * NR;
+  pl->micro(ar, sak, bp, k0, k1, d - c0, tri, tile, init);
+  if (last)
+    store_tile(g->C + (size_t)m0 * g->ldc + n0, g->ldc, tile, NR, rows, cols,
+               g->cont ? 0 : g->flags);
+  else
+    store_tile(pl->W + (size_t)m0 * pl->ldw + n0, pl->ldw, tile, NR, rows, cols, 0);
 }
 
 void gemm_run(const gemm *g) {
   plan pl;
   plan_init(&pl, g);
-#pragma omp parallel
+  const int n = passes(g);
+#pragma omp parallel firstprivate(pl)
   {
-    if (pl.own) {
-#pragma omp for schedule(static)
-      for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
-    }
     float tile[MR * NR_MAX];
+    for (int c = 0; c < n; c++) {
+      plan_pass(&pl, g, c);
 #pragma omp for schedule(static)
-    for (long t = 0; t < (long)pl.mp * pl.np; t++) run_tile(g, &pl, t, tile);
+      for (int j = 0; j < pack_jobs(&pl); j++) pack_job(g, &pl, j);
+#pragma omp for schedule(static)
+      for (long t = 0; t < (long)pl.mp * pl.np; t++) run_tile(g, &pl, t, c == n - 1, tile);
+    }
   }
-  plan_free(&pl);
 }
 
 void gemm_serial(const gemm *g) {
   plan pl;
   plan_init(&pl, g);
-  if (pl.own)
-    for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
+  const int n = passes(g);
   float tile[MR * NR_MAX];
-  for (long t = 0; t < (long)pl.mp * pl.np; t++) run_tile(g, &pl, t, tile);
-  plan_free(&pl);
+  for (int c = 0; c < n; c++) {
+    plan_pass(&pl, g, c);
+    for (int j = 0; j < pack_jobs(&pl); j++) pack_job(g, &pl, j);
+    for (long t = 0; t < (long)pl.mp * pl.np; t++) run_tile(g, &pl, t, c == n - 1, tile);
+  }
 }
 
 size_t gemm_packed_b_floats(int N, int K) {
@@ -312,12 +391,14 @@ size_t gemm_packed_b_floats(int N, int K) {
 }
 
 void gemm_pack_b(float *Bp, const gemm *g) {
-  plan pl;
+  int NR;
   const char *name;
-  pl.micro = pick_micro(&pl.NR, &name);
-  pl.np = (g->N + pl.NR - 1) / pl.NR;
-  pl.Bp = Bp;
-  for (int q = 0; q < pl.np; q++) pack_b(g, &pl, q);
+  pick_micro(&NR, &name);
+  for (int q = 0; q < (g->N + NR - 1) / NR; q++) {
+    int cols = g->N - q * NR < NR ? g->N - q * NR : NR;
+    pack_panel(Bp + (size_t)q * g->K * NR, g->B + (size_t)q * NR * g->sbn, g->sbn, g->sbk, cols,
+               NR, g->K);
+  }
 }
 
 void matmul_select_kernel(int which) { gemm_select_kernel(which); }

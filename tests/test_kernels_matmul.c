@@ -6,6 +6,7 @@
  * triangular and continued sums. */
 #include <math.h>
 #include <omp.h>
+#include <string.h>
 
 #include "kernels/gemm.h"
 #include "kernels/matmul.h"
@@ -305,10 +306,73 @@ static void test_gemm_triangles_and_cont(void **state) {
   free(C2);
 }
 
+/* A product longer than one pass over k (matmul.c computes K terms in
+ * passes of 1,024, carrying the sums between them) is still the plain
+ * loop: terms across the pass boundaries, a triangle whose diagonal falls
+ * inside the second pass, A read in place or packed (both orientations),
+ * B packed by the call or once beforehand for more terms, every finishing
+ * flag (a bf16 rounding or an accumulation must see the whole sum, never
+ * a pass's part), serial and threaded, each micro-kernel. */
+static void test_gemm_passes(void **state) {
+  (void)state;
+  const int M = 13, N = 19, K = 2 * 1024 + 37, KP = K + 5;
+  kc_rng rng = {29};
+  float *A = malloc((size_t)M * K * 4), *B = malloc((size_t)N * KP * 4);
+  float *C = malloc((size_t)M * N * 4), *C0 = malloc((size_t)M * N * 4);
+  float *Bp = malloc(gemm_packed_b_floats(N, KP) * 4 + 4096);
+  kc_fill(&rng, A, (size_t)M * K, 1.0);
+  kc_fill(&rng, B, (size_t)N * KP, 1.0);
+  kc_fill(&rng, C0, (size_t)M * N, 4.0);
+  const int flag_sets[] = {0, KERNEL_BF16, KERNEL_ACCUMULATE, KERNEL_ACCUMULATE | KERNEL_BF16,
+                           KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32};
+  const int cases[][2] = {{GEMM_FULL, 0}, {GEMM_K_LE_M, 1019}, {GEMM_K_GE_M, 1020},
+                          {GEMM_K_LE_M, 2047}, {GEMM_N_LE_M, 3}};
+  for (int kernel = GEMM_WIDEST; kernel <= GEMM_AVX512; kernel++) {
+    gemm_select_kernel(kernel);
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+      for (size_t fi = 0; fi < sizeof flag_sets / sizeof flag_sets[0]; fi++)
+        for (int orient = 0; orient < 2; orient++)
+          for (int mode = 0; mode < 3; mode++) { /* serial, 2 threads, B packed before */
+            gemm g = {A, B, orient ? 1 : (size_t)K, orient ? (size_t)M : 1, 1, (size_t)N,
+                      M, N, K, C, (size_t)N, flag_sets[fi], cases[ci][0], cases[ci][1], 0,
+                      NULL, 0};
+            memcpy(C, C0, (size_t)M * N * 4);
+            if (mode == 2) {
+              gemm p = g;
+              p.K = KP;
+              gemm_pack_b(Bp, &p);
+              g.Bp = Bp;
+              g.kp = KP;
+            }
+            if (mode == 0) {
+              gemm_serial(&g);
+            } else {
+              omp_set_num_threads(2);
+              gemm_run(&g);
+            }
+            for (int m = 0; m < M; m++)
+              for (int n = 0; n < N; n++) {
+                if (g.tri == GEMM_N_LE_M && n > m + g.diag) continue; /* maybe skipped */
+                float want = C0[m * N + n];
+                kernel_store(&want, plain_sum(&g, m, n, 0.0f), g.flags);
+                assert_memory_equal(&want, &C[m * N + n], 4);
+              }
+          }
+  }
+  gemm_select_kernel(0);
+  omp_set_num_threads(2);
+  free(A);
+  free(B);
+  free(C);
+  free(C0);
+  free(Bp);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_terms_are_fused),
       cmocka_unit_test(test_gemm_triangles_and_cont),
+      cmocka_unit_test(test_gemm_passes),
       cmocka_unit_test(test_forward_and_gradients),
       cmocka_unit_test(test_blocked_equals_simple_bitwise),
       cmocka_unit_test(test_bf16_rounds_the_float32_sum),
