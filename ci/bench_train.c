@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernels/gemm.h"
 #include "trainer/gpt.h"
 #include "trainer/model.h"
 #include "trainer/model_init.h"
@@ -47,6 +48,18 @@ int main(int argc, char **argv) {
     return 2;
   }
   omp_set_num_threads(threads);
+  /* PGOLF_BENCH_GEMM=avx2|avx512|fmaf: the micro-kernel a narrower CPU
+   * would run (the bits are the same on every path). */
+  const char *isa = getenv("PGOLF_BENCH_GEMM");
+  if (isa && *isa) {
+    if (!strcmp(isa, "avx2")) gemm_select_kernel(GEMM_AVX2);
+    else if (!strcmp(isa, "avx512")) gemm_select_kernel(GEMM_AVX512);
+    else if (!strcmp(isa, "fmaf")) gemm_select_kernel(GEMM_FMAF);
+    else {
+      fprintf(stderr, "bench_train: PGOLF_BENCH_GEMM=%s: not avx2, avx512 or fmaf\n", isa);
+      return 2;
+    }
+  }
   pg_error err = {0};
   gpt_layout l;
   if (gpt_layout_init(&l, &cfg, &err)) {
@@ -80,8 +93,9 @@ int main(int argc, char **argv) {
   }
   qsort(t + 1, (size_t)reps, sizeof *t, cmp_double);
   double best = t[1], median = t[1 + reps / 2], tokens = (double)B * T;
-  printf("tokens=%d best_s=%.6f median_s=%.6f best_tok_s=%.1f median_tok_s=%.1f loss=%.6f\n",
-         B * T, best, median, tokens / best, tokens / median, loss);
+  printf("tokens=%d best_s=%.6f median_s=%.6f best_tok_s=%.1f median_tok_s=%.1f loss=%.6f "
+         "gemm=%s\n",
+         B * T, best, median, tokens / best, tokens / median, loss, gemm_kernel_name());
   free(t);
   gpt_params_free(&p);
   gpt_params_free(&g);
