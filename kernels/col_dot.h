@@ -36,6 +36,13 @@ PGOLF_HD void col_dot_finish(float *out, double sum, int flags) {
 extern "C" {
 #endif
 
+/* sums[c] = the float64 sum above for c < d in ascending r (the CPU
+ * kernels' order), before col_dot_finish. Channels are taken in blocks
+ * whose rows are read across, each channel its own accumulator, so the
+ * order per channel is the plain column walk's while the reads are
+ * contiguous (a column walk touches a new page per row). */
+void col_dot_sums(double *sums, const float *a, const float *b, int rows, int d, int flags);
+
 /* out[c] += the sum above for c < d, by the GPU's tree (flags: KERNEL_BF16). */
 void col_dot_tree_ref(float *out, const float *a, const float *b, int rows, int d, int flags);
 

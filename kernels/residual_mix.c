@@ -1,6 +1,7 @@
 #include "kernels/residual_mix.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "kernels/col_dot.h"
 
@@ -28,17 +29,12 @@ static void backward_inputs(float *dx, float *dx0, const float *dout, const floa
 
 void residual_mix_backward(float *dx, float *dx0, float *dmix, const float *dout, const float *x,
                            const float *x0, const float *mix, int rows, int d, int flags) {
-#pragma omp parallel for schedule(static)
-  for (int c = 0; c < d; c++) {
-    double s0 = 0.0, s1 = 0.0;
-    for (int r = 0; r < rows; r++) {
-      size_t i = (size_t)r * d + c;
-      s0 += col_dot_term(dout[i], x[i], flags);
-      s1 += col_dot_term(dout[i], x0[i], flags);
-    }
-    col_dot_finish(&dmix[c], s0, flags);
-    col_dot_finish(&dmix[d + c], s1, flags);
-  }
+  double *sums = malloc((size_t)(d > 0 ? 2 * d : 1) * sizeof *sums);
+  if (!sums) abort(); /* a kernel returns no errors */
+  col_dot_sums(sums, dout, x, rows, d, flags);
+  col_dot_sums(sums + d, dout, x0, rows, d, flags);
+  for (int c = 0; c < 2 * d; c++) col_dot_finish(&dmix[c], sums[c], flags);
+  free(sums);
   backward_inputs(dx, dx0, dout, mix, rows, d, flags);
 }
 

@@ -5,9 +5,9 @@
  * Backward: dx = dout * mix[0] (overwritten; dx may alias dout),
  * dx0 += dout * mix[1] (accumulated: x0 feeds every block),
  * dmix[k][c] += sum_n dout[n,c] * (x or x0)[n,c] (a float32 parameter
- * gradient: the sum over rows runs in float64 in ascending n, one thread
- * per channel, then rounds to float32; kernels/col_dot.h's term and
- * finish).
+ * gradient: the sum over rows runs in float64 in ascending n, one
+ * accumulator per channel, then rounds to float32; kernels/col_dot.h's
+ * col_dot_sums and finish).
  *
  * KERNEL_BF16 (mix.to(bf16), one rounding per eager op):
  *   out = bf16(bf16(m0 x) + bf16(m1 x0)), m = bf16(mix);

@@ -6,8 +6,8 @@
  * Backward: dx = dout (the caller keeps the stream gradient as is);
  * dy = dout * s, stored with the flags (KERNEL_ACCUMULATE adds);
  * ds[c] += sum_n dout[n,c] * y[n,c] (float32 parameter gradient: float64
- * sum in ascending n, one thread per channel, rounded once; kernels/
- * col_dot.h's term and finish).
+ * sum in ascending n, one accumulator per channel, rounded once;
+ * kernels/col_dot.h's col_dot_sums and finish).
  *
  * KERNEL_BF16: out = bf16(x + bf16(bf16(s) y)); dy = bf16(dout bf16(s));
  * ds += bf16(sum_n bf16(dout y)). out may alias x.

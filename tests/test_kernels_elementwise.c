@@ -4,6 +4,10 @@
  * rounding points. */
 #include "tests/test_util.h"
 
+#include <math.h>
+#include <omp.h>
+
+#include "kernels/col_dot.h"
 #include "kernels/q_gain.h"
 #include "kernels/relu_square.h"
 #include "kernels/residual_mix.h"
@@ -167,12 +171,51 @@ static void test_q_gain(void **state) {
   free(gd);
 }
 
+/* col_dot_sums (the parameter gradients of scale_add and residual_mix)
+ * reads rows across blocks of channels, yet each channel's float64 sum is
+ * the plain column walk's, bit for bit: channels crossing a block edge
+ * and a short last block, bf16 terms, 1 to 3 threads. A sum taken in
+ * another order (descending rows) is told apart. */
+static void test_col_dot_sums_order(void **state) {
+  (void)state;
+  enum { ROWS = 301, W = 77 };
+  kc_rng rng = {41};
+  float *a = malloc(sizeof(float) * ROWS * W), *b = malloc(sizeof(float) * ROWS * W);
+  double got[W], want[W], rev[W];
+  kc_fill(&rng, a, (size_t)ROWS * W, 1.0);
+  kc_fill(&rng, b, (size_t)ROWS * W, 1.0);
+  /* Terms over 2^-45 .. 1, so a float64 sum rounds and its order shows. */
+  for (int i = 0; i < ROWS * W; i++) a[i] = ldexpf(a[i], -(int)((i * 7) % 46));
+  for (int flags = 0; flags <= KERNEL_BF16; flags += KERNEL_BF16) {
+    int differs = 0;
+    for (int c = 0; c < W; c++) {
+      double s = 0.0, t = 0.0;
+      for (int r = 0; r < ROWS; r++) s += (double)col_dot_term(a[r * W + c], b[r * W + c], flags);
+      for (int r = ROWS - 1; r >= 0; r--) t += (double)col_dot_term(a[r * W + c], b[r * W + c], flags);
+      want[c] = s;
+      rev[c] = t;
+      differs |= s != t;
+    }
+    for (int th = 1; th <= 3; th++) {
+      omp_set_num_threads(th);
+      col_dot_sums(got, a, b, ROWS, W, flags);
+      assert_memory_equal(got, want, sizeof want);
+    }
+    assert_true(differs); /* the data can tell the orders apart */
+    assert_memory_not_equal(got, rev, sizeof rev);
+  }
+  omp_set_num_threads(2);
+  free(a);
+  free(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_relu_square),
       cmocka_unit_test(test_residual_mix),
       cmocka_unit_test(test_scale_add),
       cmocka_unit_test(test_q_gain),
+      cmocka_unit_test(test_col_dot_sums_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
