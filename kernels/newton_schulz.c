@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "kernels/gemm.h"
 #include "kernels/l2norm.h"
 #include "kernels/matmul.h"
 
@@ -37,8 +38,7 @@ static void scale(float *y, const float *x, float s, size_t n, int flags) {
 }
 
 /* One quintic step on X [r, c], r <= c. */
-static void ns_step(float *X, int r, int c, float *XT, float *BX, float *A, float *cA, float *B,
-                    int flags) {
+static void ns_step(float *X, int r, int c, float *BX, float *A, float *cA, float *B, int flags) {
   const float a = (float)NS_A, b = (float)NS_B, cc = (float)NS_C;
   size_t rc = (size_t)r * c, rr = (size_t)r * r;
   int mm = flags & KERNEL_BF16;
@@ -49,9 +49,10 @@ static void ns_step(float *X, int r, int c, float *XT, float *BX, float *A, floa
   scale(cA, A, cc, rr, flags);
   matmul_forward(B, cA, A, r, r, r, mm);
   scale_add(B, A, b, B, rr, flags);
-  /* B X = B (X^T)^T. */
-  transpose(XT, X, r, c);
-  matmul_forward(BX, B, XT, r, r, c, mm);
+  /* B X: B(n, k) = X[k][n] read in place (the packing reads X's rows
+   * contiguously), the products and order of matmul_forward against X^T. */
+  gemm bx = {B, X, (size_t)r, 1, 1, (size_t)c, r, c, r, BX, (size_t)c, mm, 0, 0, 0, NULL, 0};
+  gemm_run(&bx);
   scale_add(X, X, a, BX, rc, flags);
 }
 
@@ -60,6 +61,8 @@ void newton_schulz5(float *out, const float *g, int rows, int cols, int steps, i
   int transposed = rows > cols;
   int r = transposed ? cols : rows, c = transposed ? rows : cols;
   size_t rc = (size_t)r * c, rr = (size_t)r * r;
+  /* The work layout is the CUDA twin's; XT holds its X^T, which the CPU
+   * reads in place instead. */
   float *X = work, *XT = X + rc, *BX = XT + rc, *A = BX + rc, *cA = A + rr, *B = cA + rr;
 
   /* Normalise in the input's orientation (BX as scratch), then turn. */
@@ -71,7 +74,7 @@ void newton_schulz5(float *out, const float *g, int rows, int cols, int steps, i
   else
     memcpy(X, BX, rc * sizeof *X);
 
-  for (int s = 0; s < steps; s++) ns_step(X, r, c, XT, BX, A, cA, B, flags);
+  for (int s = 0; s < steps; s++) ns_step(X, r, c, BX, A, cA, B, flags);
 
   if (transposed)
     transpose(out, X, r, c);
