@@ -69,7 +69,7 @@ enum { MR = 6, NR_MAX = 32 };
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-/* tile[MR][2W] = (init ? tile : 0) + the sum over k in [k0, k1) of
+/* tile[MR][2W] (rows ldt floats apart) = (init ? tile : 0) + the sum over k in [k0, k1) of
  * ar[r][k * sak] * bp[k][c], one FMA per term (ar: the tile's MR row
  * pointers into A). Under tri (GEMM_K_LE_M or GEMM_K_GE_M) the k in the
  * band [d, d + MR) are kept only for the rows on the kept side of row r's
@@ -78,8 +78,8 @@ static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v;
 #define MICRO_BODY(VT, W, ZERO, LOAD, STORE, BCAST, FMA)                                   \
   VT acc[MR][2];                                                                           \
   _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                   \
-    acc[r][0] = init ? LOAD(tile + (size_t)r * 2 * W) : ZERO;                              \
-    acc[r][1] = init ? LOAD(tile + (size_t)r * 2 * W + W) : ZERO;                          \
+    acc[r][0] = init ? LOAD(tile + (size_t)r * ldt) : ZERO;                                \
+    acc[r][1] = init ? LOAD(tile + (size_t)r * ldt + W) : ZERO;                            \
   }                                                                                        \
   int b0 = k1, b1 = k1;                                                                    \
   if (tri != GEMM_FULL) {                                                                  \
@@ -112,13 +112,13 @@ static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v;
     }                                                                                      \
   }                                                                                        \
   _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                   \
-    STORE(tile + (size_t)r * 2 * W, acc[r][0]);                                            \
-    STORE(tile + (size_t)r * 2 * W + W, acc[r][1]);                                        \
+    STORE(tile + (size_t)r * ldt, acc[r][0]);                                              \
+    STORE(tile + (size_t)r * ldt + W, acc[r][1]);                                          \
   }
 
 #define MICRO_ARGS                                                                          \
   const float *const *restrict ar, size_t sak, const float *restrict bp, int k0, int k1, int d, \
-      int tri, float *restrict tile, int init
+      int tri, float *restrict tile, size_t ldt, int init
 
 #ifdef GEMM_X86
 #define L512(p) _mm512_loadu_ps(p)
@@ -331,9 +331,15 @@ static void run_tile(const gemm *g, const plan *pl, long t, int last, float *til
   k0 = clampi(k0 - c0, 0, pl->kc);
   k1 = clampi(k1 - c0, 0, pl->kc);
   int init = g->cont || c0 > 0;
-  if (g->cont) /* (only with flags 0, so W is C) */
-    load_tile(tile, g->C + (size_t)m0 * g->ldc + n0, g->ldc, NR, rows, cols);
-  else if (init)
+  /* A whole tile whose sums need no finishing is computed in place (in
+   * C, or in W between passes); an edge tile or one the flags finish
+   * goes through the local buffer. */
+  float *dst = last ? g->C + (size_t)m0 * g->ldc + n0 : pl->W + (size_t)m0 * pl->ldw + n0;
+  size_t ldd = last ? g->ldc : pl->ldw;
+  int direct = rows == MR && cols == NR && (!last || g->cont || g->flags == 0);
+  /* Under cont W is C (cont comes with flags 0), and a direct tile that
+   * starts from W ends in W (or in C, which W then is). */
+  if (init && !direct)
     load_tile(tile, pl->W + (size_t)m0 * pl->ldw + n0, pl->ldw, NR, rows, cols);
   const float *ar[MR];
   size_t sak = g->sak;
@@ -346,12 +352,12 @@ static void run_tile(const gemm *g, const plan *pl, long t, int last, float *til
   }
   const float *bp = pl->own_b ? pl->own_b + (size_t)q * pl->kc * NR
                               : pl->Bp + (size_t)q * pl->kp * NR + (size_t)c0 * NR;
-  pl->micro(ar, sak, bp, k0, k1, d - c0, tri, tile, init);
-  if (last)
-    store_tile(g->C + (size_t)m0 * g->ldc + n0, g->ldc, tile, NR, rows, cols,
-               g->cont ? 0 : g->flags);
-  else
-    store_tile(pl->W + (size_t)m0 * pl->ldw + n0, pl->ldw, tile, NR, rows, cols, 0);
+  if (direct) {
+    pl->micro(ar, sak, bp, k0, k1, d - c0, tri, dst, ldd, init);
+    return;
+  }
+  pl->micro(ar, sak, bp, k0, k1, d - c0, tri, tile, (size_t)NR, init);
+  store_tile(dst, ldd, tile, NR, rows, cols, last && !g->cont ? g->flags : 0);
 }
 
 void gemm_run(const gemm *g) {
