@@ -9,7 +9,8 @@
  * thread's alone, so concurrent callers never share one; a slot is used
  * by one function at a time (the slots below name their owner). Contents
  * are unspecified between calls but always defined floats: a new or grown
- * buffer is zeroed, a reused one holds what its last user left. */
+ * buffer is zeroed, a reused one holds what its last user left. A
+ * thread's buffers are freed when the thread ends. */
 #ifndef PGOLF_SCRATCH_H
 #define PGOLF_SCRATCH_H
 
