@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <string.h>
 
 #include "kernels/col_dot.h"
 #include "kernels/q_gain.h"
@@ -209,9 +210,52 @@ static void test_col_dot_sums_order(void **state) {
   free(b);
 }
 
+/* relu_square's vector lanes equal the shared per-element functions bit
+ * for bit on the values where a careless vector form would differ: NaN
+ * (quiet, with payload), signed zeros, infinities, subnormals, bf16
+ * rounding ties and carries, for every flag set, on a length that leaves
+ * a scalar tail and spans several threads' blocks. */
+static void test_relu_square_lanes(void **state) {
+  (void)state;
+  enum { NE = 4099 };
+  static const uint32_t special[] = {0x7fc00000u, 0x7fa00001u, 0xffc00123u, 0x00000000u,
+                                     0x80000000u, 0x7f800000u, 0xff800000u, 0x00000001u,
+                                     0x807fffffu, 0x3f808000u, 0x3f818000u, 0x3f80ffffu,
+                                     0x7f7fffffu, 0xbf7f8000u, 0x40490fdbu, 0xc0490fdbu};
+  float *h = malloc(NE * sizeof *h), *g = malloc(NE * sizeof *g), *y = malloc(NE * sizeof *y);
+  float *dh = malloc(NE * sizeof *dh), *want = malloc(NE * sizeof *want);
+  kc_rng rng = {77};
+  kc_fill(&rng, h, NE, 3.0);
+  kc_fill(&rng, g, NE, 3.0);
+  for (int i = 0; i < NE; i += 3) memcpy(&h[i], &special[(i / 3) % 16], 4);
+  for (int i = 1; i < NE; i += 5) memcpy(&g[i], &special[(i / 5 + 7) % 16], 4);
+  const int flag_sets[] = {0, KERNEL_BF16, KERNEL_ACCUMULATE, KERNEL_ACCUMULATE | KERNEL_BF16,
+                           KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32};
+  for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; f++) {
+    int flags = flag_sets[f];
+    for (int th = 1; th <= 3; th++) {
+      omp_set_num_threads(th);
+      relu_square_forward(y, h, NE, flags & KERNEL_BF16);
+      for (int i = 0; i < NE; i++) want[i] = relu_square_y(h[i], flags & KERNEL_BF16);
+      assert_memory_equal(y, want, NE * sizeof *y);
+      for (int i = 0; i < NE; i++) dh[i] = want[i] = g[(i * 7) % NE];
+      relu_square_backward(dh, g, h, NE, flags);
+      for (int i = 0; i < NE; i++) kernel_store(&want[i], relu_square_dh(g[i], h[i]), flags);
+      assert_memory_equal(dh, want, NE * sizeof *dh);
+    }
+  }
+  omp_set_num_threads(2);
+  free(h);
+  free(g);
+  free(y);
+  free(dh);
+  free(want);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_relu_square),
+      cmocka_unit_test(test_relu_square_lanes),
       cmocka_unit_test(test_residual_mix),
       cmocka_unit_test(test_scale_add),
       cmocka_unit_test(test_q_gain),
