@@ -246,9 +246,11 @@ typedef struct plan {
   float *own_b;
   size_t kp;
   /* A, packed when its terms are not adjacent in memory (sak != 1, as in
-   * a weight gradient's dy^T): panel p at Ap + p * kc * MR holds A(m0 + r,
-   * c0 + k) at k * MR + r, so the broadcasts of each k are adjacent
-   * instead of one page apart. NULL: A read in place. */
+   * a weight gradient's dy^T) and at least 4 B panels reuse it: panel p
+   * at Ap + p * kc * MR holds A(m0 + r, c0 + k) at k * MR + r, so the
+   * broadcasts of each k are adjacent instead of one page apart. With
+   * fewer panels (attention's dk and dv, 64 columns) the packing costs
+   * more than it saves. NULL: A read in place. */
   float *Ap;
   /* Where the sums wait between passes: C itself, unless the finishing
    * flags must see the whole sum at once (a rounding, or an accumulation
@@ -271,7 +273,9 @@ static void plan_init(plan *pl, const gemm *g) {
   pl->own_b = g->Bp ? NULL : scratch_floats(SCRATCH_GEMM_B, (size_t)pl->np * pl->NR * kc);
   pl->Bp = g->Bp ? g->Bp : pl->own_b;
   pl->kp = g->Bp ? (size_t)g->kp : kc;
-  pl->Ap = g->sak != 1 && g->M > 0 ? scratch_floats(SCRATCH_GEMM_A, (size_t)pl->mp * MR * kc) : NULL;
+  pl->Ap = g->sak != 1 && g->M > 0 && pl->np >= 4
+               ? scratch_floats(SCRATCH_GEMM_A, (size_t)pl->mp * MR * kc)
+               : NULL;
   pl->W = g->C;
   pl->ldw = g->ldc;
   if (g->K > KC && g->flags != 0) {
