@@ -74,7 +74,7 @@ typedef struct trainer {
 
 enum { PATH_CKPT = 0, PATH_ARTIFACT = 1, PATH_MANIFEST = 2, PATH_LOG = 3, PATH_LOSSES = 4 };
 
-/* train_cuda.c: the steps on one GPU. The device holds the parameters,
+/* train_cuda.c: the steps on this process's GPU. The device holds the parameters,
  * gradients and optimizer state while it trains; trainer_gpu_get brings
  * them to t->params and t->opt before anything on the host reads them
  * (validation, checkpoint, export), trainer_gpu_put sends the host's after
@@ -88,9 +88,14 @@ int trainer_gpu_get(trainer *t, pg_error *err);
  * grad_accum micro-steps from the loader (staged ahead), *loss their mean
  * as the CPU takes it. */
 int trainer_gpu_rank_step(trainer *t, int l, float *loss, pg_error *err);
+/* World > 1: the ranks' gradients of this step combined in rank order on
+ * the device (kernels/ordered_sum.h; over NCCL between processes), waiting
+ * at most comm->timeout_s for the other processes. */
+int trainer_gpu_combine(trainer *t, pg_error *err);
 int trainer_gpu_optimizer_step(trainer *t, double lr_mult, pg_error *err);
 /* predicate.environment.device: the GPU, its driver and runtime, cuBLASLt
- * and its plan per GEMM shape. */
+ * and its plan per GEMM shape; every process's GPU, and NCCL (version and
+ * NCCL_* settings) when there are several. */
 json_t *trainer_gpu_json(trainer *t);
 /* One log line naming the device. */
 void trainer_gpu_log(trainer *t);
