@@ -22,8 +22,9 @@
 
 static const char USAGE[] = "pgolf train (--preset NAME | --config FILE | --resume DIR) [OPTIONS]";
 static const char ABOUT[] =
-    "Train the challenge's baseline GPT deterministically on the CPU and write\n"
-    "DIR/manifest.json, DIR/model.int8.ptz, DIR/checkpoint and DIR/train.log.";
+    "Train the challenge's baseline GPT deterministically on the CPU (or on\n"
+    "GPUs, --device cuda) and write DIR/manifest.json, DIR/model.int8.ptz,\n"
+    "DIR/checkpoint and DIR/train.log.";
 static const char FOOTER[] = "Exit codes: 0 ok, 2 usage or input error.";
 
 /* Options as given. A number not given keeps a value the parser never
