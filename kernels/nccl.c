@@ -61,12 +61,13 @@ static int lib_open(nccl_lib *l, pg_error *err) {
   sym(l->so, "ncclGroupEnd", &l->group_end);
   sym(l->so, "ncclCommGetAsyncError", &l->async_error);
   sym(l->so, "ncclCommDestroy", &l->comm_destroy);
-  if (!l->get_version || !l->get_unique_id || !l->comm_init_rank || !l->all_gather || !l->send || !l->recv ||
-      !l->group_start || !l->group_end || !l->async_error || !l->comm_destroy) {
+  if (!l->get_version || !l->get_unique_id || !l->comm_init_rank || !l->all_gather || !l->send ||
+      !l->recv || !l->group_start || !l->group_end || !l->async_error || !l->comm_destroy) {
     dlclose(l->so);
     l->so = NULL;
-    return pg_fail(err, l->path, -1,
-                   "not an NCCL library of 2.7 or later (ncclGetVersion/ncclAllGather/ncclSend/... missing)");
+    return pg_fail(
+        err, l->path, -1,
+        "not an NCCL library of 2.7 or later (ncclGetVersion/ncclAllGather/ncclSend/... missing)");
   }
   return 0;
 }
@@ -172,7 +173,8 @@ int nccl_allgather_f32(nccl_comm *c, const float *send, float *recv, size_t coun
 
 /* Every send and receive in one group, so NCCL runs them together (no
  * rank waits on a peer's send that is queued behind its own). */
-int nccl_alltoall_f32(nccl_comm *c, const float *send, float *recv, size_t count, void *stream, pg_error *err) {
+int nccl_alltoall_f32(nccl_comm *c, const float *send, float *recv, size_t count, void *stream,
+                      pg_error *err) {
   int rc = c->lib.group_start();
   if (rc != 0) return nccl_fail(&c->lib, rc, "ncclGroupStart", err);
   int first = 0;
@@ -203,11 +205,13 @@ int nccl_wait(nccl_comm *c, void *stream, double timeout_s, const char *what, pg
   for (;;) {
     cudaError_t ce = cudaStreamQuery((cudaStream_t)stream);
     if (ce == cudaSuccess) return 0;
-    if (ce != cudaErrorNotReady) return pg_fail(err, "", -1, "%s: %s", what, cudaGetErrorString(ce));
+    if (ce != cudaErrorNotReady)
+      return pg_fail(err, "", -1, "%s: %s", what, cudaGetErrorString(ce));
     int async = 0, rc = c->lib.async_error(c->comm, &async);
     if (rc != 0 || async != 0) return nccl_fail(&c->lib, rc != 0 ? rc : async, what, err);
     if (now_s() - t0 > timeout_s)
-      return pg_fail(err, "", -1, "%s did not complete within %g s (a process stopped or hangs)", what, timeout_s);
+      return pg_fail(err, "", -1, "%s did not complete within %g s (a process stopped or hangs)",
+                     what, timeout_s);
     struct timespec ts = {0, 100000}; /* 0.1 ms between polls */
     nanosleep(&ts, NULL);
   }

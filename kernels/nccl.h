@@ -49,7 +49,8 @@ int nccl_allgather_f32(nccl_comm *c, const float *send, float *recv, size_t coun
 /* send[q*count .. +count) goes to rank q, recv[p*count .. +count) comes
  * from rank p (itself included): one group of ncclSend/ncclRecv. send and
  * recv must not overlap. */
-int nccl_alltoall_f32(nccl_comm *c, const float *send, float *recv, size_t count, void *stream, pg_error *err);
+int nccl_alltoall_f32(nccl_comm *c, const float *send, float *recv, size_t count, void *stream,
+                      pg_error *err);
 /* Wait until everything queued on stream is done; fails naming `what`
  * when NCCL reports an asynchronous error (a peer gone) or timeout_s
  * passes first, so a dead or hung process stops the run in bounded time. */

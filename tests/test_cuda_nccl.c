@@ -3,8 +3,9 @@
  * nothing else; with the library present its version reads
  * MAJOR.MINOR.PATCH; on a GPU a one-rank communicator's all-gather and
  * all-to-all return the sent floats bit for bit, also when bootstrapped
- * through the process group (trainer/comm.h) as a run does. Without the library or a GPU those parts
- * skip and say why (ci/gpu-check.sh runs this file and fails on a skip). */
+ * through the process group (trainer/comm.h) as a run does. Without the
+ * library or a GPU those parts skip and say why (ci/gpu-check.sh runs this
+ * file and fails on a skip; ci/cuda-emu.sh runs it on the stand-ins). */
 #include "tests/test_util.h"
 
 #include <regex.h>
@@ -30,7 +31,7 @@ static void test_missing_library(void **state) {
   pg_error err;
   assert_int_equal(nccl_version(v, sizeof v, &err), -1);
   if (saved) setenv("PGOLF_NCCL_LIBRARY", saved, 1);
-  else unsetenv("PGOLF_NCCL_LIBRARY");
+  if (!saved) unsetenv("PGOLF_NCCL_LIBRARY");
   free(saved);
   json_decref(d);
 }

@@ -113,7 +113,8 @@ static void test_elem_equals_grad_sum(void **state) {
       for (size_t i = 0; i < LEN; i++) b[i] = ordered_sum_elem(g, LEN, n, i, sc);
       for (size_t i = 0; i < LEN; i++) {
         float s = sc == 1.0f ? g[i] : g[i] * sc;
-        for (int r = 1; r < n; r++) s += sc == 1.0f ? g[(size_t)r * LEN + i] : g[(size_t)r * LEN + i] * sc;
+        for (int r = 1; r < n; r++)
+          s += sc == 1.0f ? g[(size_t)r * LEN + i] : g[(size_t)r * LEN + i] * sc;
         c[i] = s;
       }
       assert_memory_equal(a, b, sizeof a);
@@ -136,7 +137,8 @@ static void test_padded_slices(void **state) {
     size_t m = (LEN + (size_t)P - 1) / (size_t)P;
     for (int q = 0; q < P; q++) {
       size_t lo = (size_t)q * m, len = lo < LEN ? (LEN - lo < m ? LEN - lo : m) : 0;
-      for (int r = 0; r < R; r++) memcpy(recv + (size_t)r * m, g + (size_t)r * LEN + lo, len * sizeof(float));
+      for (int r = 0; r < R; r++)
+        memcpy(recv + (size_t)r * m, g + (size_t)r * LEN + lo, len * sizeof(float));
       for (size_t i = 0; i < len; i++) got[lo + i] = ordered_sum_elem(recv, m, R, i, 0.125f);
     }
     assert_memory_equal(got, want, sizeof want);
@@ -157,7 +159,8 @@ static void test_perturbed_order_differs(void **state) {
   memcpy(h + 2 * LEN, g + LEN, LEN * sizeof(float));
   for (size_t i = 0; i < LEN; i++) b[i] = ordered_sum_elem(h, LEN, R, i, 0.125f);
   assert_true(memcmp(a, b, sizeof a) != 0);
-  for (int r = 0; r < R; r++) memcpy(h + (size_t)r * LEN, g + (size_t)(R - 1 - r) * LEN, LEN * sizeof(float));
+  for (int r = 0; r < R; r++)
+    memcpy(h + (size_t)r * LEN, g + (size_t)(R - 1 - r) * LEN, LEN * sizeof(float));
   for (size_t i = 0; i < LEN; i++) b[i] = ordered_sum_elem(h, LEN, R, i, 0.125f);
   assert_true(memcmp(a, b, sizeof a) != 0);
 }

@@ -137,7 +137,8 @@ static int apply_overrides(const train_args *a, train_config *c) {
     if (TRAIN_MAX_WORLD % world != 0) {
       char v[16];
       snprintf(v, sizeof v, "%d", world);
-      return usage_error(a->world ? "--world wants 1, 2, 4 or 8: " : "--gpus (the world size) wants 1, 2, 4 or 8: ",
+      return usage_error(a->world ? "--world wants 1, 2, 4 or 8: "
+                                  : "--gpus (the world size) wants 1, 2, 4 or 8: ",
                          v);
     }
     c->world_size = world;
@@ -262,7 +263,8 @@ static int find_on_path(const char *name, char *buf, size_t cap) {
   const char *path = getenv("PATH");
   while (path && *path) {
     size_t len = strcspn(path, ":");
-    if (len > 0 && (size_t)snprintf(buf, cap, "%.*s/%s", (int)len, path, name) < cap && access(buf, X_OK) == 0)
+    if (len > 0 && (size_t)snprintf(buf, cap, "%.*s/%s", (int)len, path, name) < cap &&
+        access(buf, X_OK) == 0)
       return 0;
     path += len + (path[len] == ':');
   }
@@ -280,7 +282,7 @@ static int check_config(const train_args *a) {
   ckpt_free(&ck);
   if (rc != 0) return -1;
   if (c.world_size % a->gpus != 0) {
-    pg_die_msg("train: --gpus %d does not divide the world size %d (each GPU runs world_size / gpus ranks)",
+    pg_die_msg("train: --gpus %d does not divide the world size %d (each GPU runs W / gpus ranks)",
                a->gpus, c.world_size);
     return -1;
   }
@@ -297,13 +299,17 @@ static int start_processes(const train_args *a, int argc, char **argv) {
   char mpirun[PATH_MAX], exe[PATH_MAX], np[16];
   if (check_config(a) != 0) return PG_EXIT_USAGE;
   if (!pgolf_has_mpi()) {
-    pg_die_msg("train: --gpus %d runs one process per GPU over MPI, but this pgolf was built without it "
-               "(install libopenmpi-dev and rebuild)", a->gpus);
+    pg_die_msg(
+        "train: --gpus %d runs one process per GPU over MPI, but this pgolf was built without it "
+        "(install libopenmpi-dev and rebuild)",
+        a->gpus);
     return PG_EXIT_USAGE;
   }
   if (find_on_path("mpirun", mpirun, sizeof mpirun) != 0) {
-    pg_die_msg("train: --gpus %d starts its processes with Open MPI's mpirun, which is not on PATH "
-               "(Debian: openmpi-bin)", a->gpus);
+    pg_die_msg(
+        "train: --gpus %d starts its processes with Open MPI's mpirun, which is not on PATH "
+        "(Debian: openmpi-bin)",
+        a->gpus);
     return PG_EXIT_USAGE;
   }
   ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -316,7 +322,8 @@ static int start_processes(const train_args *a, int argc, char **argv) {
   char **args = calloc((size_t)argc + 9, sizeof *args);
   if (!args) return PG_EXIT_USAGE;
   int k = 0;
-  args[k++] = mpirun, args[k++] = "-np", args[k++] = np, args[k++] = "--bind-to", args[k++] = "none";
+  args[k++] = mpirun, args[k++] = "-np", args[k++] = np, args[k++] = "--bind-to",
+  args[k++] = "none";
   if (geteuid() == 0) args[k++] = "--allow-run-as-root";
   args[k++] = exe;
   for (int i = 0; i < argc; i++) args[k++] = argv[i]; /* "train" and the options */
@@ -382,8 +389,8 @@ int cmd_train(int argc, char **argv) {
   }
   if (a.gpus && a.gpus != c.size) {
     /* Every process says so; none waits for another. */
-    pg_die_msg("train: --gpus %d, but %d process%s started (under mpirun, --gpus must equal -np)", a.gpus, c.size,
-               c.size == 1 ? " was" : "es were");
+    pg_die_msg("train: --gpus %d, but %d process%s started (under mpirun, --gpus must equal -np)",
+               a.gpus, c.size, c.size == 1 ? " was" : "es were");
     comm_finalize(&c);
     return PG_EXIT_USAGE;
   }

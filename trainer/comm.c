@@ -32,7 +32,8 @@ int comm_init(comm *c, double timeout_s, pg_error *err) {
   /* The processes that share this node's memory are the ones sharing its
    * GPUs: a GPU run takes its device by its place among them. */
   MPI_Comm node;
-  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node) !=
+      MPI_SUCCESS)
     return pg_fail(err, "", -1, "MPI_Comm_split_type failed");
   MPI_Comm_size(node, &c->local_size);
   MPI_Comm_rank(node, &c->local_rank);

@@ -191,8 +191,9 @@ static int setup(trainer *t, const train_options *o, pg_error *err) {
   return 0;
 }
 
-static void teardown(trainer *t) {
-  trainer_gpu_close(t);
+/* failed: the run ends in an error (its processes are about to be stopped). */
+static void teardown(trainer *t, int failed) {
+  trainer_gpu_close(t, failed);
   free(t->params);
   free(t->grads);
   free(t->x);
@@ -267,7 +268,8 @@ static int train_step(trainer *t, double lr_mult, float *loss_out, pg_error *err
   memcpy(&bits, &loss0, 4);
   if (comm_heartbeat(t->comm, (uint64_t)t->step, &bits, t->n_local, err) != 0) return -1;
   memcpy(loss_out, &bits, 4);
-  if (W > 1 && (t->gpu ? trainer_gpu_combine(t, err) : grad_combine(&t->gx, t->comm, W, t->rank_grads, t->grads, err)) != 0)
+  if (W > 1 && (t->gpu ? trainer_gpu_combine(t, err)
+                       : grad_combine(&t->gx, t->comm, W, t->rank_grads, t->grads, err)) != 0)
     return -1;
   t->exchange_ms += trainer_now_ms() - t0;
   if (t->gpu) return trainer_gpu_optimizer_step(t, lr_mult, err);
@@ -467,7 +469,7 @@ int train_run(const train_options *o, train_result *r, pg_error *err) {
       rc = -1;
     }
   }
-  teardown(t);
+  teardown(t, rc != 0);
   free(t);
   return rc;
 }

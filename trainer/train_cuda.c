@@ -60,7 +60,6 @@ struct trainer_gpu {
   float *recv;     /* several processes: every rank's shard of this slice, [r][m] */
   float *part;     /* several processes: this process's summed slice (m) */
   float *combined; /* the step's gradient (n; P * m with the last slice's padding) */
-  int stuck;       /* an exchange failed: work may be waiting on a peer forever */
 };
 
 #define CU(call)                                               \
@@ -93,10 +92,11 @@ static int select_device(trainer *t, struct trainer_gpu *g, pg_error *err) {
   if (cuda_device_count(&n, err) != 0) return -1;
   g->device = t->comm->local_rank;
   if (g->device >= n)
-    return pg_fail(err, "", -1,
-                   "process %d is process %d of %d on its node, which has %d usable CUDA device%s: a GPU run "
-                   "takes one GPU per process (start at most %d processes per node)",
-                   t->comm->rank, t->comm->local_rank, t->comm->local_size, n, n == 1 ? "" : "s", n);
+    return pg_fail(
+        err, "", -1,
+        "process %d is process %d of %d on its node, which has %d usable CUDA device%s: a GPU run "
+        "takes one GPU per process (start at most %d processes per node)",
+        t->comm->rank, t->comm->local_rank, t->comm->local_size, n, n == 1 ? "" : "s", n);
   CU(cudaSetDevice(g->device));
   return 0;
 }
@@ -114,7 +114,8 @@ static size_t slice_len(size_t n, size_t m, int q) {
 static int world_open(trainer *t, struct trainer_gpu *g, pg_error *err) {
   int P = t->comm->size, W = t->cfg.world_size;
   size_t n = t->l.n_params;
-  if (!(g->all_dev = calloc((size_t)P, sizeof *g->all_dev))) return pg_fail(err, "", -1, "out of memory");
+  if (!(g->all_dev = calloc((size_t)P, sizeof *g->all_dev)))
+    return pg_fail(err, "", -1, "out of memory");
   if (comm_allgather_bytes(t->comm, &g->dev, sizeof g->dev, g->all_dev, err) != 0) return -1;
   if (W == 1) return 0;
   g->m = (n + (size_t)P - 1) / (size_t)P;
@@ -137,20 +138,21 @@ int trainer_gpu_open(trainer *t, pg_error *err) {
       cuda_versions_get(&g->ver, err) != 0 ||
       staging_open(g, (size_t)t->B * t->T, t->cfg.grad_accum_steps, err) != 0 ||
       gpt_cuda_new(&g->gc, &t->l, t->B, t->T, t->prec, g->compute, err) != 0 ||
-      optimizer_cuda_new(&g->oc, &t->l, &t->cfg.opt, gpt_cuda_matmul(g->gc), g->compute, err) != 0 ||
+      optimizer_cuda_new(&g->oc, &t->l, &t->cfg.opt, gpt_cuda_matmul(g->gc), g->compute, err) !=
+          0 ||
       world_open(t, g, err) != 0)
     return -1; /* teardown closes what was opened */
   return 0;
 }
 
-void trainer_gpu_close(trainer *t) {
+void trainer_gpu_close(trainer *t, int failed) {
   struct trainer_gpu *g = t->gpu;
   if (!g) return;
-  /* After a failed exchange NCCL's kernels may wait for a dead peer, and
-   * every synchronising call (a stream's, a free) with them: leave it all
-   * to the process's exit, which follows at once (the run stops every
-   * process, cmd_train.c). */
-  if (g->stuck) {
+  /* After a failed run of several processes NCCL's kernels may wait for a
+   * dead peer, and every synchronising call (a stream's, a free,
+   * ncclCommDestroy) with them: leave it all to the process's exit, which
+   * follows at once (the run stops every process, cmd_train.c). */
+  if (failed && g->nccl) {
     t->gpu = NULL;
     return;
   }
@@ -223,8 +225,9 @@ static int pack_rank(trainer *t, int l, pg_error *err) {
   for (int q = 0; q < t->comm->size; q++) {
     size_t len = slice_len(n, g->m, q);
     if (len)
-      CU(cudaMemcpyAsync(g->send + ((size_t)q * (size_t)t->n_local + (size_t)l) * g->m, grads + (size_t)q * g->m,
-                         len * sizeof(float), cudaMemcpyDeviceToDevice, g->compute));
+      CU(cudaMemcpyAsync(g->send + ((size_t)q * (size_t)t->n_local + (size_t)l) * g->m,
+                         grads + (size_t)q * g->m, len * sizeof(float), cudaMemcpyDeviceToDevice,
+                         g->compute));
   }
   return 0;
 }
@@ -263,20 +266,18 @@ int trainer_gpu_combine(trainer *t, pg_error *err) {
   if (P == 1) return ordered_sum_cuda(g->combined, g->send, g->m, W, n, scale, g->compute, err);
   size_t per_peer = (size_t)t->n_local * g->m;
   if (nccl_alltoall_f32(g->nccl, g->send, g->recv, per_peer, g->compute, err) != 0 ||
-      ordered_sum_cuda(g->part, g->recv, g->m, W, slice_len(n, g->m, t->comm->rank), scale, g->compute, err) != 0 ||
-      nccl_allgather_f32(g->nccl, g->part, g->combined, g->m, g->compute, err) != 0 ||
-      nccl_wait(g->nccl, g->compute, t->comm->timeout_s, "the gradient exchange over NCCL", err) != 0) {
-    g->stuck = 1;
+      ordered_sum_cuda(g->part, g->recv, g->m, W, slice_len(n, g->m, t->comm->rank), scale,
+                       g->compute, err) != 0 ||
+      nccl_allgather_f32(g->nccl, g->part, g->combined, g->m, g->compute, err) != 0)
     return -1;
-  }
-  return 0;
+  return nccl_wait(g->nccl, g->compute, t->comm->timeout_s, "the gradient exchange over NCCL", err);
 }
 
 int trainer_gpu_optimizer_step(trainer *t, double lr_mult, pg_error *err) {
   float norm;
   float *grads = t->cfg.world_size > 1 ? t->gpu->combined : gpt_cuda_grads(t->gpu->gc);
-  return optimizer_cuda_step(t->gpu->oc, gpt_cuda_params(t->gpu->gc), grads, t->step, lr_mult, t->prec, &norm,
-                             err);
+  return optimizer_cuda_step(t->gpu->oc, gpt_cuda_params(t->gpu->gc), grads, t->step, lr_mult,
+                             t->prec, &norm, err);
 }
 
 /* Every process's GPU: {"process", "index", "name", "pci_bus_id"}. */
@@ -284,8 +285,8 @@ static json_t *devices_json(const trainer *t) {
   json_t *a = json_array();
   for (int p = 0; a && p < t->comm->size; p++) {
     const cuda_device_info *d = &t->gpu->all_dev[p];
-    json_array_append_new(a, json_pack("{s:i, s:i, s:s, s:s}", "process", p, "index", d->index, "name", d->name,
-                                       "pci_bus_id", d->pci_bus_id));
+    json_array_append_new(a, json_pack("{s:i, s:i, s:s, s:s}", "process", p, "index", d->index,
+                                       "name", d->name, "pci_bus_id", d->pci_bus_id));
   }
   return a;
 }
@@ -294,10 +295,11 @@ json_t *trainer_gpu_json(trainer *t) {
   const struct trainer_gpu *g = t->gpu;
   char cc[16];
   snprintf(cc, sizeof cc, "%d.%d", g->dev.cc_major, g->dev.cc_minor);
-  json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:s, s:I, s:s, s:i, s:i, s:o}", "kind", "cuda", "name", g->dev.name,
-                        "index", g->device, "sm_count", g->dev.sm_count, "compute_capability", cc, "memory_bytes",
-                        (json_int_t)g->dev.memory_bytes, "pci_bus_id", g->dev.pci_bus_id, "driver_version",
-                        g->ver.driver, "runtime_version", g->ver.runtime, "cublaslt", gpt_cuda_plans_json(g->gc));
+  json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:s, s:I, s:s, s:i, s:i, s:o}", "kind", "cuda",
+                        "name", g->dev.name, "index", g->device, "sm_count", g->dev.sm_count,
+                        "compute_capability", cc, "memory_bytes", (json_int_t)g->dev.memory_bytes,
+                        "pci_bus_id", g->dev.pci_bus_id, "driver_version", g->ver.driver,
+                        "runtime_version", g->ver.runtime, "cublaslt", gpt_cuda_plans_json(g->gc));
   if (!j) return NULL;
   json_object_set_new(j, "gpus", json_integer(t->comm->size));
   json_object_set_new(j, "devices", devices_json(t));
@@ -307,9 +309,10 @@ json_t *trainer_gpu_json(trainer *t) {
 
 void trainer_gpu_log(trainer *t) {
   const struct trainer_gpu *g = t->gpu;
-  train_log_printf(&t->log, "device:cuda:%d name:%s sm_count:%d compute_capability:%d.%d driver:%d runtime:%d",
-                   g->device, g->dev.name, g->dev.sm_count, g->dev.cc_major, g->dev.cc_minor, g->ver.driver,
-                   g->ver.runtime);
+  train_log_printf(
+      &t->log, "device:cuda:%d name:%s sm_count:%d compute_capability:%d.%d driver:%d runtime:%d",
+      g->device, g->dev.name, g->dev.sm_count, g->dev.cc_major, g->dev.cc_minor, g->ver.driver,
+      g->ver.runtime);
   if (!g->nccl) return;
   char ver[32];
   pg_error e;
@@ -325,7 +328,7 @@ int trainer_gpu_open(trainer *t, pg_error *err) {
   (void)t;
   return pg_fail(err, "", -1, "--device cuda: this pgolf was built without CUDA (no nvcc)");
 }
-void trainer_gpu_close(trainer *t) { (void)t; }
+void trainer_gpu_close(trainer *t, int failed) { (void)t, (void)failed; }
 static int absent(pg_error *err) { return pg_fail(err, "", -1, "no CUDA path in this build"); }
 int trainer_gpu_put(trainer *t, pg_error *err) { return (void)t, absent(err); }
 int trainer_gpu_get(trainer *t, pg_error *err) { return (void)t, absent(err); }
@@ -339,8 +342,9 @@ static int pack_rank(trainer *t, int l, pg_error *err) {
   for (int q = 0; q < t->comm->size; q++) {
     size_t len = slice_len(n, g->m, q);
     if (len)
-      CU(cudaMemcpyAsync(g->send + ((size_t)q * (size_t)t->n_local + (size_t)l) * g->m, grads + (size_t)q * g->m,
-                         len * sizeof(float), cudaMemcpyDeviceToDevice, g->compute));
+      CU(cudaMemcpyAsync(g->send + ((size_t)q * (size_t)t->n_local + (size_t)l) * g->m,
+                         grads + (size_t)q * g->m, len * sizeof(float), cudaMemcpyDeviceToDevice,
+                         g->compute));
   }
   return 0;
 }

@@ -81,7 +81,9 @@ enum { PATH_CKPT = 0, PATH_ARTIFACT = 1, PATH_MANIFEST = 2, PATH_LOG = 3, PATH_L
  * anything there wrote them (initialisation, resume, the budget plan's
  * restore). */
 int trainer_gpu_open(trainer *t, pg_error *err);
-void trainer_gpu_close(trainer *t);
+/* failed: the run stopped on an error; over several processes the GPU's
+ * state is then left to the process's exit (a peer may never answer). */
+void trainer_gpu_close(trainer *t, int failed);
 int trainer_gpu_put(trainer *t, pg_error *err);
 int trainer_gpu_get(trainer *t, pg_error *err);
 /* train.c's rank_step on the GPU for local rank l: the gradient cleared,
