@@ -72,8 +72,9 @@ JSON
     say "$prec log names NCCL" FAIL "$(grep -m1 nccl "$out/gpu2-$prec/train.log")"
 done
 
-# Refusals, before any training.
-c="--config $out/fp32.json --data $data --tokenizer data/tokenizers/fineweb_1024_bpe.model --threads 1 --quiet --device cuda"
+# Refusals, before any training (the first precision's configuration).
+set -- ${PRECISIONS:-fp32}
+c="--config $out/$1.json --data $data --tokenizer data/tokenizers/fineweb_1024_bpe.model --threads 1 --quiet --device cuda"
 set +e
 # shellcheck disable=SC2086
 CUDA_EMU_DEVICES=1 mpirun -np 2 "$emu" train $c --world 2 --out "$out/one-device" >/dev/null 2>"$out/one-device.err"
