@@ -95,8 +95,8 @@ static int select_device(trainer *t, struct trainer_gpu *g, pg_error *err) {
     return pg_fail(
         err, "", -1,
         "process %d is process %d of %d on its node, which has %d usable CUDA device%s: a GPU run "
-        "takes one GPU per process (start at most %d processes per node)",
-        t->comm->rank, t->comm->local_rank, t->comm->local_size, n, n == 1 ? "" : "s", n);
+        "takes one GPU per process (start at most as many processes per node as it has GPUs)",
+        t->comm->rank, t->comm->local_rank, t->comm->local_size, n, n == 1 ? "" : "s");
   CU(cudaSetDevice(g->device));
   return 0;
 }
