@@ -12,8 +12,10 @@
 # (and ITERATIONS, default 200), with torchrun on PATH; without them the row
 # says skipped, which fails the table like any skip.
 # The training rows run `pgolf train --device cuda` (the tiny preset) twice
-# and against the CPU; ms/step against the official script is not measured
-# yet, and the table says so instead of leaving the row out.
+# and against the CPU, then at --world 8 on 1, 2 and 8 GPUs (a count the
+# machine lacks is a failing "not run" row); ms/step against the official
+# script is not measured yet, and the table says so instead of leaving the
+# row out.
 set -u
 cd "$(dirname "$0")/.."
 out=${GPU_CHECK_OUT:-/tmp/pgolf-gpu-check}
@@ -125,6 +127,40 @@ if grep -q '^FAIL' "$out/golden.txt" || ! grep -q '^ok golden-mixed-20-steps' "$
 else
   row "train --device cuda: 20 steps fp32/mixed vs the official goldens" pass "$(grep '20-steps' "$out/golden.txt" | sed 's/^ok //' | tr '\n' ';')"
 fi
+# The multi-GPU world: the tiny preset at --world 8, 20 steps, on 1, 2
+# and 8 GPUs of this machine (--gpus N: one process per GPU under mpirun,
+# the gradients moved by NCCL and summed in rank order on the GPU). Every
+# count must give the 1-GPU run's loss chain (the combination's bits do
+# not depend on the process count); each row gives ms/step and the
+# scaling efficiency, tokens/s per GPU against 1 GPU's. A count beyond
+# the machine's GPUs is a row that says so, and fails like any skip.
+ngpu=$(./pgolf gpu --json 2>/dev/null | jq '.devices | length' 2>/dev/null)
+ngpu=${ngpu:-0}
+world_args="--preset tiny --steps 20 --world 8 --data data/demo --tokenizer data/tokenizers/fineweb_1024_bpe.model --quiet --json --device cuda"
+tps1=
+chain1=
+for g in 1 2 8; do
+  name="train --device cuda --gpus $g --world 8 (tiny, 20 steps)"
+  if [ "$g" -gt "$ngpu" ]; then
+    row "$name" "not run" "not run: only $ngpu GPUs"
+    continue
+  fi
+  # shellcheck disable=SC2086
+  if ! ./pgolf train $world_args --gpus "$g" --out "$out/world-$g" >"$out/world-$g.json" 2>"$out/world-$g.err"; then
+    row "$name" fail "$(head -n 1 "$out/world-$g.err")"
+    continue
+  fi
+  c=$(jq -r .chain "$out/world-$g.json")
+  ms=$(jq -r '.train_ms / .steps' "$out/world-$g.json")
+  tok=$(jq -r .predicate.config.train_batch_tokens "$out/world-$g/manifest.json")
+  tps=$(jq -r --argjson tok "$tok" '$tok * .steps / (.train_ms / 1000)' "$out/world-$g.json")
+  if [ "$g" = 1 ]; then tps1=$tps chain1=$c; fi
+  eff=$(awk -v t="$tps" -v g="$g" -v t1="$tps1" 'BEGIN { if (t1 > 0) printf "%.2f", t / g / t1; else print "n/a" }')
+  detail="chain $c; $(printf '%.2f' "$ms") ms/step; $(printf '%.0f' "$tps") tokens/s; efficiency $eff per GPU vs 1 GPU"
+  if [ -n "$chain1" ] && [ "$c" = "$chain1" ]; then row "$name" pass "$detail"; else
+    row "$name" fail "chain differs from the 1-GPU run's ($chain1); $detail"
+  fi
+done
 row "ms/step and tokens/s vs official train_gpt.py" "not built" "not measured yet: needs the official script timed beside it on the same GPU"
 
 echo

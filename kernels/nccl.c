@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef PGOLF_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -24,12 +25,18 @@ typedef struct nccl_lib {
   int (*get_unique_id)(nccl_id *);
   int (*comm_init_rank)(void **, int, nccl_id, int);
   int (*all_gather)(const void *, void *, size_t, int, void *, void *);
+  int (*send)(const void *, size_t, int, int, void *, void *);
+  int (*recv)(void *, size_t, int, int, void *, void *);
+  int (*group_start)(void);
+  int (*group_end)(void);
+  int (*async_error)(void *, int *); /* ncclCommGetAsyncError */
   int (*comm_destroy)(void *);
 } nccl_lib;
 
 struct nccl_comm {
   nccl_lib lib;
   void *comm;
+  int nranks, rank;
 };
 
 static void sym(void *so, const char *name, void *slot) {
@@ -48,11 +55,19 @@ static int lib_open(nccl_lib *l, pg_error *err) {
   sym(l->so, "ncclGetUniqueId", &l->get_unique_id);
   sym(l->so, "ncclCommInitRank", &l->comm_init_rank);
   sym(l->so, "ncclAllGather", &l->all_gather);
+  sym(l->so, "ncclSend", &l->send);
+  sym(l->so, "ncclRecv", &l->recv);
+  sym(l->so, "ncclGroupStart", &l->group_start);
+  sym(l->so, "ncclGroupEnd", &l->group_end);
+  sym(l->so, "ncclCommGetAsyncError", &l->async_error);
   sym(l->so, "ncclCommDestroy", &l->comm_destroy);
-  if (!l->get_version || !l->get_unique_id || !l->comm_init_rank || !l->all_gather || !l->comm_destroy) {
+  if (!l->get_version || !l->get_unique_id || !l->comm_init_rank || !l->all_gather || !l->send ||
+      !l->recv || !l->group_start || !l->group_end || !l->async_error || !l->comm_destroy) {
     dlclose(l->so);
     l->so = NULL;
-    return pg_fail(err, l->path, -1, "not an NCCL library (ncclGetVersion/ncclAllGather/... missing)");
+    return pg_fail(
+        err, l->path, -1,
+        "not an NCCL library of 2.7 or later (ncclGetVersion/ncclAllGather/ncclSend/... missing)");
   }
   return 0;
 }
@@ -145,19 +160,64 @@ int nccl_comm_init(nccl_comm **out, const unsigned char id[NCCL_ID_BYTES], int n
     free(c);
     return -1;
   }
+  c->nranks = nranks;
+  c->rank = rank;
   *out = c;
   return 0;
 }
 
 int nccl_allgather_f32(nccl_comm *c, const float *send, float *recv, size_t count, void *stream, pg_error *err) {
   int rc = c->lib.all_gather(send, recv, count, NCCL_FLOAT32, c->comm, stream);
-  if (rc != 0) return nccl_fail(&c->lib, rc, "ncclAllGather", err);
+  return rc == 0 ? 0 : nccl_fail(&c->lib, rc, "ncclAllGather", err);
+}
+
+/* Every send and receive in one group, so NCCL runs them together (no
+ * rank waits on a peer's send that is queued behind its own). */
+int nccl_alltoall_f32(nccl_comm *c, const float *send, float *recv, size_t count, void *stream,
+                      pg_error *err) {
+  int rc = c->lib.group_start();
+  if (rc != 0) return nccl_fail(&c->lib, rc, "ncclGroupStart", err);
+  int first = 0;
+  const char *what = "ncclSend";
+  for (int q = 0; q < c->nranks && first == 0; q++) {
+    first = c->lib.send(send + (size_t)q * count, count, NCCL_FLOAT32, q, c->comm, stream);
+    if (first == 0) {
+      first = c->lib.recv(recv + (size_t)q * count, count, NCCL_FLOAT32, q, c->comm, stream);
+      if (first != 0) what = "ncclRecv";
+    }
+  }
+  rc = c->lib.group_end(); /* closes the group even after a failed call */
+  if (first != 0) return nccl_fail(&c->lib, first, what, err);
+  return rc == 0 ? 0 : nccl_fail(&c->lib, rc, "ncclGroupEnd", err);
+}
+
 #ifdef PGOLF_HAVE_CUDA
-  cudaError_t ce = cudaStreamSynchronize((cudaStream_t)stream);
-  if (ce != cudaSuccess) return pg_fail(err, "", -1, "ncclAllGather: %s", cudaGetErrorString(ce));
-  return 0;
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+#endif
+
+int nccl_wait(nccl_comm *c, void *stream, double timeout_s, const char *what, pg_error *err) {
+#ifdef PGOLF_HAVE_CUDA
+  double t0 = now_s();
+  for (;;) {
+    cudaError_t ce = cudaStreamQuery((cudaStream_t)stream);
+    if (ce == cudaSuccess) return 0;
+    if (ce != cudaErrorNotReady)
+      return pg_fail(err, "", -1, "%s: %s", what, cudaGetErrorString(ce));
+    int async = 0, rc = c->lib.async_error(c->comm, &async);
+    if (rc != 0 || async != 0) return nccl_fail(&c->lib, rc != 0 ? rc : async, what, err);
+    if (now_s() - t0 > timeout_s)
+      return pg_fail(err, "", -1, "%s did not complete within %g s (a process stopped or hangs)",
+                     what, timeout_s);
+    struct timespec ts = {0, 100000}; /* 0.1 ms between polls */
+    nanosleep(&ts, NULL);
+  }
 #else
-  return pg_fail(err, "", -1, "ncclAllGather: this pgolf was built without CUDA");
+  (void)c, (void)stream, (void)timeout_s;
+  return pg_fail(err, "", -1, "%s: this pgolf was built without CUDA", what);
 #endif
 }
 

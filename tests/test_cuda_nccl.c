@@ -1,10 +1,11 @@
 /* NCCL opened at run time (kernels/nccl.h): its description names a
  * missing library and why; it records every NCCL_* variable, sorted, and
  * nothing else; with the library present its version reads
- * MAJOR.MINOR.PATCH; on a GPU a one-rank communicator's all-gather returns
- * the sent floats bit for bit, also when bootstrapped through the process
- * group (trainer/comm.h) as a run does. Without the library or a GPU those parts
- * skip and say why (ci/gpu-check.sh runs this file and fails on a skip). */
+ * MAJOR.MINOR.PATCH; on a GPU a one-rank communicator's all-gather and
+ * all-to-all return the sent floats bit for bit, also when bootstrapped
+ * through the process group (trainer/comm.h) as a run does. Without the
+ * library or a GPU those parts skip and say why (ci/gpu-check.sh runs this
+ * file and fails on a skip; ci/cuda-emu.sh runs it on the stand-ins). */
 #include "tests/test_util.h"
 
 #include <regex.h>
@@ -17,18 +18,21 @@
 
 static void test_missing_library(void **state) {
   (void)state;
+  /* The library the other tests use (ci/cuda-emu.sh names its stand-in). */
+  const char *was = getenv("PGOLF_NCCL_LIBRARY");
+  char *saved = was ? strdup(was) : NULL;
   setenv("PGOLF_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
   json_t *d = nccl_describe();
-  unsetenv("PGOLF_NCCL_LIBRARY");
   assert_non_null(d);
   assert_true(json_is_null(json_object_get(d, "version")));
   assert_non_null(strstr(json_string_value(json_object_get(d, "why")), "NCCL not available"));
   assert_string_equal(json_string_value(json_object_get(d, "library")), "/nonexistent/libnccl.so.2");
   char v[32];
   pg_error err;
-  setenv("PGOLF_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
   assert_int_equal(nccl_version(v, sizeof v, &err), -1);
-  unsetenv("PGOLF_NCCL_LIBRARY");
+  if (saved) setenv("PGOLF_NCCL_LIBRARY", saved, 1);
+  if (!saved) unsetenv("PGOLF_NCCL_LIBRARY");
+  free(saved);
   json_decref(d);
 }
 
@@ -71,7 +75,7 @@ static void test_version(void **state) {
 }
 
 #ifdef PGOLF_HAVE_CUDA
-/* One rank: the all-gather is a copy, bit for bit (NaN payloads and -0
+/* One rank: the all-gather and the all-to-all are copies, bit for bit (NaN payloads and -0
  * included: NCCL moves bytes, it does not add). */
 static void test_allgather_one_rank(void **state) {
   (void)state;
@@ -90,6 +94,12 @@ static void test_allgather_one_rank(void **state) {
   float *d_send = to_device(h, N), *d_recv = to_device(h, N);
   CK(cudaMemset(d_recv, 0xff, N * sizeof(float)));
   assert_int_equal(nccl_allgather_f32(c, d_send, d_recv, N, NULL, &err), 0);
+  assert_int_equal(nccl_wait(c, NULL, 60.0, "the all-gather", &err), 0);
+  from_device(got, d_recv, N);
+  assert_memory_equal(got, h, sizeof h);
+  CK(cudaMemset(d_recv, 0xff, N * sizeof(float)));
+  assert_int_equal(nccl_alltoall_f32(c, d_send, d_recv, N, NULL, &err), 0);
+  assert_int_equal(nccl_wait(c, NULL, 60.0, "the all-to-all", &err), 0);
   from_device(got, d_recv, N);
   assert_memory_equal(got, h, sizeof h);
   CK(cudaFree(d_send));
@@ -110,6 +120,7 @@ static void test_bootstrap_over_comm(void **state) {
   float h[3] = {1.0f, -0.0f, 3.5f}, got[3];
   float *d = to_device(h, 3), *r = to_device(h, 3);
   assert_int_equal(nccl_allgather_f32(c, d, r, 3, NULL, &err), 0);
+  assert_int_equal(nccl_wait(c, NULL, 60.0, "the all-gather", &err), 0);
   from_device(got, r, 3);
   assert_memory_equal(got, h, sizeof h);
   CK(cudaFree(d));

@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "kernels/ordered_sum.h"
 #include "trainer/grad_sum.h"
 
 /* ((1e8 + -1e8) + 1) = 1, but 1e8 + (-1e8 + 1) = 0 in float32 (-1e8 + 1
@@ -84,12 +85,95 @@ static void test_slices(void **state) {
   }
 }
 
+/* Gradients of n ranks whose sums round differently in another order:
+ * magnitudes from 1e-3 to 1e5, both signs. */
+static void fill_ranks(float *g, size_t count) {
+  uint32_t x = 12345;
+  for (size_t i = 0; i < count; i++) {
+    x = x * 1664525u + 1013904223u;
+    float mant = (float)(x >> 8) / 16777216.0f - 0.5f;
+    float mag = 1e-3f;
+    for (uint32_t e = (x >> 2) % 9; e > 0; e--) mag *= 10.0f;
+    g[i] = mant * mag;
+  }
+}
+
+/* The shared per-element expression equals grad_sum_ordered and a plain
+ * loop written out here, for every world size and both scales. */
+static void test_elem_equals_grad_sum(void **state) {
+  (void)state;
+  enum { R = 8, LEN = 1001 };
+  static float g[R * LEN], a[LEN], b[LEN], c[LEN];
+  fill_ranks(g, R * LEN);
+  for (int n = 1; n <= R; n *= 2) {
+    const float scales[2] = {1.0f, 1.0f / (float)n};
+    for (int k = 0; k < 2; k++) {
+      float sc = scales[k];
+      grad_sum_ordered(a, g, LEN, n, LEN, sc);
+      for (size_t i = 0; i < LEN; i++) b[i] = ordered_sum_elem(g, LEN, n, i, sc);
+      for (size_t i = 0; i < LEN; i++) {
+        float s = sc == 1.0f ? g[i] : g[i] * sc;
+        for (int r = 1; r < n; r++)
+          s += sc == 1.0f ? g[(size_t)r * LEN + i] : g[(size_t)r * LEN + i] * sc;
+        c[i] = s;
+      }
+      assert_memory_equal(a, b, sizeof a);
+      assert_memory_equal(a, c, sizeof a);
+    }
+  }
+}
+
+/* The GPU world's layout (trainer/train_cuda.c): P slices of m = ceil(len
+ * / P) floats, each process's buffer holding every rank's shard of its
+ * slice in rank order with stride m; the slices summed apart and put side
+ * by side are grad_sum_ordered's result. */
+static void test_padded_slices(void **state) {
+  (void)state;
+  enum { R = 8, LEN = 1001 };
+  static float g[R * LEN], want[LEN], got[LEN], recv[R * LEN];
+  fill_ranks(g, R * LEN);
+  grad_sum_ordered(want, g, LEN, R, LEN, 0.125f);
+  for (int P = 1; P <= R; P *= 2) {
+    size_t m = (LEN + (size_t)P - 1) / (size_t)P;
+    for (int q = 0; q < P; q++) {
+      size_t lo = (size_t)q * m, len = lo < LEN ? (LEN - lo < m ? LEN - lo : m) : 0;
+      for (int r = 0; r < R; r++)
+        memcpy(recv + (size_t)r * m, g + (size_t)r * LEN + lo, len * sizeof(float));
+      for (size_t i = 0; i < len; i++) got[lo + i] = ordered_sum_elem(recv, m, R, i, 0.125f);
+    }
+    assert_memory_equal(got, want, sizeof want);
+  }
+}
+
+/* Negative: the same shards in another order (ranks 1 and 2 swapped, or
+ * the order reversed) give other bits somewhere. (Swapping ranks 0 and 1
+ * would not: the first addition commutes.) */
+static void test_perturbed_order_differs(void **state) {
+  (void)state;
+  enum { R = 8, LEN = 1001 };
+  static float g[R * LEN], h[R * LEN], a[LEN], b[LEN];
+  fill_ranks(g, R * LEN);
+  grad_sum_ordered(a, g, LEN, R, LEN, 0.125f);
+  memcpy(h, g, sizeof g);
+  memcpy(h + LEN, g + 2 * LEN, LEN * sizeof(float));
+  memcpy(h + 2 * LEN, g + LEN, LEN * sizeof(float));
+  for (size_t i = 0; i < LEN; i++) b[i] = ordered_sum_elem(h, LEN, R, i, 0.125f);
+  assert_true(memcmp(a, b, sizeof a) != 0);
+  for (int r = 0; r < R; r++)
+    memcpy(h + (size_t)r * LEN, g + (size_t)(R - 1 - r) * LEN, LEN * sizeof(float));
+  for (size_t i = 0; i < LEN; i++) b[i] = ordered_sum_elem(h, LEN, R, i, 0.125f);
+  assert_true(memcmp(a, b, sizeof a) != 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rank_order),
       cmocka_unit_test(test_scale_in_place),
       cmocka_unit_test(test_combine_one_process),
       cmocka_unit_test(test_slices),
+      cmocka_unit_test(test_elem_equals_grad_sum),
+      cmocka_unit_test(test_padded_slices),
+      cmocka_unit_test(test_perturbed_order_differs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,24 +2,29 @@
  * (trainer/train.h), print a summary. Exit codes: 0 ok, 2 usage or input
  * error (a bad option, a bad configuration key or value, unreadable data),
  * 1 never (training has nothing to check). */
+#include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/challenge.h"
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/verbs.h"
 #include "common/sha256.h"
+#include "common/version.h"
 #include "kernels/cuda_common.h"
 #include "trainer/train.h"
 
 static const char USAGE[] = "pgolf train (--preset NAME | --config FILE | --resume DIR) [OPTIONS]";
 static const char ABOUT[] =
-    "Train the challenge's baseline GPT deterministically on the CPU and write\n"
-    "DIR/manifest.json, DIR/model.int8.ptz, DIR/checkpoint and DIR/train.log.";
+    "Train the challenge's baseline GPT deterministically on the CPU (or on\n"
+    "GPUs, --device cuda) and write DIR/manifest.json, DIR/model.int8.ptz,\n"
+    "DIR/checkpoint and DIR/train.log.";
 static const char FOOTER[] = "Exit codes: 0 ok, 2 usage or input error.";
 
 /* Options as given. A number not given keeps a value the parser never
@@ -60,10 +65,13 @@ static int parse_args(int argc, char **argv, train_args *a, pg_error *err) {
                    "average; run by this process, or split over the\n"
                    "processes of `mpirun -np P` (P divides N)"),
       CLI_STRING("device", 0, &a->device, "cpu|cuda",
-                 "cpu (default); cuda: the steps on one GPU, world 1\n"
-                 "(exit 2, naming why, where none is usable)"),
+                 "cpu (default); cuda: the steps on the GPU, one per\n"
+                 "process (under mpirun: the process's place on its\n"
+                 "node; exit 2, naming why, where none is usable)"),
       CLI_UNSIGNED("gpus", 0, &a->gpus, "N", 1, TRAIN_MAX_WORLD,
-                   "with --device cuda: GPUs to use (1 for now)"),
+                   "with --device cuda: GPUs of this node to train on,\n"
+                   "one process each, started under Open MPI's mpirun\n"
+                   "(N > 1); the world size is N unless --world is given"),
       CLI_DOUBLE("comm-timeout", 0, &a->comm_timeout, "SECONDS",
                  "under mpirun: a process waiting this long for\n"
                  "another names it and stops the run (default 60)"),
@@ -121,14 +129,20 @@ static int apply_overrides(const train_args *a, train_config *c) {
     c->budget_seconds = a->budget;
   }
   if (a->threads) c->threads = a->threads;
-  if (a->world) {
-    if (TRAIN_MAX_WORLD % a->world != 0) {
+  /* --gpus N is world N unless --world says otherwise (a resumed run
+   * keeps its checkpoint's). */
+  int world = a->world;
+  if (!world && a->gpus > 1 && !a->resume) world = a->gpus;
+  if (world) {
+    if (TRAIN_MAX_WORLD % world != 0) {
       char v[16];
-      snprintf(v, sizeof v, "%d", a->world);
-      return usage_error("--world wants 1, 2, 4 or 8: ", v);
+      snprintf(v, sizeof v, "%d", world);
+      return usage_error(a->world ? "--world wants 1, 2, 4 or 8: "
+                                  : "--gpus (the world size) wants 1, 2, 4 or 8: ",
+                         v);
     }
-    c->world_size = a->world;
-    c->grad_accum_steps = TRAIN_MAX_WORLD / a->world; /* the official 8 // world_size */
+    c->world_size = world;
+    c->grad_accum_steps = TRAIN_MAX_WORLD / world; /* the official 8 // world_size */
   }
   if (a->precision) {
     if (!strcmp(a->precision, "fp32")) c->precision = TRAIN_FP32;
@@ -224,8 +238,7 @@ static void print_json(const train_options *o, const train_result *r, const comm
 }
 
 /* --device: cpu, or cuda where a GPU is usable (exit 2 with the runtime's
- * reason where none is); --gpus beyond 1 needs the multi-GPU world, which
- * is not there yet. */
+ * reason where none is); --gpus N needs N of them on this node. */
 static int check_device(const train_args *a) {
   if (!a->device || !strcmp(a->device, "cpu")) {
     if (a->gpus) return usage_error("--gpus needs --device cuda", NULL);
@@ -242,12 +255,84 @@ static int check_device(const train_args *a) {
     pg_die_msg("train: --gpus %d, but %d CUDA device%s usable", a->gpus, n, n == 1 ? " is" : "s are");
     return -1;
   }
-  if (a->gpus > 1) {
-    pg_die_msg("train: --gpus %d: the CUDA trainer runs one GPU for now (the multi-GPU world over "
-               "NCCL is not there yet); the CPU trainer runs --world N under mpirun", a->gpus);
+  return 0;
+}
+
+/* The full path of the first executable NAME on PATH into buf; -1 if none. */
+static int find_on_path(const char *name, char *buf, size_t cap) {
+  const char *path = getenv("PATH");
+  while (path && *path) {
+    size_t len = strcspn(path, ":");
+    if (len > 0 && (size_t)snprintf(buf, cap, "%.*s/%s", (int)len, path, name) < cap &&
+        access(buf, X_OK) == 0)
+      return 0;
+    path += len + (path[len] == ':');
+  }
+  return -1;
+}
+
+/* The configuration as each process will read it, checked once before
+ * they start (so a bad one is reported once), and the world it names
+ * split over --gpus processes. 0, or the usage error printed. */
+static int check_config(const train_args *a) {
+  train_config c;
+  checkpoint ck = {0};
+  char path[TRAIN_PATH_MAX + 32];
+  int rc = a->resume ? resume_config(a, &ck, path, sizeof path, &c) : fresh_config(a, &c);
+  ckpt_free(&ck);
+  if (rc != 0) return -1;
+  if (c.world_size % a->gpus != 0) {
+    pg_die_msg("train: --gpus %d does not divide the world size %d (each GPU runs W / gpus ranks)",
+               a->gpus, c.world_size);
     return -1;
   }
   return 0;
+}
+
+/* --gpus N above 1 outside mpirun: this pgolf, with the same arguments,
+ * as N processes under Open MPI's mpirun (each takes the GPU of its place
+ * on the node), which this process becomes, so its exit status is the
+ * run's. Binding is off (the CPU side, validation and export, wants every
+ * core), and as root mpirun is told it may run. Returns only when it
+ * cannot start: exit 2, naming why. */
+static int start_processes(const train_args *a, int argc, char **argv) {
+  char mpirun[PATH_MAX], exe[PATH_MAX], np[16];
+  if (check_config(a) != 0) return PG_EXIT_USAGE;
+  if (!pgolf_has_mpi()) {
+    pg_die_msg(
+        "train: --gpus %d runs one process per GPU over MPI, but this pgolf was built without it "
+        "(install libopenmpi-dev and rebuild)",
+        a->gpus);
+    return PG_EXIT_USAGE;
+  }
+  if (find_on_path("mpirun", mpirun, sizeof mpirun) != 0) {
+    pg_die_msg(
+        "train: --gpus %d starts its processes with Open MPI's mpirun, which is not on PATH "
+        "(Debian: openmpi-bin)",
+        a->gpus);
+    return PG_EXIT_USAGE;
+  }
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len <= 0) {
+    pg_die_msg("train: --gpus %d: cannot find this pgolf's own path (/proc/self/exe)", a->gpus);
+    return PG_EXIT_USAGE;
+  }
+  exe[len] = 0;
+  snprintf(np, sizeof np, "%d", a->gpus);
+  char **args = calloc((size_t)argc + 9, sizeof *args);
+  if (!args) return PG_EXIT_USAGE;
+  int k = 0;
+  args[k++] = mpirun, args[k++] = "-np", args[k++] = np, args[k++] = "--bind-to",
+  args[k++] = "none";
+  if (geteuid() == 0) args[k++] = "--allow-run-as-root";
+  args[k++] = exe;
+  for (int i = 0; i < argc; i++) args[k++] = argv[i]; /* "train" and the options */
+  fflush(stdout);
+  fflush(stderr);
+  execv(mpirun, args);
+  pg_die_msg("train: --gpus %d: cannot start %s: %s", a->gpus, mpirun, strerror(errno));
+  free(args);
+  return PG_EXIT_USAGE;
 }
 
 /* Train with the processes in c; process 0 alone prints. */
@@ -296,9 +381,17 @@ int cmd_train(int argc, char **argv) {
     return usage_error("--comm-timeout wants seconds in (0, 86400]: ", v);
   }
   if (check_device(&a) != 0) return PG_EXIT_USAGE;
+  if (a.gpus > 1 && !getenv("OMPI_COMM_WORLD_SIZE")) return start_processes(&a, argc, argv);
   comm c;
   if (comm_init(&c, a.comm_timeout, &err) != 0) {
     pg_error_print(&err);
+    return PG_EXIT_USAGE;
+  }
+  if (a.gpus && a.gpus != c.size) {
+    /* Every process says so; none waits for another. */
+    pg_die_msg("train: --gpus %d, but %d process%s started (under mpirun, --gpus must equal -np)",
+               a.gpus, c.size, c.size == 1 ? " was" : "es were");
+    comm_finalize(&c);
     return PG_EXIT_USAGE;
   }
   int rc = run(&a, &c);

@@ -15,7 +15,7 @@ enum { TAG_HEARTBEAT = 7101, TAG_ANSWER = 7102 };
 
 int comm_init(comm *c, double timeout_s, pg_error *err) {
   memset(c, 0, sizeof *c);
-  c->size = 1;
+  c->size = c->local_size = 1;
   c->timeout_s = timeout_s;
   if (!getenv("OMPI_COMM_WORLD_SIZE")) return 0;
 #ifndef PGOLF_HAVE_MPI
@@ -29,6 +29,15 @@ int comm_init(comm *c, double timeout_s, pg_error *err) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_size(MPI_COMM_WORLD, &c->size);
   MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+  /* The processes that share this node's memory are the ones sharing its
+   * GPUs: a GPU run takes its device by its place among them. */
+  MPI_Comm node;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node) !=
+      MPI_SUCCESS)
+    return pg_fail(err, "", -1, "MPI_Comm_split_type failed");
+  MPI_Comm_size(node, &c->local_size);
+  MPI_Comm_rank(node, &c->local_rank);
+  MPI_Comm_free(&node);
   char lib[MPI_MAX_LIBRARY_VERSION_STRING];
   MPI_Get_library_version(lib, &len);
   lib[strcspn(lib, ",\n")] = 0; /* "Open MPI v4.1.4" */

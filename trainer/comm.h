@@ -28,6 +28,7 @@
 
 typedef struct comm {
   int size, rank;   /* processes and this one's index; 1, 0 without mpirun */
+  int local_rank, local_size; /* the same among the processes on this node (a GPU run's device) */
   int mpi;          /* MPI is initialised (and must be finalised) */
   double timeout_s; /* how long a wait may last before naming who is missing */
   char library[256]; /* the MPI library's version string, "" without MPI */

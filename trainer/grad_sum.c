@@ -5,15 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/ordered_sum.h"
+
+/* Each element by the expression the GPU's kernel also evaluates
+ * (kernels/ordered_sum.h), so a GPU run's combination has these bits. */
 void grad_sum_ordered(float *out, const float *shards, size_t stride, int n, size_t len, float scale) {
   ptrdiff_t m = (ptrdiff_t)len;
 #pragma omp parallel for schedule(static)
-  for (ptrdiff_t i = 0; i < m; i++) {
-    float s = scale == 1.0f ? shards[i] : shards[i] * scale;
-    for (int r = 1; r < n; r++) s += scale == 1.0f ? shards[(size_t)r * stride + (size_t)i]
-                                                  : shards[(size_t)r * stride + (size_t)i] * scale;
-    out[i] = s;
-  }
+  for (ptrdiff_t i = 0; i < m; i++) out[i] = ordered_sum_elem(shards, stride, n, (size_t)i, scale);
 }
 
 /* Slice q of n elements over P processes: [n*q/P, n*(q+1)/P). */

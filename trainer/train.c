@@ -130,7 +130,7 @@ static int setup_muon_shard(trainer *t, pg_error *err) {
  * beginning) and, for a world above 1, its own gradient. */
 static int setup_ranks(trainer *t, pg_error *err) {
   t->comm = t->o->comm ? t->o->comm : &t->solo;
-  t->solo.size = 1;
+  t->solo.size = t->solo.local_size = 1;
   t->solo.timeout_s = COMM_DEFAULT_TIMEOUT_S;
   int W = t->cfg.world_size, P = t->comm->size;
   if (W % P != 0)
@@ -143,7 +143,9 @@ static int setup_ranks(trainer *t, pg_error *err) {
   t->all_ls = calloc((size_t)W * 3, sizeof *t->all_ls);
   if (!t->rank_ls || !t->all_ls) return pg_fail(err, "", -1, "out of memory");
   for (int l = 0; l < t->n_local; l++) loader_get_state(&t->loader, &t->rank_ls[l]);
-  if (W == 1) return 0;
+  /* On the GPU the ranks' gradients and their combination stay on the
+   * device (train_cuda.c), and every process steps the whole optimizer. */
+  if (W == 1 || t->o->device_cuda) return 0;
   t->rank_grads = calloc(n * (size_t)t->n_local, sizeof(float));
   t->rank_g = calloc((size_t)t->n_local, sizeof *t->rank_g);
   if (!t->rank_grads || !t->rank_g) return pg_fail(err, "", -1, "out of memory for %d ranks' gradients", t->n_local);
@@ -189,8 +191,9 @@ static int setup(trainer *t, const train_options *o, pg_error *err) {
   return 0;
 }
 
-static void teardown(trainer *t) {
-  trainer_gpu_close(t);
+/* failed: the run ends in an error (its processes are about to be stopped). */
+static void teardown(trainer *t, int failed) {
+  trainer_gpu_close(t, failed);
   free(t->params);
   free(t->grads);
   free(t->x);
@@ -227,7 +230,6 @@ static int rank_step(trainer *t, int l, gpt_params *g, float *grad, float *loss,
   const train_config *c = &t->cfg;
   int G = c->grad_accum_steps;
   float grad_scale = (float)(1.0 / G), sum = 0.0f;
-  if (t->gpu) return trainer_gpu_rank_step(t, l, loss, err);
   memset(grad, 0, t->l.n_params * sizeof(float));
   if (loader_set_state(&t->loader, &t->rank_ls[l], err) != 0) return -1;
   for (int k = 0; k < G; k++) {
@@ -245,7 +247,8 @@ static int rank_step(trainer *t, int l, gpt_params *g, float *grad, float *loss,
 
 /* The official step over the world: every local rank's part, the
  * gradients combined in rank order (grad_sum.h; world 1 accumulates in
- * place, as before), then every optimizer. The loss is rank 0's, as the
+ * place, as before; on the GPU the same expression by train_cuda.c), then
+ * every optimizer. The loss is rank 0's, as the
  * official master process logs its own; process 0 holds rank 0 and hands
  * its bits to the others with the heartbeat. */
 static int train_step(trainer *t, double lr_mult, float *loss_out, pg_error *err) {
@@ -254,9 +257,10 @@ static int train_step(trainer *t, double lr_mult, float *loss_out, pg_error *err
   float loss0 = 0.0f;
   for (int l = 0; l < t->n_local; l++) {
     float lk;
-    if (rank_step(t, l, W == 1 ? &t->g : &t->rank_g[l], W == 1 ? t->grads : t->rank_grads + (size_t)l * n, &lk,
-                  err) != 0)
-      return -1;
+    int rc = t->gpu ? trainer_gpu_rank_step(t, l, &lk, err)
+                    : rank_step(t, l, W == 1 ? &t->g : &t->rank_g[l],
+                                W == 1 ? t->grads : t->rank_grads + (size_t)l * n, &lk, err);
+    if (rc != 0) return -1;
     if (l == 0) loss0 = lk;
   }
   double t0 = trainer_now_ms();
@@ -264,7 +268,9 @@ static int train_step(trainer *t, double lr_mult, float *loss_out, pg_error *err
   memcpy(&bits, &loss0, 4);
   if (comm_heartbeat(t->comm, (uint64_t)t->step, &bits, t->n_local, err) != 0) return -1;
   memcpy(loss_out, &bits, 4);
-  if (W > 1 && grad_combine(&t->gx, t->comm, W, t->rank_grads, t->grads, err) != 0) return -1;
+  if (W > 1 && (t->gpu ? trainer_gpu_combine(t, err)
+                       : grad_combine(&t->gx, t->comm, W, t->rank_grads, t->grads, err)) != 0)
+    return -1;
   t->exchange_ms += trainer_now_ms() - t0;
   if (t->gpu) return trainer_gpu_optimizer_step(t, lr_mult, err);
   if (t->comm->size == 1) {
@@ -463,7 +469,7 @@ int train_run(const train_options *o, train_result *r, pg_error *err) {
       rc = -1;
     }
   }
-  teardown(t);
+  teardown(t, rc != 0);
   free(t);
   return rc;
 }

@@ -65,7 +65,7 @@ typedef struct train_options {
   FILE *echo;               /* log lines also printed here (stdout), or NULL */
   int quiet;                /* no progress line */
   comm *comm;               /* the processes running the world's ranks, or NULL: this one alone */
-  int device_cuda;          /* the steps on the first CUDA device (trainer/train_cuda.c) */
+  int device_cuda;          /* the steps on this process's CUDA device (trainer/train_cuda.c) */
 } train_options;
 
 typedef struct train_result {

@@ -12,7 +12,21 @@
  * batches are the loader's in its order, so the bits are those of the
  * unstaged loop. Validation during training and
  * the final evaluation of the artifact run on the CPU from the parameters
- * brought back (trainer_gpu_get). One GPU at world size 1 for now. */
+ * brought back (trainer_gpu_get).
+ *
+ * A world of N ranks over P processes (mpirun, P divides N) runs one
+ * process per GPU, the device being the process's place on its node. Each
+ * of its N/P ranks computes its gradient as above; the gradient is copied
+ * into a send buffer cut into P slices of m = ceil(n/P) floats (slice q to
+ * process q; layout [q][local rank][m]), NCCL moves the slices (an
+ * all-to-all of grouped sends and receives), so process q holds every
+ * rank's shard of slice q in rank order, the ordered sum of kernels/
+ * ordered_sum.h (the CPU's expression, trainer/grad_sum.h) makes its slice
+ * of the step's gradient, and an NCCL all-gather gives every process every
+ * slice: the whole gradient, the same bits for any P (one process sums
+ * its ranks' buffers in place of the exchange). Every process then takes
+ * the whole optimizer step on its own GPU from the same gradient, so all
+ * hold the same parameters without another exchange. */
 #include "trainer/train_internal.h"
 
 #ifdef PGOLF_HAVE_CUDA
@@ -20,6 +34,8 @@
 
 #include "kernels/cuda_common.h"
 #include "kernels/matmul.h"
+#include "kernels/nccl.h"
+#include "kernels/ordered_sum.h"
 #include "trainer/gpt_cuda.h"
 #include "trainer/optimizer_cuda.h"
 
@@ -35,6 +51,15 @@ struct trainer_gpu {
   cudaEvent_t consumed[2]; /* the backward that read ids[i] is done */
   float *losses;           /* device: one per micro-step */
   float *losses_h;
+  int device;                /* this process's GPU: its place among the processes on its node */
+  cuda_device_info *all_dev; /* every process's GPU, process 0's first */
+  nccl_comm *nccl;           /* several processes: NCCL between their GPUs */
+  /* World > 1 (see the top): floats per slice, and device buffers */
+  size_t m;
+  float *send;     /* the local ranks' gradients, [q][l][m] */
+  float *recv;     /* several processes: every rank's shard of this slice, [r][m] */
+  float *part;     /* several processes: this process's summed slice (m) */
+  float *combined; /* the step's gradient (n; P * m with the last slice's padding) */
 };
 
 #define CU(call)                                               \
@@ -60,26 +85,77 @@ static int staging_open(struct trainer_gpu *g, size_t n, int G, pg_error *err) {
   return g->losses_h ? 0 : pg_fail(err, "", -1, "out of memory");
 }
 
+/* The process's GPU: its place among the processes on its node, one
+ * process per GPU; refused where the node has fewer GPUs. */
+static int select_device(trainer *t, struct trainer_gpu *g, pg_error *err) {
+  int n;
+  if (cuda_device_count(&n, err) != 0) return -1;
+  g->device = t->comm->local_rank;
+  if (g->device >= n)
+    return pg_fail(
+        err, "", -1,
+        "process %d is process %d of %d on its node, which has %d usable CUDA device%s: a GPU run "
+        "takes one GPU per process (start at most as many processes per node as it has GPUs)",
+        t->comm->rank, t->comm->local_rank, t->comm->local_size, n, n == 1 ? "" : "s");
+  CU(cudaSetDevice(g->device));
+  return 0;
+}
+
+/* Floats of slice q (of m) inside n: the last slice may be short, a slice
+ * past n empty. */
+static size_t slice_len(size_t n, size_t m, int q) {
+  size_t lo = (size_t)q * m;
+  return lo >= n ? 0 : (n - lo < m ? n - lo : m);
+}
+
+/* Every process's device, recorded; for world > 1 the combination's
+ * buffers (zeroed: the last slice's padding is moved, never summed); for
+ * several processes the NCCL communicator. */
+static int world_open(trainer *t, struct trainer_gpu *g, pg_error *err) {
+  int P = t->comm->size, W = t->cfg.world_size;
+  size_t n = t->l.n_params;
+  if (!(g->all_dev = calloc((size_t)P, sizeof *g->all_dev)))
+    return pg_fail(err, "", -1, "out of memory");
+  if (comm_allgather_bytes(t->comm, &g->dev, sizeof g->dev, g->all_dev, err) != 0) return -1;
+  if (W == 1) return 0;
+  g->m = (n + (size_t)P - 1) / (size_t)P;
+  size_t slots = (size_t)W * g->m; /* P slices x N/P ranks */
+  CU(cudaMalloc((void **)&g->send, slots * sizeof(float)));
+  CU(cudaMemset(g->send, 0, slots * sizeof(float)));
+  CU(cudaMalloc((void **)&g->combined, (size_t)P * g->m * sizeof(float)));
+  if (P == 1) return 0;
+  CU(cudaMalloc((void **)&g->recv, slots * sizeof(float)));
+  CU(cudaMalloc((void **)&g->part, g->m * sizeof(float)));
+  CU(cudaMemset(g->part, 0, g->m * sizeof(float)));
+  return comm_nccl_open(t->comm, &g->nccl, err);
+}
+
 int trainer_gpu_open(trainer *t, pg_error *err) {
-  if (t->cfg.world_size != 1 || t->comm->size != 1)
-    return pg_fail(err, "", -1,
-                   "--device cuda trains on one GPU at world size 1 for now (world %d, %d "
-                   "processes asked)",
-                   t->cfg.world_size, t->comm->size);
   struct trainer_gpu *g = calloc(1, sizeof *g);
   if (!g) return pg_fail(err, "", -1, "out of memory");
   t->gpu = g;
-  if (cuda_device_query(0, &g->dev, err) != 0 || cuda_versions_get(&g->ver, err) != 0 ||
+  if (select_device(t, g, err) != 0 || cuda_device_query(g->device, &g->dev, err) != 0 ||
+      cuda_versions_get(&g->ver, err) != 0 ||
       staging_open(g, (size_t)t->B * t->T, t->cfg.grad_accum_steps, err) != 0 ||
       gpt_cuda_new(&g->gc, &t->l, t->B, t->T, t->prec, g->compute, err) != 0 ||
-      optimizer_cuda_new(&g->oc, &t->l, &t->cfg.opt, gpt_cuda_matmul(g->gc), g->compute, err) != 0)
+      optimizer_cuda_new(&g->oc, &t->l, &t->cfg.opt, gpt_cuda_matmul(g->gc), g->compute, err) !=
+          0 ||
+      world_open(t, g, err) != 0)
     return -1; /* teardown closes what was opened */
   return 0;
 }
 
-void trainer_gpu_close(trainer *t) {
+void trainer_gpu_close(trainer *t, int failed) {
   struct trainer_gpu *g = t->gpu;
   if (!g) return;
+  /* After a failed run of several processes NCCL's kernels may wait for a
+   * dead peer, and every synchronising call (a stream's, a free,
+   * ncclCommDestroy) with them: leave it all to the process's exit, which
+   * follows at once (the run stops every process, cmd_train.c). */
+  if (failed && g->nccl) {
+    t->gpu = NULL;
+    return;
+  }
   if (g->compute) cudaStreamSynchronize(g->compute);
   if (g->copy) cudaStreamSynchronize(g->copy);
   optimizer_cuda_free(g->oc);
@@ -92,6 +168,11 @@ void trainer_gpu_close(trainer *t) {
   }
   if (g->losses) cudaFree(g->losses);
   free(g->losses_h);
+  nccl_comm_free(g->nccl);
+  float *world_bufs[4] = {g->send, g->recv, g->part, g->combined};
+  for (int i = 0; i < 4; i++)
+    if (world_bufs[i]) cudaFree(world_bufs[i]);
+  free(g->all_dev);
   if (g->compute) cudaStreamDestroy(g->compute);
   if (g->copy) cudaStreamDestroy(g->copy);
   free(g);
@@ -134,6 +215,23 @@ static int stage(trainer *t, int l, int k, pg_error *err) {
   return 0;
 }
 
+/* Local rank l's finished gradient into the send buffer: its shard of
+ * slice q at [q][l], queued on the compute stream before the next rank's
+ * step clears the gradient. */
+static int pack_rank(trainer *t, int l, pg_error *err) {
+  struct trainer_gpu *g = t->gpu;
+  size_t n = t->l.n_params;
+  const float *grads = gpt_cuda_grads(g->gc);
+  for (int q = 0; q < t->comm->size; q++) {
+    size_t len = slice_len(n, g->m, q);
+    if (len)
+      CU(cudaMemcpyAsync(g->send + ((size_t)q * (size_t)t->n_local + (size_t)l) * g->m,
+                         grads + (size_t)q * g->m, len * sizeof(float), cudaMemcpyDeviceToDevice,
+                         g->compute));
+  }
+  return 0;
+}
+
 int trainer_gpu_rank_step(trainer *t, int l, float *loss, pg_error *err) {
   struct trainer_gpu *g = t->gpu;
   const int G = t->cfg.grad_accum_steps;
@@ -150,6 +248,7 @@ int trainer_gpu_rank_step(trainer *t, int l, float *loss, pg_error *err) {
     CU(cudaEventRecord(g->consumed[i], g->compute));
   }
   loader_get_state(&t->loader, &t->rank_ls[l]);
+  if (t->cfg.world_size > 1 && pack_rank(t, l, err) != 0) return -1;
   CU(cudaMemcpyAsync(g->losses_h, g->losses, (size_t)G * sizeof(float), cudaMemcpyDeviceToHost,
                      g->compute));
   CU(cudaStreamSynchronize(g->compute));
@@ -159,28 +258,66 @@ int trainer_gpu_rank_step(trainer *t, int l, float *loss, pg_error *err) {
   return 0;
 }
 
+int trainer_gpu_combine(trainer *t, pg_error *err) {
+  struct trainer_gpu *g = t->gpu;
+  int W = t->cfg.world_size, P = t->comm->size;
+  const float scale = 1.0f / (float)W; /* exact: W divides 8 */
+  size_t n = t->l.n_params;
+  if (P == 1) return ordered_sum_cuda(g->combined, g->send, g->m, W, n, scale, g->compute, err);
+  size_t per_peer = (size_t)t->n_local * g->m;
+  if (nccl_alltoall_f32(g->nccl, g->send, g->recv, per_peer, g->compute, err) != 0 ||
+      ordered_sum_cuda(g->part, g->recv, g->m, W, slice_len(n, g->m, t->comm->rank), scale,
+                       g->compute, err) != 0 ||
+      nccl_allgather_f32(g->nccl, g->part, g->combined, g->m, g->compute, err) != 0)
+    return -1;
+  return nccl_wait(g->nccl, g->compute, t->comm->timeout_s, "the gradient exchange over NCCL", err);
+}
+
 int trainer_gpu_optimizer_step(trainer *t, double lr_mult, pg_error *err) {
   float norm;
-  return optimizer_cuda_step(t->gpu->oc, gpt_cuda_params(t->gpu->gc), gpt_cuda_grads(t->gpu->gc),
-                             t->step, lr_mult, t->prec, &norm, err);
+  float *grads = t->cfg.world_size > 1 ? t->gpu->combined : gpt_cuda_grads(t->gpu->gc);
+  return optimizer_cuda_step(t->gpu->oc, gpt_cuda_params(t->gpu->gc), grads, t->step, lr_mult,
+                             t->prec, &norm, err);
+}
+
+/* Every process's GPU: {"process", "index", "name", "pci_bus_id"}. */
+static json_t *devices_json(const trainer *t) {
+  json_t *a = json_array();
+  for (int p = 0; a && p < t->comm->size; p++) {
+    const cuda_device_info *d = &t->gpu->all_dev[p];
+    json_array_append_new(a, json_pack("{s:i, s:i, s:s, s:s}", "process", p, "index", d->index,
+                                       "name", d->name, "pci_bus_id", d->pci_bus_id));
+  }
+  return a;
 }
 
 json_t *trainer_gpu_json(trainer *t) {
   const struct trainer_gpu *g = t->gpu;
   char cc[16];
   snprintf(cc, sizeof cc, "%d.%d", g->dev.cc_major, g->dev.cc_minor);
-  return json_pack("{s:s, s:s, s:i, s:s, s:I, s:s, s:i, s:i, s:o}", "kind", "cuda", "name",
-                   g->dev.name, "sm_count", g->dev.sm_count, "compute_capability", cc,
-                   "memory_bytes", (json_int_t)g->dev.memory_bytes, "pci_bus_id",
-                   g->dev.pci_bus_id, "driver_version", g->ver.driver, "runtime_version",
-                   g->ver.runtime, "cublaslt", gpt_cuda_plans_json(g->gc));
+  json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:s, s:I, s:s, s:i, s:i, s:o}", "kind", "cuda",
+                        "name", g->dev.name, "index", g->device, "sm_count", g->dev.sm_count,
+                        "compute_capability", cc, "memory_bytes", (json_int_t)g->dev.memory_bytes,
+                        "pci_bus_id", g->dev.pci_bus_id, "driver_version", g->ver.driver,
+                        "runtime_version", g->ver.runtime, "cublaslt", gpt_cuda_plans_json(g->gc));
+  if (!j) return NULL;
+  json_object_set_new(j, "gpus", json_integer(t->comm->size));
+  json_object_set_new(j, "devices", devices_json(t));
+  if (g->nccl) json_object_set_new(j, "nccl", nccl_describe());
+  return j;
 }
 
 void trainer_gpu_log(trainer *t) {
   const struct trainer_gpu *g = t->gpu;
-  train_log_printf(&t->log, "device:cuda name:%s sm_count:%d compute_capability:%d.%d driver:%d runtime:%d",
-                   g->dev.name, g->dev.sm_count, g->dev.cc_major, g->dev.cc_minor, g->ver.driver,
-                   g->ver.runtime);
+  train_log_printf(
+      &t->log, "device:cuda:%d name:%s sm_count:%d compute_capability:%d.%d driver:%d runtime:%d",
+      g->device, g->dev.name, g->dev.sm_count, g->dev.cc_major, g->dev.cc_minor, g->ver.driver,
+      g->ver.runtime);
+  if (!g->nccl) return;
+  char ver[32];
+  pg_error e;
+  if (nccl_version(ver, sizeof ver, &e) != 0) snprintf(ver, sizeof ver, "unknown");
+  train_log_printf(&t->log, "gpus:%d nccl:%s", t->comm->size, ver);
 }
 
 #else
@@ -191,13 +328,31 @@ int trainer_gpu_open(trainer *t, pg_error *err) {
   (void)t;
   return pg_fail(err, "", -1, "--device cuda: this pgolf was built without CUDA (no nvcc)");
 }
-void trainer_gpu_close(trainer *t) { (void)t; }
+void trainer_gpu_close(trainer *t, int failed) { (void)t, (void)failed; }
 static int absent(pg_error *err) { return pg_fail(err, "", -1, "no CUDA path in this build"); }
 int trainer_gpu_put(trainer *t, pg_error *err) { return (void)t, absent(err); }
 int trainer_gpu_get(trainer *t, pg_error *err) { return (void)t, absent(err); }
+/* Local rank l's finished gradient into the send buffer: its shard of
+ * slice q at [q][l], queued on the compute stream before the next rank's
+ * step clears the gradient. */
+static int pack_rank(trainer *t, int l, pg_error *err) {
+  struct trainer_gpu *g = t->gpu;
+  size_t n = t->l.n_params;
+  const float *grads = gpt_cuda_grads(g->gc);
+  for (int q = 0; q < t->comm->size; q++) {
+    size_t len = slice_len(n, g->m, q);
+    if (len)
+      CU(cudaMemcpyAsync(g->send + ((size_t)q * (size_t)t->n_local + (size_t)l) * g->m,
+                         grads + (size_t)q * g->m, len * sizeof(float), cudaMemcpyDeviceToDevice,
+                         g->compute));
+  }
+  return 0;
+}
+
 int trainer_gpu_rank_step(trainer *t, int l, float *loss, pg_error *err) {
   return (void)t, (void)l, (void)loss, absent(err);
 }
+int trainer_gpu_combine(trainer *t, pg_error *err) { return (void)t, absent(err); }
 int trainer_gpu_optimizer_step(trainer *t, double lr_mult, pg_error *err) {
   return (void)t, (void)lr_mult, absent(err);
 }

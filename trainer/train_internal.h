@@ -74,23 +74,30 @@ typedef struct trainer {
 
 enum { PATH_CKPT = 0, PATH_ARTIFACT = 1, PATH_MANIFEST = 2, PATH_LOG = 3, PATH_LOSSES = 4 };
 
-/* train_cuda.c: the steps on one GPU. The device holds the parameters,
+/* train_cuda.c: the steps on this process's GPU. The device holds the parameters,
  * gradients and optimizer state while it trains; trainer_gpu_get brings
  * them to t->params and t->opt before anything on the host reads them
  * (validation, checkpoint, export), trainer_gpu_put sends the host's after
  * anything there wrote them (initialisation, resume, the budget plan's
  * restore). */
 int trainer_gpu_open(trainer *t, pg_error *err);
-void trainer_gpu_close(trainer *t);
+/* failed: the run stopped on an error; over several processes the GPU's
+ * state is then left to the process's exit (a peer may never answer). */
+void trainer_gpu_close(trainer *t, int failed);
 int trainer_gpu_put(trainer *t, pg_error *err);
 int trainer_gpu_get(trainer *t, pg_error *err);
 /* train.c's rank_step on the GPU for local rank l: the gradient cleared,
  * grad_accum micro-steps from the loader (staged ahead), *loss their mean
  * as the CPU takes it. */
 int trainer_gpu_rank_step(trainer *t, int l, float *loss, pg_error *err);
+/* World > 1: the ranks' gradients of this step combined in rank order on
+ * the device (kernels/ordered_sum.h; over NCCL between processes), waiting
+ * at most comm->timeout_s for the other processes. */
+int trainer_gpu_combine(trainer *t, pg_error *err);
 int trainer_gpu_optimizer_step(trainer *t, double lr_mult, pg_error *err);
 /* predicate.environment.device: the GPU, its driver and runtime, cuBLASLt
- * and its plan per GEMM shape. */
+ * and its plan per GEMM shape; every process's GPU, and NCCL (version and
+ * NCCL_* settings) when there are several. */
 json_t *trainer_gpu_json(trainer *t);
 /* One log line naming the device. */
 void trainer_gpu_log(trainer *t);

@@ -65,9 +65,22 @@ void emu_launch(dim3 grid, dim3 block, const std::function<void()> &body) {
   for (unsigned w = 0; w < warps; w++) pthread_barrier_destroy(&warp_barrier[w]);
 }
 
-/* The runtime: one device, host memory, synchronous. */
+/* The runtime: host memory, synchronous. One device, or CUDA_EMU_DEVICES
+ * (for the multi-GPU runs, whose processes each take one: every "device"
+ * is this host). */
+static int emu_devices(void) {
+  const char *v = getenv("CUDA_EMU_DEVICES");
+  int n = v ? atoi(v) : 1;
+  return n >= 1 && n <= 64 ? n : 1;
+}
+static int emu_current;
 extern "C" {
-cudaError_t cudaGetDeviceCount(int *n) { return *n = 1, cudaSuccess; }
+cudaError_t cudaGetDeviceCount(int *n) { return *n = emu_devices(), cudaSuccess; }
+cudaError_t cudaSetDevice(int i) {
+  if (i < 0 || i >= emu_devices()) return cudaErrorInvalidDevice;
+  return emu_current = i, cudaSuccess;
+}
+cudaError_t cudaGetDevice(int *i) { return *i = emu_current, cudaSuccess; }
 cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 cudaError_t cudaMalloc(void **p, size_t n) { return *p = malloc(n ? n : 1), cudaSuccess; }
 cudaError_t cudaFree(void *p) { return free(p), cudaSuccess; }
@@ -90,6 +103,7 @@ cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s) {
   return cudaMemset(p, v, n);
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t s) { return (void)s, cudaSuccess; }
+cudaError_t cudaStreamQuery(cudaStream_t s) { return (void)s, cudaSuccess; }
 // Streams and events order nothing here: every call has finished when it
 // returns. Handles are distinct non-null tokens.
 static char emu_handles[64];
@@ -118,9 +132,10 @@ const char *cudaGetErrorName(cudaError_t e) { return e ? "cudaErrorUnknown" : "c
 cudaError_t cudaRuntimeGetVersion(int *v) { return *v = CUDART_VERSION, cudaSuccess; }
 cudaError_t cudaDriverGetVersion(int *v) { return *v = 0, cudaSuccess; }
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int i) {
-  (void)i;
+  if (i < 0 || i >= emu_devices()) return cudaErrorInvalidDevice;
   memset(p, 0, sizeof *p);
   snprintf(p->name, sizeof p->name, "cuda-emu (CPU)");
+  p->pciDeviceID = i; /* tells the stand-in's devices apart in a record */
   return cudaSuccess;
 }
 }
