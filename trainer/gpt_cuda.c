@@ -329,6 +329,7 @@ void gpt_cuda_free(gpt_cuda *g) {
 
 float *gpt_cuda_params(gpt_cuda *g) { return g->params; }
 float *gpt_cuda_grads(gpt_cuda *g) { return g->grads; }
+const float *gpt_cuda_token_losses(const gpt_cuda *g) { return g->nll; }
 json_t *gpt_cuda_plans_json(const gpt_cuda *g) { return matmul_cuda_plans_json(g->mm); }
 matmul_cuda_ctx *gpt_cuda_matmul(gpt_cuda *g) { return g->mm; }
 
