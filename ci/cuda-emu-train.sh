@@ -2,10 +2,14 @@
 # `pgolf train --device cuda` end to end on the CPU stand-in of
 # ci/cuda-emu.sh (whose products are the CPU's), held to the CPU trainer's
 # chain with the GPU's reduction trees (PGOLF_TEST_GPU_TREES=1): the same
-# loss bits every step, the same artifact, the same final val_bpb, in fp32
-# and mixed precision. A small model (2 layers of 32, sequences of 64,
-# 1,024 tokens a step: 8 micro-steps), STEPS steps (default 1); the
-# stand-in runs one pthread per CUDA thread, so a step takes minutes.
+# loss bits every step, the same artifact, the same validation (on the GPU
+# path, trainer_gpu_validate: the log's val_loss/val_bpb lines at step 0
+# and at the end, the final round trip's, and the manifest's float64 bits
+# of both and of the loss sum), in fp32 and mixed precision. A small model
+# (2 layers of 32, sequences of 64, 1,024 tokens a step: 8 micro-steps of
+# 2 sequences), STEPS steps (default 1), a validation split of the demo's
+# first 1,089 tokens (17 sequences: the last batch padded); the stand-in
+# runs one pthread per CUDA thread, so a step takes minutes.
 # Needs make build. Exits 1 on any difference.
 #   sh ci/cuda-emu-train.sh
 set -eu
@@ -14,11 +18,9 @@ out=build/cuda-emu-train
 rm -rf "$out" && mkdir -p "$out"
 PGOLF_EMU_ONLY_BINARY=1 sh ci/cuda-emu.sh >/dev/null
 emu=build/cuda-emu/pgolf
-. tests/e2e/lib.sh >/dev/null 2>&1 || true
+. tests/e2e/lib.sh
 data=$out/data
-mkdir -p "$data"
-cp data/demo/fineweb_val_000000.bin "$data/"
-cp data/demo/fineweb_train_000000.bin "$data/"
+small_demo_data "$data" 1089
 steps=${STEPS:-1}
 bad=0
 for prec in fp32 mixed; do
@@ -26,7 +28,7 @@ for prec in fp32 mixed; do
   cat >"$cfg" <<JSON
 {"preset": "tiny", "num_layers": 2, "model_dim": 32, "num_heads": 2, "num_kv_heads": 1,
  "train_seq_len": 64, "train_batch_tokens": 1024, "iterations": $steps, "warmdown_iters": 1,
- "val_batch_size": 65536, "val_loss_every": 0, "train_log_every": 1, "precision": "$prec"}
+ "val_batch_size": 65536, "val_loss_every": $steps, "train_log_every": 1, "precision": "$prec"}
 JSON
   common="--config $cfg --data $data --tokenizer data/tokenizers/fineweb_1024_bpe.model --threads 1 --quiet --json"
   # shellcheck disable=SC2086
@@ -38,6 +40,17 @@ JSON
     b=$(jq -r ".$k" "$out/gpu-$prec.json")
     if [ "$a" = "$b" ]; then echo "ok $prec $k $a"; else echo "FAIL $prec $k: cpu $a, cuda (stand-in) $b"; bad=1; fi
   done
+  # The validation lines without their clocks, and the manifest's bits.
+  for run in cpu gpu; do
+    sed -n 's/^\(step:[0-9]*\/[0-9]* val_loss:[^ ]* val_bpb:[^ ]*\) .*/\1/p; /^final_int8_zlib_roundtrip_exact /p' \
+      "$out/$run-$prec/train.log" >"$out/$run-$prec.val"
+    jq -c '.. | objects | select(has("loss_sum_bits"))' "$out/$run-$prec/manifest.json" >>"$out/$run-$prec.val"
+  done
+  if [ "$(grep -c val_loss "$out/cpu-$prec.val")" -ge 4 ] && cmp -s "$out/cpu-$prec.val" "$out/gpu-$prec.val"; then
+    echo "ok $prec validation: $(tr '\n' ' ' <"$out/gpu-$prec.val" | cut -c1-400)"
+  else
+    echo "FAIL $prec validation differs (or is missing): $(diff "$out/cpu-$prec.val" "$out/gpu-$prec.val" | head -n 6)"; bad=1
+  fi
   if cmp -s "$out/cpu-$prec/model.int8.ptz" "$out/gpu-$prec/model.int8.ptz"; then
     echo "ok $prec artifact identical"
   else

@@ -13,9 +13,10 @@
 # says skipped, which fails the table like any skip.
 # The training rows run `pgolf train --device cuda` (the tiny preset) twice
 # and against the CPU, then at --world 8 on 1, 2 and 8 GPUs (a count the
-# machine lacks is a failing "not run" row); ms/step against the official
-# script is not measured yet, and the table says so instead of leaving the
-# row out.
+# machine lacks is a failing "not run" row); ci/gpu-bench.sh times the
+# baseline shape against the official script on the same GPU (the same
+# PGOLF_BASELINE_* and torchrun; BENCH_STEPS, default 20, BENCH_SKIP,
+# default 5).
 set -u
 cd "$(dirname "$0")/.."
 out=${GPU_CHECK_OUT:-/tmp/pgolf-gpu-check}
@@ -161,7 +162,12 @@ for g in 1 2 8; do
     row "$name" fail "chain differs from the 1-GPU run's ($chain1); $detail"
   fi
 done
-row "ms/step and tokens/s vs official train_gpt.py" "not built" "not measured yet: needs the official script timed beside it on the same GPU"
+# The speed against the official script on this GPU, and pgolf's bits
+# run to run at the baseline shape (ci/gpu-bench.sh: two rows; the ratio
+# is reported, not a pass condition).
+OUT="$out/bench" sh ci/gpu-bench.sh >"$out/bench.txt" 2>&1
+grep '^row	' "$out/bench.txt" >"$out/bench-rows" || row "ms/step and tokens/s vs official train_gpt.py" fail "ci/gpu-bench.sh printed no row: $(tail -n 1 "$out/bench.txt")"
+while IFS="$(printf '\t')" read -r _ a b c; do row "$a" "$b" "$c"; done <"$out/bench-rows"
 
 echo
 printf '| %-58s | %-9s | %s\n' "check" "result" "detail"

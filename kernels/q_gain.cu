@@ -1,7 +1,15 @@
 /* The per-head query gain on the GPU (contract in q_gain.h): y and dq
  * elementwise by q_gain.h's shared code, equal to the CPU kernel bit for
- * bit; dg by the fixed tree in float64, one block of TREE_LANES threads
- * per head, equal to q_gain_backward_tree_ref. No atomics. */
+ * bit; dg by the fixed tree in float64, equal to q_gain_backward_tree_ref.
+ * No atomics.
+ *
+ * dg's tree has TREE_LANES lanes per head, each a sequential float64 sum;
+ * the lanes are independent until they combine, so they are spread over
+ * QG_GROUPS blocks per head (QG_LANES lanes, one warp, each) to bring
+ * heads x QG_GROUPS SMs to the sums instead of one per head; each lane's
+ * partial goes to scratch, and one block per head then combines them
+ * pairwise, halving, as one block would have. Which block computes a lane
+ * changes no bits. */
 #include "kernels/col_dot.h"
 #include "kernels/cuda_common.h"
 #include "kernels/q_gain.h"
@@ -26,21 +34,43 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
     kernel_store(&dq[i], q_gain_dq(dy[i], g[(i % (size_t)w) / (size_t)head_dim], flags), flags);
 }
 
-/* Block h: lane k = threadIdx.x sums head h's terms m = k, k + 256, ...
- * (m = n * head_dim + j, the CPU's order), then the pairwise halving in
- * shared memory. */
-__global__ void __launch_bounds__(TREE_LANES)
-    q_gain_dg_kernel(float *dg, const float *dy, const float *q, int rows, int head_dim, int w,
-                     int flags) {
-  __shared__ double part[TREE_LANES];
-  const int k = threadIdx.x, h = blockIdx.x;
-  const size_t terms = (size_t)rows * head_dim;
+#define QG_LANES 32                        /* lanes (threads) per block of the sums */
+#define QG_GROUPS (TREE_LANES / QG_LANES) /* blocks per head */
+
+/* Block (h, grp), thread t: lane k = grp * QG_LANES + t of head h sums its
+ * terms m = k, k + 256, ... (m = n * head_dim + j, the CPU's order) into
+ * part[h * TREE_LANES + k]. (n, j) = (m / head_dim, m % head_dim) is
+ * carried from term to term (m grows by TREE_LANES: n by dn, j by dj,
+ * one carry), not divided anew in 64 bits per term. */
+__global__ void __launch_bounds__(QG_LANES)
+    q_gain_dg_lanes_kernel(double *part, const float *dy, const float *q, int rows, int head_dim,
+                           int w, int flags) {
+  const int h = blockIdx.x, k = blockIdx.y * QG_LANES + threadIdx.x;
+  const size_t terms = (size_t)rows * head_dim, dn = TREE_LANES / head_dim;
+  const int dj = TREE_LANES % head_dim;
+  const float *dyh = dy + (size_t)h * head_dim, *qh = q + (size_t)h * head_dim;
+  size_t n = (size_t)(k / head_dim);
+  int j = k % head_dim;
   double acc = 0.0;
   for (size_t m = (size_t)k; m < terms; m += TREE_LANES) {
-    size_t i = (m / head_dim) * (size_t)w + (size_t)h * head_dim + m % head_dim;
-    acc = acc + (double)col_dot_term(dy[i], q[i], flags);
+    size_t i = n * (size_t)w + (size_t)j;
+    acc = acc + (double)col_dot_term(dyh[i], qh[i], flags);
+    n += dn;
+    j += dj;
+    if (j >= head_dim) {
+      j -= head_dim;
+      n++;
+    }
   }
-  part[k] = acc;
+  part[(size_t)h * TREE_LANES + k] = acc;
+}
+
+/* Block h: head h's TREE_LANES partials combined pairwise, halving. */
+__global__ void __launch_bounds__(TREE_LANES)
+    q_gain_dg_combine_kernel(float *dg, const double *part_all, int flags) {
+  __shared__ double part[TREE_LANES];
+  const int k = threadIdx.x, h = blockIdx.x;
+  part[k] = part_all[(size_t)h * TREE_LANES + k];
   __syncthreads();
   for (int off = TREE_LANES / 2; off > 0; off >>= 1) {
     if (k < off) part[k] = part[k] + part[k + off];
@@ -68,14 +98,17 @@ extern "C" int q_gain_forward_cuda(float *y, const float *q, const float *g, int
   return cuda_check_launch(err, "q_gain_forward_kernel");
 }
 
-extern "C" int q_gain_backward_cuda(float *dq, float *dg, const float *dy, const float *q,
-                                    const float *g, int rows, int heads, int head_dim, int flags,
-                                    cudaStream_t stream, pg_error *err) {
+extern "C" int q_gain_backward_cuda(float *dq, float *dg, double *scratch, const float *dy,
+                                    const float *q, const float *g, int rows, int heads,
+                                    int head_dim, int flags, cudaStream_t stream, pg_error *err) {
   if (check_shape(rows, heads, head_dim, err)) return -1;
   int w = heads * head_dim;
   /* dg first: the stream orders it before dq, which may overwrite dy. */
-  q_gain_dg_kernel<<<heads, TREE_LANES, 0, stream>>>(dg, dy, q, rows, head_dim, w, flags);
-  if (cuda_check_launch(err, "q_gain_dg_kernel")) return -1;
+  q_gain_dg_lanes_kernel<<<dim3((unsigned)heads, QG_GROUPS), QG_LANES, 0, stream>>>(
+      scratch, dy, q, rows, head_dim, w, flags);
+  if (cuda_check_launch(err, "q_gain_dg_lanes_kernel")) return -1;
+  q_gain_dg_combine_kernel<<<heads, TREE_LANES, 0, stream>>>(dg, scratch, flags);
+  if (cuda_check_launch(err, "q_gain_dg_combine_kernel")) return -1;
   size_t n = (size_t)rows * w;
   if (n == 0) return 0;
   q_gain_dq_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dq, dy, g, n, head_dim, w,

@@ -46,13 +46,13 @@ void q_gain_backward_tree_ref(float *dq, float *dg, const float *dy, const float
 #include "common/error.h"
 
 /* The CUDA twins: device pointers, launched on stream; no allocation. The
- * backward sums dg (one block of TREE_LANES threads per head) before it
- * writes dq (dq may alias dy). */
+ * backward sums dg before it writes dq (dq may alias dy); scratch holds
+ * the tree's lane partials, heads * TREE_LANES doubles. */
 int q_gain_forward_cuda(float *y, const float *q, const float *g, int rows, int heads, int head_dim,
                         int flags, cudaStream_t stream, pg_error *err);
-int q_gain_backward_cuda(float *dq, float *dg, const float *dy, const float *q, const float *g,
-                         int rows, int heads, int head_dim, int flags, cudaStream_t stream,
-                         pg_error *err);
+int q_gain_backward_cuda(float *dq, float *dg, double *scratch, const float *dy, const float *q,
+                         const float *g, int rows, int heads, int head_dim, int flags,
+                         cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

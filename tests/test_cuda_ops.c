@@ -21,6 +21,7 @@
 #include "kernels/embedding.h"
 #include "kernels/l2norm.h"
 #include "kernels/q_gain.h"
+#include "kernels/reduce_tree.h"
 #include "kernels/relu_square.h"
 #include "kernels/residual_mix.h"
 #include "kernels/rope.h"
@@ -217,13 +218,18 @@ static void test_residual_mix(void **state) {
 
 /* ---- q_gain: y and dq elementwise, dg by the tree ---- */
 
+/* Head widths that divide the tree's 256 lanes, one that does not (24:
+ * the term index's carry), one wider than the lanes (300), and fewer
+ * terms than lanes (5 x 8). */
 static void test_q_gain(void **state) {
   (void)state;
   NEED_GPU();
-  const int shapes[][3] = {{300, 8, 16}, {100, 3, 64}, {5, 2, 8}};
+  const int shapes[][3] = {{300, 8, 16}, {100, 3, 64}, {5, 2, 8}, {37, 2, 24}, {3, 2, 300}};
   kc_rng rng = {204};
   pg_error err;
-  for (int k = 0; k < 3; k++) {
+  double *d_scratch;
+  CK(cudaMalloc((void **)&d_scratch, 8 * TREE_LANES * sizeof *d_scratch));
+  for (int k = 0; k < 5; k++) {
     int rows = shapes[k][0], heads = shapes[k][1], hd = shapes[k][2];
     size_t n = (size_t)rows * heads * hd;
     float *q0 = fill_new(&rng, n, 1.0), *gain = fill_new(&rng, heads, 2.0);
@@ -252,7 +258,8 @@ static void test_q_gain(void **state) {
         to_device_again(d_out, acc, n);
         to_device_again(d_dg, dg0, heads);
         assert_int_equal(
-            q_gain_backward_cuda(d_out, d_dg, d_g, d_q, d_gain, rows, heads, hd, flags, 0, &err),
+            q_gain_backward_cuda(d_out, d_dg, d_scratch, d_g, d_q, d_gain, rows, heads, hd, flags,
+                                 0, &err),
             0);
         expect_device(d_out, want, n, "q_gain backward dq");
         expect_device(d_dg, want_dg, heads, "q_gain backward dg (tree)");
@@ -265,8 +272,8 @@ static void test_q_gain(void **state) {
         TWICE {
           to_device_again(d_out, g, n);
           to_device_again(d_dg, dg0, heads);
-          assert_int_equal(q_gain_backward_cuda(d_out, d_dg, d_out, d_q, d_gain, rows, heads, hd,
-                                                flags, 0, &err),
+          assert_int_equal(q_gain_backward_cuda(d_out, d_dg, d_scratch, d_out, d_q, d_gain, rows,
+                                                heads, hd, flags, 0, &err),
                            0);
           expect_device(d_out, want, n, "q_gain backward dq in place");
           expect_device(d_dg, want_dg, heads, "q_gain backward dg in place (tree)");
@@ -277,6 +284,7 @@ static void test_q_gain(void **state) {
     cudaFree(d_out), cudaFree(d_q), cudaFree(d_gain), cudaFree(d_g), cudaFree(d_dg);
     free(q0), free(gain), free(g0), free(acc), free(dg0), free(want), free(want_dg);
   }
+  cudaFree(d_scratch);
 }
 
 /* ---- l2norm: the float64 tree ---- */

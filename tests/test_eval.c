@@ -277,6 +277,76 @@ static void test_eval_sums_nll_in_order(void **state) {
   free_model(&m);
 }
 
+/* The GPU's validation (trainer_gpu_validate) runs batches of the
+ * training's shape, the last one padded with token 0, and sums the real
+ * targets' losses on the host in order; under PGOLF_TEST_GPU_TREES=1 the
+ * CPU's eval_val (tree_refs) must give those bits. Here that path is
+ * replayed on the CPU with B = 4 over 23 sequences (the last batch 3 real
+ * and 1 padding), in both precisions, against eval_val at several batch
+ * sizes; the trees move the result by rounding only. */
+static void test_eval_tree_refs_padded_batches(void **state) {
+  (void)state;
+  model m;
+  tiny_model(&m);
+  char *dir = small_val();
+  char first[1024];
+  snprintf(first, sizeof first, "%s/fineweb_val_000000.bin", dir);
+  char *paths[] = {first};
+  val_data v;
+  pg_error err;
+  const int T = m.l.cfg.seq_len, B = 4;
+  assert_int_equal(val_data_open_paths(&v, paths, 1, (uint32_t)T, 1024, &err), 0);
+  const uint64_t n_seq = (v.n_tokens - 1) / (uint64_t)T;
+  assert_int_equal(n_seq % B, 3);
+  gpt_acts *a = gpt_acts_new(&m.l, B, T, &err);
+  assert_non_null(a);
+  gpt_acts_use_tree_refs(a);
+  const size_t n = (size_t)B * T;
+  uint16_t *win = malloc((n + 1) * 2), *x = malloc(n * 2), *y = malloc(n * 2);
+  float *nll = malloc(n * 4);
+  for (int prec = GPT_FP32; prec <= GPT_MIXED; prec++) {
+    eval_opts o = {.batch_seqs = 16, .precision = (gpt_precision)prec, .tree_refs = 1};
+    eval_result r;
+    if (eval_val(&v, &luts, &m.l, &m.p, &o, &r, &err)) fail_msg("%s", err.msg);
+    double sum = 0;
+    uint64_t bytes = 0;
+    for (uint64_t s0 = 0; s0 < n_seq; s0 += B) {
+      int b = n_seq - s0 < (uint64_t)B ? (int)(n_seq - s0) : B;
+      memset(x, 0, n * 2);
+      memset(y, 0, n * 2);
+      assert_int_equal(eval_batch_ids(&v, &luts, s0, b, win, x, y, &bytes, &err), 0);
+      gpt_forward(&m.l, &m.p, a, x, y, B, T, (gpt_precision)prec, nll);
+      for (size_t k = 0; k < (size_t)b * T; k++) sum += (double)nll[k];
+    }
+    if (memcmp(&sum, &r.loss_sum, sizeof sum))
+      fail_msg("precision %d: padded batches of 4 sum %.17g, eval_val %.17g", prec, sum, r.loss_sum);
+    assert_int_equal(bytes, r.bytes);
+    eval_result r2 = {.loss_sum = sum, .bytes = bytes};
+    eval_result_finish(&r2, n_seq, (uint64_t)T, 1.0);
+    assert_int_equal(r2.loss_sum_bits, r.loss_sum_bits);
+    assert_true(r2.val_loss == r.val_loss && r2.val_bpb == r.val_bpb);
+    assert_int_equal(r2.tokens, r.tokens);
+    const int batches[] = {1, 7, 1000};
+    for (int k = 0; k < 3; k++) {
+      o.batch_seqs = batches[k];
+      eval_result rb;
+      if (eval_val(&v, &luts, &m.l, &m.p, &o, &rb, &err)) fail_msg("%s", err.msg);
+      if (rb.loss_sum_bits != r.loss_sum_bits)
+        fail_msg("precision %d, batch %d: %.17g, batch 16: %.17g", prec, batches[k], rb.loss_sum,
+                 r.loss_sum);
+    }
+    o.tree_refs = 0;
+    eval_result rp;
+    if (eval_val(&v, &luts, &m.l, &m.p, &o, &rp, &err)) fail_msg("%s", err.msg);
+    assert_true(fabs(rp.val_loss - r.val_loss) <= 1e-4 * r.val_loss);
+  }
+  free(win), free(x), free(y), free(nll);
+  gpt_acts_free(a);
+  val_data_close(&v);
+  test_rmdir(dir);
+  free_model(&m);
+}
+
 static void test_eval_argument_errors(void **state) {
   (void)state;
   model m;
@@ -309,6 +379,7 @@ int main(void) {
       cmocka_unit_test(test_split_shards_same_stream),
       cmocka_unit_test(test_input_errors),
       cmocka_unit_test(test_eval_sums_nll_in_order),
+      cmocka_unit_test(test_eval_tree_refs_padded_batches),
       cmocka_unit_test(test_eval_argument_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

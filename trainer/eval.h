@@ -28,6 +28,7 @@ typedef struct eval_opts {
   int batch_seqs;          /* B: sequences per forward pass, >= 1 */
   gpt_precision precision;
   float *nll_out;          /* optional: n - 1 floats, each target's nll in order */
+  int tree_refs;           /* the forward sums by the GPU's trees (gpt_acts_use_tree_refs) */
 } eval_opts;
 
 typedef struct eval_result {
@@ -45,5 +46,18 @@ typedef struct eval_result {
 /* Score the whole stream with the model (forward only). */
 int eval_val(const val_data *v, const byte_luts *luts, const gpt_layout *l, const gpt_params *p,
              const eval_opts *o, eval_result *r, pg_error *err);
+
+/* The pieces eval_val is made of, for an evaluation whose forward runs
+ * elsewhere (trainer/train_cuda.c, on the GPU) with the same result: */
+
+/* Sequences [s0, s0 + b) of the stream: their inputs into x and targets
+ * into y (b * T ids each, sequence after sequence), their bytes added to
+ * *bytes; win is scratch of b * T + 1 ids. */
+int eval_batch_ids(const val_data *v, const byte_luts *luts, uint64_t s0, int b, uint16_t *win,
+                   uint16_t *x, uint16_t *y, uint64_t *bytes, pg_error *err);
+
+/* r's counts and metrics once r->loss_sum (the targets' nll summed in
+ * token order, float64) and r->bytes hold the whole stream's. */
+void eval_result_finish(eval_result *r, uint64_t n_seq, uint64_t T, double seconds);
 
 #endif

@@ -14,6 +14,7 @@
 #include "kernels/embedding.h"
 #include "kernels/matmul.h"
 #include "kernels/q_gain.h"
+#include "kernels/reduce_tree.h"
 #include "kernels/relu_square.h"
 #include "kernels/residual_mix.h"
 #include "kernels/rmsnorm.h"
@@ -40,6 +41,7 @@ struct gpt_cuda {
   const uint16_t *cur; /* the ids of the last forward, read by the backward */
   uint16_t *s16a, *s16b, *s16o; /* device: packed GEMM operands and result */
   float *att_scratch; /* device: attention's row dots, N*H */
+  double *qg_scratch; /* device: q_gain's tree partials, H*TREE_LANES */
   float *nll, *loss;  /* device: per-token losses, their mean */
   gpt_params p, g, w; /* bound over params, grads, and the float32 bf16 copy */
 };
@@ -200,7 +202,7 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(mm_bw(g, gr->attn_proj, a->dm, la->att, N, D, D, 1, err));
   TRY(attention_backward_cuda(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin,
                               la->v, g->att_scratch, N / T, T, d->H, d->KV, d->hd, fb, s, err));
-  TRY(q_gain_backward_cuda(a->dq, gr->q_gain, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd, 0, s,
+  TRY(q_gain_backward_cuda(a->dq, gr->q_gain, g->qg_scratch, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd, 0, s,
                            err));
   const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
   TRY(rope_backward_cuda(a->dq, a->dq, rc, rs, N, T, d->H, d->hd, 0, s, err));
@@ -291,6 +293,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
       dev_alloc((void **)&g->s16b, N * wide * sizeof(uint16_t), err) ||
       dev_alloc((void **)&g->s16o, s16 * sizeof(uint16_t), err) ||
       dev_alloc((void **)&g->att_scratch, N * d.H * sizeof(float), err) ||
+      dev_alloc((void **)&g->qg_scratch, (size_t)d.H * TREE_LANES * sizeof(double), err) ||
       dev_alloc((void **)&g->nll, N * sizeof(float), err) ||
       dev_alloc((void **)&g->loss, sizeof(float), err)) {
     gpt_cuda_free(g);
@@ -316,7 +319,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
 void gpt_cuda_free(gpt_cuda *g) {
   if (!g) return;
   void *dev[] = {g->acts_mem, g->params, g->grads, g->w16, g->ids, g->s16a, g->s16b, g->s16o,
-                 g->att_scratch, g->nll, g->loss};
+                 g->att_scratch, g->qg_scratch, g->nll, g->loss};
   for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
     if (dev[i]) cudaFree(dev[i]);
   if (g->mm) matmul_cuda_free(g->mm);
@@ -329,6 +332,7 @@ void gpt_cuda_free(gpt_cuda *g) {
 
 float *gpt_cuda_params(gpt_cuda *g) { return g->params; }
 float *gpt_cuda_grads(gpt_cuda *g) { return g->grads; }
+const float *gpt_cuda_token_losses(const gpt_cuda *g) { return g->nll; }
 json_t *gpt_cuda_plans_json(const gpt_cuda *g) { return matmul_cuda_plans_json(g->mm); }
 matmul_cuda_ctx *gpt_cuda_matmul(gpt_cuda *g) { return g->mm; }
 

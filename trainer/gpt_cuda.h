@@ -51,6 +51,10 @@ int gpt_cuda_forward(gpt_cuda *g, const uint16_t *x, const uint16_t *y, float *l
  * stay unchanged until the backward of this forward has run. */
 int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error *err);
 
+/* The device's B*T per-token losses of the last forward, in token order
+ * (sequence after sequence): what the mean it wrote was taken over. */
+const float *gpt_cuda_token_losses(const gpt_cuda *g);
+
 /* Backward of the last forward: ADDS loss_scale * d(mean loss)/d(param)
  * into the gradients, as gpt_backward does. Queued on the stream. */
 int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err);

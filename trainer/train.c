@@ -187,6 +187,7 @@ static int setup(trainer *t, const train_options *o, pg_error *err) {
   if (trees && !strcmp(trees, "1")) {
     gpt_acts_use_tree_refs(t->acts);
     t->opt.tree = 1;
+    t->gpu_trees = 1;
   }
   return 0;
 }
@@ -342,10 +343,10 @@ static int should_log(const trainer *t, int64_t step) {
   return every > 0 && (step <= 10 || step % every == 0 || step == t->cfg.opt.iterations);
 }
 
+/* On the GPU the parameters it trains are validated there (NULL). */
 static int validate_and_log(trainer *t, pg_error *err) {
   double vl, vb;
-  if (t->gpu && trainer_gpu_get(t, err) != 0) return -1;
-  if (trainer_validate(t, t->params, &vl, &vb, err) != 0) return -1;
+  if (trainer_validate(t, t->gpu ? NULL : t->params, &vl, &vb, err) != 0) return -1;
   progress_clear(&t->prog);
   train_log_val_step(&t->log, t->step, t->cfg.opt.iterations, vl, vb, t->train_ms);
   t->last_val_loss = vl;
@@ -379,8 +380,10 @@ static int loop(trainer *t, pg_error *err) {
     /* Every process validates during training (the same bits; it keeps
      * them in step); the end's validation and export are process 0's. */
     if (last) {
-      /* The final checkpoint's loader states, while every process is here. */
+      /* The final checkpoint's loader states, while every process is here,
+       * and the device's state, which the checkpoint and export read. */
       if (trainer_gather_loaders(t, err) != 0) return -1;
+      if (t->gpu && trainer_gpu_get(t, err) != 0) return -1;
       if (t->comm->rank != 0) return 0;
     }
     if (last || (every > 0 && t->step % every == 0)) {

@@ -10,9 +10,11 @@
  * before the copy that reuses its buffer), and the micro-steps' losses
  * are read back once per step, so nothing waits between micro-steps. The
  * batches are the loader's in its order, so the bits are those of the
- * unstaged loop. Validation during training and
- * the final evaluation of the artifact run on the CPU from the parameters
- * brought back (trainer_gpu_get).
+ * unstaged loop. Validation during training and the final evaluation of
+ * the artifact run on the GPU too (trainer_gpu_validate): forward passes
+ * of the training's shape over the validation batches, each batch's
+ * per-token losses brought back while the next one computes and summed on
+ * the host in token order, as eval_val sums them.
  *
  * A world of N ranks over P processes (mpirun, P divides N) runs one
  * process per GPU, the device being the process's place on its node. Each
@@ -31,6 +33,7 @@
 
 #ifdef PGOLF_HAVE_CUDA
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels/cuda_common.h"
 #include "kernels/matmul.h"
@@ -60,6 +63,9 @@ struct trainer_gpu {
   float *recv;     /* several processes: every rank's shard of this slice, [r][m] */
   float *part;     /* several processes: this process's summed slice (m) */
   float *combined; /* the step's gradient (n; P * m with the last slice's padding) */
+  float *nll_h[2];         /* host, page-locked: a validation batch's per-token losses */
+  cudaEvent_t scored[2];   /* the copy into nll_h[i] is done */
+  uint16_t *win;           /* host: a validation batch's window of tokens */
 };
 
 #define CU(call)                                               \
@@ -79,10 +85,13 @@ static int staging_open(struct trainer_gpu *g, size_t n, int G, pg_error *err) {
     CU(cudaEventCreateWithFlags(&g->staged[i], cudaEventDisableTiming));
     CU(cudaEventCreateWithFlags(&g->consumed[i], cudaEventDisableTiming));
     CU(cudaEventRecord(g->consumed[i], g->compute)); /* free to fill */
+    CU(cudaMallocHost((void **)&g->nll_h[i], n * sizeof(float)));
+    CU(cudaEventCreateWithFlags(&g->scored[i], cudaEventDisableTiming));
   }
   CU(cudaMalloc((void **)&g->losses, (size_t)G * sizeof(float)));
   g->losses_h = malloc((size_t)G * sizeof(float));
-  return g->losses_h ? 0 : pg_fail(err, "", -1, "out of memory");
+  g->win = malloc((n + 1) * sizeof(uint16_t));
+  return g->losses_h && g->win ? 0 : pg_fail(err, "", -1, "out of memory");
 }
 
 /* The process's GPU: its place among the processes on its node, one
@@ -165,6 +174,8 @@ void trainer_gpu_close(trainer *t, int failed) {
     if (g->ids[i]) cudaFree(g->ids[i]);
     if (g->staged[i]) cudaEventDestroy(g->staged[i]);
     if (g->consumed[i]) cudaEventDestroy(g->consumed[i]);
+    if (g->nll_h[i]) cudaFreeHost(g->nll_h[i]);
+    if (g->scored[i]) cudaEventDestroy(g->scored[i]);
   }
   if (g->losses) cudaFree(g->losses);
   free(g->losses_h);
@@ -173,6 +184,7 @@ void trainer_gpu_close(trainer *t, int failed) {
   for (int i = 0; i < 4; i++)
     if (world_bufs[i]) cudaFree(world_bufs[i]);
   free(g->all_dev);
+  free(g->win);
   if (g->compute) cudaStreamDestroy(g->compute);
   if (g->copy) cudaStreamDestroy(g->copy);
   free(g);
@@ -291,6 +303,88 @@ static json_t *devices_json(const trainer *t) {
   return a;
 }
 
+/* Validation batch j (sequences from j * B, b of them) into pinned[j % 2]
+ * and on the copy stream into ids[j % 2], as stage() does a training
+ * batch; its bytes added to r->bytes. A short last batch is padded with
+ * token 0 to the full B sequences, so that every product keeps the
+ * training's shape (and cuBLASLt its recorded plans); the padding's
+ * losses are never read. */
+static int stage_val(trainer *t, uint64_t j, int b, eval_result *r, pg_error *err) {
+  struct trainer_gpu *g = t->gpu;
+  const size_t n = (size_t)t->B * t->T, used = (size_t)b * t->T;
+  int i = (int)(j % 2);
+  uint16_t *x = g->pinned[i], *y = g->pinned[i] + n;
+  CU(cudaEventSynchronize(g->staged[i]));
+  if (eval_batch_ids(&t->val, &t->luts, j * (uint64_t)t->B, b, g->win, x, y, &r->bytes, err) != 0)
+    return -1;
+  memset(x + used, 0, (n - used) * sizeof *x);
+  memset(y + used, 0, (n - used) * sizeof *y);
+  CU(cudaStreamWaitEvent(g->copy, g->consumed[i], 0));
+  CU(cudaMemcpyAsync(g->ids[i], g->pinned[i], 2 * n * sizeof(uint16_t), cudaMemcpyHostToDevice,
+                     g->copy));
+  CU(cudaEventRecord(g->staged[i], g->copy));
+  return 0;
+}
+
+/* Batch j's forward on the compute stream, then its per-token losses
+ * into nll_h[j % 2]; nothing waited for. */
+static int score_val(trainer *t, uint64_t j, pg_error *err) {
+  struct trainer_gpu *g = t->gpu;
+  const size_t n = (size_t)t->B * t->T;
+  int i = (int)(j % 2);
+  CU(cudaStreamWaitEvent(g->compute, g->staged[i], 0));
+  if (gpt_cuda_forward_ids(g->gc, g->ids[i], g->losses, err) != 0) return -1;
+  CU(cudaEventRecord(g->consumed[i], g->compute));
+  CU(cudaMemcpyAsync(g->nll_h[i], gpt_cuda_token_losses(g->gc), n * sizeof(float),
+                     cudaMemcpyDeviceToHost, g->compute));
+  CU(cudaEventRecord(g->scored[i], g->compute));
+  return 0;
+}
+
+/* Batch j's b sequences' losses added to r->loss_sum in token order, in
+ * float64 (eval_val's sum), once they are on the host. */
+static int sum_val(trainer *t, uint64_t j, int b, eval_result *r, pg_error *err) {
+  struct trainer_gpu *g = t->gpu;
+  const float *nll = g->nll_h[j % 2];
+  CU(cudaEventSynchronize(g->scored[j % 2]));
+  for (size_t k = 0; k < (size_t)b * t->T; k++) r->loss_sum += (double)nll[k];
+  return 0;
+}
+
+/* Sequences in batch j of n_seq in batches of B. */
+static int batch_seqs(uint64_t j, uint64_t n_seq, int B) {
+  uint64_t left = n_seq - j * (uint64_t)B;
+  return left < (uint64_t)B ? (int)left : B;
+}
+
+/* Batch j is staged and scored while the host sums batch j - 1 and stages
+ * batch j + 1; two of each buffer suffice, each reuse ordered by the
+ * events (staged, consumed, scored) as in the training steps. */
+int trainer_gpu_validate(trainer *t, const float *params, eval_result *r, pg_error *err) {
+  struct trainer_gpu *g = t->gpu;
+  const uint64_t T = (uint64_t)t->T, n_seq = (t->val.n_tokens - 1) / T;
+  const uint64_t n_batch = (n_seq + (uint64_t)t->B - 1) / (uint64_t)t->B;
+  memset(r, 0, sizeof *r);
+  if (t->val.seq_len != T)
+    return pg_fail(err, "", -1, "evaluation: stream truncated for %u, windows of %d",
+                   t->val.seq_len, t->T);
+  double t0 = trainer_now_ms();
+  if (params)
+    CU(cudaMemcpyAsync(gpt_cuda_params(g->gc), params, t->l.n_params * sizeof(float),
+                       cudaMemcpyHostToDevice, g->compute));
+  if (n_batch > 0 && stage_val(t, 0, batch_seqs(0, n_seq, t->B), r, err) != 0) return -1;
+  for (uint64_t j = 0; j < n_batch; j++) {
+    if (score_val(t, j, err) != 0) return -1;
+    if (j + 1 < n_batch && stage_val(t, j + 1, batch_seqs(j + 1, n_seq, t->B), r, err) != 0)
+      return -1;
+    if (j > 0 && sum_val(t, j - 1, batch_seqs(j - 1, n_seq, t->B), r, err) != 0) return -1;
+  }
+  if (n_batch > 0 && sum_val(t, n_batch - 1, batch_seqs(n_batch - 1, n_seq, t->B), r, err) != 0)
+    return -1;
+  eval_result_finish(r, n_seq, T, (trainer_now_ms() - t0) / 1e3);
+  return 0;
+}
+
 json_t *trainer_gpu_json(trainer *t) {
   const struct trainer_gpu *g = t->gpu;
   char cc[16];
@@ -332,29 +426,15 @@ void trainer_gpu_close(trainer *t, int failed) { (void)t, (void)failed; }
 static int absent(pg_error *err) { return pg_fail(err, "", -1, "no CUDA path in this build"); }
 int trainer_gpu_put(trainer *t, pg_error *err) { return (void)t, absent(err); }
 int trainer_gpu_get(trainer *t, pg_error *err) { return (void)t, absent(err); }
-/* Local rank l's finished gradient into the send buffer: its shard of
- * slice q at [q][l], queued on the compute stream before the next rank's
- * step clears the gradient. */
-static int pack_rank(trainer *t, int l, pg_error *err) {
-  struct trainer_gpu *g = t->gpu;
-  size_t n = t->l.n_params;
-  const float *grads = gpt_cuda_grads(g->gc);
-  for (int q = 0; q < t->comm->size; q++) {
-    size_t len = slice_len(n, g->m, q);
-    if (len)
-      CU(cudaMemcpyAsync(g->send + ((size_t)q * (size_t)t->n_local + (size_t)l) * g->m,
-                         grads + (size_t)q * g->m, len * sizeof(float), cudaMemcpyDeviceToDevice,
-                         g->compute));
-  }
-  return 0;
-}
-
 int trainer_gpu_rank_step(trainer *t, int l, float *loss, pg_error *err) {
   return (void)t, (void)l, (void)loss, absent(err);
 }
 int trainer_gpu_combine(trainer *t, pg_error *err) { return (void)t, absent(err); }
 int trainer_gpu_optimizer_step(trainer *t, double lr_mult, pg_error *err) {
   return (void)t, (void)lr_mult, absent(err);
+}
+int trainer_gpu_validate(trainer *t, const float *params, eval_result *r, pg_error *err) {
+  return (void)t, (void)params, (void)r, absent(err);
 }
 json_t *trainer_gpu_json(trainer *t) { return (void)t, json_null(); }
 void trainer_gpu_log(trainer *t) { (void)t; }

@@ -35,15 +35,22 @@ static int open_val(trainer *t, pg_error *err) {
 }
 
 /* The official eval_val batch: val_batch_size / (world * grad_accum)
- * tokens, whole sequences (the sums do not depend on it, the memory does). */
+ * tokens, whole sequences (the sums do not depend on it, the memory does).
+ * On the GPU the forward runs there, in batches of the training's shape
+ * (trainer_gpu_validate; params NULL: the parameters on the device). */
 int trainer_validate(trainer *t, const float *params, double *loss, double *bpb, pg_error *err) {
   if (open_val(t, err) != 0) return -1;
-  int64_t bs = t->cfg.val_batch_size / ((int64_t)t->cfg.world_size * t->cfg.grad_accum_steps) / t->T;
-  eval_opts eo = {bs < 1 ? 1 : (int)(bs > 65536 ? 65536 : bs), t->prec, NULL};
-  gpt_params p;
-  gpt_params_bind(&p, &t->l, (float *)params);
-  int rc = eval_val(&t->val, &t->luts, &t->l, &p, &eo, &t->last_eval, err);
-  gpt_params_free(&p);
+  int rc;
+  if (t->gpu) {
+    rc = trainer_gpu_validate(t, params, &t->last_eval, err);
+  } else {
+    int64_t bs = t->cfg.val_batch_size / ((int64_t)t->cfg.world_size * t->cfg.grad_accum_steps) / t->T;
+    eval_opts eo = {bs < 1 ? 1 : (int)(bs > 65536 ? 65536 : bs), t->prec, NULL, t->gpu_trees};
+    gpt_params p;
+    gpt_params_bind(&p, &t->l, (float *)params);
+    rc = eval_val(&t->val, &t->luts, &t->l, &p, &eo, &t->last_eval, err);
+    gpt_params_free(&p);
+  }
   if (rc != 0) return -1;
   *loss = t->last_eval.val_loss;
   *bpb = t->last_eval.val_bpb;

@@ -64,6 +64,7 @@ typedef struct trainer {
   byte_luts luts;
   int val_open;
   eval_result last_eval; /* of the last evaluation of any parameters */
+  int gpu_trees;          /* PGOLF_TEST_GPU_TREES=1: the CPU sums by the GPU's trees */
 
   struct trainer_gpu *gpu; /* --device cuda: the model and optimizer on the GPU, else NULL */
 
@@ -95,6 +96,13 @@ int trainer_gpu_rank_step(trainer *t, int l, float *loss, pg_error *err);
  * at most comm->timeout_s for the other processes. */
 int trainer_gpu_combine(trainer *t, pg_error *err);
 int trainer_gpu_optimizer_step(trainer *t, double lr_mult, pg_error *err);
+/* eval_val on the GPU over t->val (open): the same batches, each target's
+ * loss brought back and summed on the host in token order in float64, so
+ * *r is eval_val's with the GPU's kernels (the CPU's under
+ * PGOLF_TEST_GPU_TREES=1, where the products agree). params: host
+ * parameters that first replace the device's (the final evaluation's
+ * dequantized ones), or NULL for the ones it trains. */
+int trainer_gpu_validate(trainer *t, const float *params, eval_result *r, pg_error *err);
 /* predicate.environment.device: the GPU, its driver and runtime, cuBLASLt
  * and its plan per GEMM shape; every process's GPU, and NCCL (version and
  * NCCL_* settings) when there are several. */
