@@ -18,10 +18,19 @@
 
 enum { OP_FWD, OP_BWD_INPUT, OP_BWD_WEIGHT };
 static const char *const OP_NAME[] = {"forward", "backward_input", "backward_weight"};
-#define MAX_PLANS 64
+#define MAX_PLANS 128
 
+/* A plan is keyed by the operands' alignments too: cuBLASLt's heuristic
+ * assumes 256-byte aligned A, B, C and D unless told otherwise
+ * (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES) and may pick a kernel that
+ * faults or is refused on less. cudaMalloc gives 256, but a weight is a
+ * view into the flat parameter buffer: the baseline's start 32 bytes
+ * (float32) or 16 bytes (bf16) past a 256-byte boundary, the tiny
+ * preset's 16 or 8. The same shape at another alignment is another plan,
+ * as deterministic as the first (the offsets never change in a run). */
 typedef struct plan {
   int op, n, in, out, bf16, accumulate;
+  unsigned align_a, align_b, align_d;
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t a, b, c;
   cublasLtMatmulAlgo_t algo;
@@ -115,6 +124,14 @@ static int plan_build(matmul_cuda_ctx *c, plan *p, pg_error *err) {
   LT_TRY(err, cublasLtMatmulPreferenceCreate(&pref));
   uint64_t ws = c->workspace_bytes;
   uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_NONE; /* no split-K partial sums */
+  /* C is D (beta 1 reads it back): one alignment for both. */
+  const struct {
+    cublasLtMatmulPreferenceAttributes_t attr;
+    uint32_t bytes;
+  } align[] = {{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, p->align_a},
+               {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, p->align_b},
+               {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, p->align_d},
+               {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, p->align_d}};
   cublasLtMatmulHeuristicResult_t r;
   int found = 0;
   cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
@@ -122,27 +139,35 @@ static int plan_build(matmul_cuda_ctx *c, plan *p, pg_error *err) {
   if (st == CUBLAS_STATUS_SUCCESS)
     st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
                                               &scheme, sizeof scheme);
+  for (size_t i = 0; st == CUBLAS_STATUS_SUCCESS && i < sizeof align / sizeof *align; i++)
+    st = cublasLtMatmulPreferenceSetAttribute(pref, align[i].attr, &align[i].bytes,
+                                              sizeof align[i].bytes);
   if (st == CUBLAS_STATUS_SUCCESS)
     st = cublasLtMatmulAlgoGetHeuristic(c->handle, p->desc, p->a, p->b, p->c, p->c, pref, 1, &r,
                                         &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS) return lt_fail(err, st, "cublasLtMatmulAlgoGetHeuristic");
   if (found < 1 || r.state != CUBLAS_STATUS_SUCCESS)
-    return pg_fail(err, "", -1, "cuBLASLt has no algorithm without split-K for %s %dx%dx%d (%s)",
-                   OP_NAME[p->op], p->n, p->in, p->out, p->bf16 ? "bf16" : "fp32");
+    return pg_fail(err, "", -1,
+                   "cuBLASLt has no algorithm without split-K for %s %dx%dx%d (%s, operands "
+                   "aligned to %u, %u, %u bytes)",
+                   OP_NAME[p->op], p->n, p->in, p->out, p->bf16 ? "bf16" : "fp32", p->align_a,
+                   p->align_b, p->align_d);
   p->algo = r.algo;
   p->algo_ws = r.workspaceSize;
   return 0;
 }
 
-/* The plan for this key: found, or built and remembered. */
-static int plan_get(matmul_cuda_ctx *c, int op, int n, int in, int out, int flags, plan **res,
-                    pg_error *err) {
+/* The plan for this key (the shape, the flags, the alignments of A, B and
+ * D): found, or built and remembered. */
+static int plan_get(matmul_cuda_ctx *c, int op, int n, int in, int out, int flags,
+                    const unsigned align[3], plan **res, pg_error *err) {
   int bf16 = (flags & KERNEL_BF16) != 0, acc = (flags & KERNEL_ACCUMULATE) != 0;
   for (int i = 0; i < c->n_plans; i++) {
     plan *p = &c->plans[i];
     if (p->op == op && p->n == n && p->in == in && p->out == out && p->bf16 == bf16 &&
-        p->accumulate == acc) {
+        p->accumulate == acc && p->align_a == align[0] && p->align_b == align[1] &&
+        p->align_d == align[2]) {
       *res = p;
       return 0;
     }
@@ -152,6 +177,7 @@ static int plan_get(matmul_cuda_ctx *c, int op, int n, int in, int out, int flag
   plan *p = &c->plans[c->n_plans];
   memset(p, 0, sizeof *p);
   p->op = op, p->n = n, p->in = in, p->out = out, p->bf16 = bf16, p->accumulate = acc;
+  p->align_a = align[0], p->align_b = align[1], p->align_d = align[2];
   if (plan_build(c, p, err)) return -1; /* partly built descriptors leak once, on a failed start */
   c->n_plans++;
   *res = p;
@@ -168,7 +194,9 @@ static int run(matmul_cuda_ctx *c, int op, void *d, const void *a, const void *b
                    "into scratch, then add it with the elementwise kernels)");
   if (n == 0) return 0;
   plan *p = NULL;
-  if (plan_get(c, op, n, in, out, flags, &p, err)) return -1;
+  const unsigned align[3] = {matmul_cuda_alignment(a), matmul_cuda_alignment(b),
+                             matmul_cuda_alignment(d)};
+  if (plan_get(c, op, n, in, out, flags, align, &p, err)) return -1;
   float alpha = 1.0f, beta = p->accumulate ? 1.0f : 0.0f;
   LT_TRY(err, cublasLtMatmul(c->handle, p->desc, &alpha, a, p->a, b, p->b, &beta, d, p->c, d, p->c,
                              &p->algo, c->workspace, c->workspace_bytes, stream));
@@ -203,9 +231,10 @@ extern "C" json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c) {
     for (size_t k = 0; k < sizeof p->algo; k++) snprintf(hex + 2 * k, 3, "%02x", bytes[k]);
     json_array_append_new(
         plans,
-        json_pack("{s:s, s:i, s:i, s:i, s:s, s:b, s:s, s:I}", "op", OP_NAME[p->op], "n", p->n, "in",
-                  p->in, "out", p->out, "dtype", p->bf16 ? "bf16" : "fp32", "accumulate",
-                  p->accumulate, "algo", hex, "algo_workspace_bytes", (json_int_t)p->algo_ws));
+        json_pack("{s:s, s:i, s:i, s:i, s:s, s:b, s:[i, i, i], s:s, s:I}", "op", OP_NAME[p->op],
+                  "n", p->n, "in", p->in, "out", p->out, "dtype", p->bf16 ? "bf16" : "fp32",
+                  "accumulate", p->accumulate, "align_bytes", (int)p->align_a, (int)p->align_b,
+                  (int)p->align_d, "algo", hex, "algo_workspace_bytes", (json_int_t)p->algo_ws));
   }
   return json_pack("{s:I, s:I, s:o}", "cublaslt_version", (json_int_t)cublasLtGetVersion(),
                    "workspace_bytes", (json_int_t)c->workspace_bytes, "plans", plans);

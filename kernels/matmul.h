@@ -16,11 +16,25 @@
 #ifndef PGOLF_MATMUL_H
 #define PGOLF_MATMUL_H
 
+#include <stdint.h>
+
 #include "kernels/flags.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* What cuBLASLt may assume of an operand's address: the largest power of
+ * two that divides it, at most 256 (cuBLASLt's default assumption and what
+ * cudaMalloc gives). A weight inside the flat parameter buffer has less;
+ * kernels/matmul.cu tells the heuristic so and keys its plans by it. Plain
+ * C so that the CPU tests check it. */
+static inline unsigned matmul_cuda_alignment(const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  unsigned k = 256;
+  while (k > 1 && a % k) k >>= 1;
+  return k;
+}
 
 void matmul_forward(float *y, const float *x, const float *w, int n, int in, int out, int flags);
 void matmul_backward_input(float *dx, const float *dy, const float *w, int n, int in, int out,
@@ -55,7 +69,9 @@ void matmul_backward_weight_simple(float *dw, const float *dy, const float *x, i
  * CPU's within |gpu - cpu| <= MATMUL_CUDA_RTOL * k * sum_k |a b| (+ one bf16
  * rounding of the result under KERNEL_BF16); run to run it is bitwise,
  * because:
- *   - the algorithm is chosen once per shape (the first call) and reused,
+ *   - the algorithm is chosen once per shape and operand alignment (the
+ *     first call; the heuristic is told each operand's alignment, since
+ *     its default of 256 bytes does not hold for views) and reused,
  *     with split-K reduction masked off (CUBLASLT_REDUCTION_SCHEME_NONE, so
  *     no partial sums land in an order the hardware decides), from one
  *     fixed workspace, on the caller's one stream;
@@ -95,8 +111,9 @@ int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const void *dy, co
                                 int in, int out, int flags, cudaStream_t stream, pg_error *err);
 
 /* {"cublaslt_version": N, "workspace_bytes": N, "plans": [{"op", "n", "in",
- * "out", "dtype", "accumulate", "algo": "<128 hex digits>",
- * "algo_workspace_bytes"}...]} in the order the shapes were first used. */
+ * "out", "dtype", "accumulate", "align_bytes": [A, B, D],
+ * "algo": "<128 hex digits>", "algo_workspace_bytes"}...]} in the order
+ * the plans were first used. */
 json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c);
 #endif
 

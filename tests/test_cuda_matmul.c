@@ -164,6 +164,70 @@ static void test_products_within_tolerance_and_repeatable(void **state) {
   matmul_cuda_free(c);
 }
 
+/* Operands that are views one element past a 256-byte boundary, as the
+ * weights inside the flat parameter buffer are (the tiny preset's bf16
+ * copies are 8-byte aligned): cuBLASLt assumes 256 bytes unless told, and
+ * may then fault ("misaligned address") or refuse. The plans record the
+ * alignments they were chosen for; the products stay within tolerance and
+ * repeat bit for bit, and an aligned call of the same shape is its own plan. */
+static void test_views_at_any_alignment(void **state) {
+  (void)state;
+  char why[600];
+  if (!have_gpu(why, sizeof why)) {
+    fprintf(stderr, "skipped: %s\n", why);
+    skip();
+  }
+  const int n = 96, in = 256, out = 320;
+  kc_rng rng = {29};
+  pg_error err;
+  for (int bf16 = 0; bf16 < 2; bf16++) {
+    matmul_cuda_ctx *c;
+    assert_int_equal(matmul_cuda_init(&c, 32u << 20, &err), 0);
+    const int flags = bf16 ? KERNEL_BF16 : 0;
+    const size_t es = bf16 ? 2 : 4, nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out;
+    float *x = malloc((nx + 1) * 4), *w = malloc((nw + 1) * 4), *y = malloc((ny + 1) * 4);
+    float *yc = malloc(ny * 4), *ax = malloc(nx * 4), *aw = malloc(nw * 4), *ay = malloc(ny * 4);
+    float *again = malloc(ny * 4);
+    kc_fill(&rng, x, nx + 1, 1.0);
+    kc_fill(&rng, w, nw + 1, 0.1);
+    if (bf16) bf16_round_array(x, nx + 1), bf16_round_array(w, nw + 1);
+    for (size_t i = 0; i < nx; i++) ax[i] = fabsf(x[i + 1]);
+    for (size_t i = 0; i < nw; i++) aw[i] = fabsf(w[i + 1]);
+    /* Device copies of n + 1 elements; the operands start at element 1. */
+    char *dx = upload(x, nx + 1, bf16), *dw = upload(w, nw + 1, bf16);
+    memset(y, 0, (ny + 1) * 4);
+    char *dy = upload(y, ny + 1, bf16);
+    matmul_forward_simple(yc, x + 1, w + 1, n, in, out, flags);
+    matmul_forward_simple(ay, ax, aw, n, in, out, 0);
+    for (int r = 0; r < 2; r++) {
+      assert_int_equal(matmul_forward_cuda(c, dy + es, dx + es, dw + es, n, in, out, flags, 0, &err),
+                       0);
+      CK(cudaDeviceSynchronize());
+      download(y, dy, ny + 1, bf16);
+      if (r == 0) assert_within(y + 1, yc, ay, ny, in, bf16, "forward, unaligned views");
+      else assert_memory_equal(y + 1, again, ny * 4);
+      memcpy(again, y + 1, ny * 4);
+      assert_true(y[0] == 0.0f); /* the element before the view is untouched */
+    }
+    /* The same shape on aligned operands: a plan of its own. */
+    assert_int_equal(matmul_forward_cuda(c, dy, dx, dw, n, in, out, flags, 0, &err), 0);
+    CK(cudaDeviceSynchronize());
+    json_t *j = matmul_cuda_plans_json(c);
+    json_t *plans = json_object_get(j, "plans");
+    assert_int_equal(json_array_size(plans), 2);
+    json_t *al = json_object_get(json_array_get(plans, 0), "align_bytes");
+    json_t *al2 = json_object_get(json_array_get(plans, 1), "align_bytes");
+    for (size_t k = 0; k < 3; k++) {
+      assert_int_equal(json_integer_value(json_array_get(al, k)), (json_int_t)es);
+      assert_int_equal(json_integer_value(json_array_get(al2, k)), 256);
+    }
+    json_decref(j);
+    cudaFree(dx), cudaFree(dw), cudaFree(dy);
+    free(x), free(w), free(y), free(yc), free(ax), free(aw), free(ay), free(again);
+    matmul_cuda_free(c);
+  }
+}
+
 #else
 
 static void test_init_refuses_or_succeeds(void **state) {
@@ -174,6 +238,7 @@ static void test_init_refuses_or_succeeds(void **state) {
 static void test_products_within_tolerance_and_repeatable(void **state) {
   test_init_refuses_or_succeeds(state);
 }
+static void test_views_at_any_alignment(void **state) { test_init_refuses_or_succeeds(state); }
 
 #endif
 
@@ -181,6 +246,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_init_refuses_or_succeeds),
       cmocka_unit_test(test_products_within_tolerance_and_repeatable),
+      cmocka_unit_test(test_views_at_any_alignment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -423,8 +423,29 @@ static void test_gemm_packed_a(void **state) {
   free(C2);
 }
 
+/* The alignment kernels/matmul.cu tells cuBLASLt: the largest power of
+ * two dividing the address, capped at 256 (a cudaMalloc base). Offsets as
+ * the flat parameter buffer gives them: the baseline's weights 32 bytes
+ * (float32) and 16 bytes (bf16) past a boundary. */
+static void test_cuda_operand_alignment(void **state) {
+  (void)state;
+  unsigned char *base = aligned_alloc(1024, 2048);
+  assert_non_null(base);
+  const struct {
+    size_t off;
+    unsigned want;
+  } cases[] = {{0, 256}, {512, 256}, {256, 256}, {32, 32}, {16, 16}, {48, 16}, {8, 8},
+               {4, 4},   {2, 2},     {1, 1},     {130, 2}, {384, 128}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    unsigned got = matmul_cuda_alignment(base + cases[i].off);
+    if (got != cases[i].want) fail_msg("offset %zu: %u, want %u", cases[i].off, got, cases[i].want);
+  }
+  free(base);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cuda_operand_alignment),
       cmocka_unit_test(test_terms_are_fused),
       cmocka_unit_test(test_gemm_triangles_and_cont),
       cmocka_unit_test(test_gemm_passes),
