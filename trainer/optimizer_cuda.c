@@ -68,7 +68,12 @@ int optimizer_cuda_new(optimizer_cuda **out, const gpt_layout *l, const optim_hp
                     nt * sizeof(float),                   nt * sizeof(double)};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs && rc == cudaSuccess; i++)
     rc = cudaMalloc(bufs[i], bytes[i]);
-  for (size_t i = 0; i < 3 && rc == cudaSuccess; i++) rc = cudaMemset(*bufs[i], 0, bytes[i]);
+  /* On the optimizer's stream, which is non-blocking: a plain cudaMemset
+   * goes to the legacy default stream, which such a stream does not wait
+   * for, so the state's first reads could race it. */
+  for (size_t i = 0; i < 3 && rc == cudaSuccess; i++)
+    rc = cudaMemsetAsync(*bufs[i], 0, bytes[i], stream);
+  if (rc == cudaSuccess) rc = cudaStreamSynchronize(stream);
   if (rc != cudaSuccess || !o->norms_h) {
     if (rc != cudaSuccess) cuda_fail(err, rc, "optimizer state on the device");
     else pg_fail(err, "optimizer", -1, "out of memory");

@@ -130,12 +130,15 @@ static int world_open(trainer *t, struct trainer_gpu *g, pg_error *err) {
   g->m = (n + (size_t)P - 1) / (size_t)P;
   size_t slots = (size_t)W * g->m; /* P slices x N/P ranks */
   CU(cudaMalloc((void **)&g->send, slots * sizeof(float)));
-  CU(cudaMemset(g->send, 0, slots * sizeof(float)));
+  /* On the compute stream that uses them (non-blocking, so it would not
+   * wait for a plain cudaMemset on the legacy default stream). */
+  CU(cudaMemsetAsync(g->send, 0, slots * sizeof(float), g->compute));
   CU(cudaMalloc((void **)&g->combined, (size_t)P * g->m * sizeof(float)));
   if (P == 1) return 0;
   CU(cudaMalloc((void **)&g->recv, slots * sizeof(float)));
   CU(cudaMalloc((void **)&g->part, g->m * sizeof(float)));
-  CU(cudaMemset(g->part, 0, g->m * sizeof(float)));
+  CU(cudaMemsetAsync(g->part, 0, g->m * sizeof(float), g->compute));
+  CU(cudaStreamSynchronize(g->compute));
   return comm_nccl_open(t->comm, &g->nccl, err);
 }
 
