@@ -1,11 +1,15 @@
 #!/bin/sh
 # The one command that proves the GPU path on a machine with a GPU:
-# builds pgolf (CUDA compiled in), lists the devices, runs the static
-# checks of the kernels and every GPU test (each kernel against its CPU
-# tree twin, bit for bit, and run to run), and prints one table. Any skip
-# is a failure here: on a GPU machine nothing may be left unchecked.
-# Exit 0 when every row passed.
+# builds pgolf (CUDA compiled in), lists the devices, runs every GPU test
+# (each kernel against its CPU tree twin, bit for bit, and run to run),
+# the training and speed rows below, the static checks of the kernels and
+# the baseline replay (these two last: a run cut off by a deadline loses
+# them first), and prints one table. Any skip is a failure here: on a GPU
+# machine nothing may be left unchecked. Exit 0 when every row passed.
 #   sh ci/gpu-check.sh            (from anywhere in the repository)
+# With GPU_CHECK_PREBUILT set (by ci/device-check.sh, on a lent machine
+# that cannot build pgolf) the build row checks the binaries in place and
+# says where they were built, instead of running make.
 # One row replays the official baseline train_gpt.py under pgolf replay
 # with reduced iterations and prints the attestation (ci/baseline-replay.sh):
 # set PGOLF_BASELINE_SCRIPT, PGOLF_BASELINE_DATA and PGOLF_BASELINE_TOKENIZER
@@ -26,7 +30,14 @@ rows="$out/rows"
 status=0
 row() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$rows"; [ "$2" = pass ] || status=1; }
 
-if make -j"$(nproc)" build >"$out/build.log" 2>&1; then
+if [ -n "${GPU_CHECK_PREBUILT:-}" ]; then
+  # ci/device-check.sh brought binaries built from these sources elsewhere.
+  if ./pgolf version 2>"$out/build.log" | grep -q '^cuda yes$'; then
+    row "build (CUDA compiled in)" pass "prebuilt: $GPU_CHECK_PREBUILT"
+  else
+    row "build (CUDA compiled in)" fail "the prebuilt pgolf does not run or lacks CUDA: $(head -n 1 "$out/build.log")"
+  fi
+elif make -j"$(nproc)" build >"$out/build.log" 2>&1; then
   if grep -q 'nvcc' "$out/build.log" || ls build/release/obj/kernels/*.cu.o >/dev/null 2>&1; then
     row "build (CUDA compiled in)" pass "$(ls kernels/*.cu | wc -l) kernel files, flags: $(make -s print-nvcc-flags | tr -s ' ' | cut -c1-80)"
   else
@@ -42,16 +53,6 @@ else
   row "pgolf gpu" fail "$(head -n 1 "$out/gpu.txt")"
 fi
 
-sh ci/cuda-static.sh >"$out/static.txt" 2>&1
-n_ok=$(grep -c '^ok ' "$out/static.txt")
-n_bad=$(grep -c '^FAIL ' "$out/static.txt")
-n_skip=$(grep -c '^SKIP ' "$out/static.txt")
-if [ "$n_bad" -eq 0 ] && [ "$n_skip" -eq 0 ]; then
-  row "static: flags, PTX+SASS atomics, spills" pass "$n_ok checks; $(grep '^info' "$out/static.txt" | sed 's/^info //; s/_Z[0-9]*//' | tr '\n' ';' | cut -c1-200)"
-else
-  row "static: flags, PTX+SASS atomics, spills" fail "$n_bad failed, $n_skip skipped (see $out/static.txt)"
-fi
-
 for t in build/release/tests/test_cuda_*; do
   [ -x "$t" ] || continue
   "$t" >"$out/$(basename "$t").txt" 2>&1
@@ -64,13 +65,6 @@ for t in build/release/tests/test_cuda_*; do
     row "$(basename "$t") (GPU vs its CPU twin; run to run)" fail "exit $rc, ${p:-0} passed, ${k:-0} skipped: $(grep -m1 '^skipped:\|element' "$out/$(basename "$t").txt")"
   fi
 done
-
-# The official baseline replayed under pgolf replay (ci/baseline-replay.sh;
-# the challenge's train_gpt.py is never part of pgolf: PGOLF_BASELINE_*
-# say where it and its data are).
-OUT="$out/baseline" sh ci/baseline-replay.sh >"$out/baseline.txt" 2>&1
-b=$(tail -n 1 "$out/baseline.txt")
-row "replay: official baseline train_gpt.py, ITERATIONS=${ITERATIONS:-200}" "${b%%	*}" "${b#*	}"
 
 # The trainer on the GPU: the tiny preset, 20 steps, twice on the GPU (the
 # chains must be equal) and once on the CPU with the GPU's reduction trees
@@ -168,6 +162,25 @@ done
 OUT="$out/bench" sh ci/gpu-bench.sh >"$out/bench.txt" 2>&1
 grep '^row	' "$out/bench.txt" >"$out/bench-rows" || row "ms/step and tokens/s vs official train_gpt.py" fail "ci/gpu-bench.sh printed no row: $(tail -n 1 "$out/bench.txt")"
 while IFS="$(printf '\t')" read -r _ a b c; do row "$a" "$b" "$c"; done <"$out/bench-rows"
+
+# The checks that take long or need no GPU come last, so that a run cut
+# off by a deadline (ci/device-check.sh) loses them first.
+sh ci/cuda-static.sh >"$out/static.txt" 2>&1
+n_ok=$(grep -c '^ok ' "$out/static.txt")
+n_bad=$(grep -c '^FAIL ' "$out/static.txt")
+n_skip=$(grep -c '^SKIP ' "$out/static.txt")
+if [ "$n_bad" -eq 0 ] && [ "$n_skip" -eq 0 ]; then
+  row "static: flags, PTX+SASS atomics, spills" pass "$n_ok checks; $(grep '^info' "$out/static.txt" | sed 's/^info //; s/_Z[0-9]*//' | tr '\n' ';' | cut -c1-200)"
+else
+  row "static: flags, PTX+SASS atomics, spills" fail "$n_bad failed, $n_skip skipped (see $out/static.txt)"
+fi
+
+# The official baseline replayed under pgolf replay (ci/baseline-replay.sh;
+# the challenge's train_gpt.py is never part of pgolf: PGOLF_BASELINE_*
+# say where it and its data are).
+OUT="$out/baseline" sh ci/baseline-replay.sh >"$out/baseline.txt" 2>&1
+b=$(tail -n 1 "$out/baseline.txt")
+row "replay: official baseline train_gpt.py, ITERATIONS=${ITERATIONS:-200}" "${b%%	*}" "${b#*	}"
 
 echo
 printf '| %-58s | %-9s | %s\n' "check" "result" "detail"
