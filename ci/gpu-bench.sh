@@ -110,7 +110,7 @@ fi
 pg_ms=$(window_ms "$out/pgolf-1/train.log") || pg_ms=
 pg_ms2=$(window_ms "$out/pgolf-2/train.log") || pg_ms2=
 pg_tok=$(batch_tokens "$out/pgolf-1/train.log")
-gpu=$(sed -n 's/^device:cuda name:\(.*\) sm_count:.*/\1/p' "$out/pgolf-1/train.log" | head -n 1)
+gpu=$(sed -n 's/^device:cuda[:0-9]* name:\(.*\) sm_count:.*/\1/p' "$out/pgolf-1/train.log" | head -n 1)
 if [ -z "$pg_ms" ] || [ -z "$pg_ms2" ] || [ -z "$pg_tok" ]; then
   row "$SPEED" fail "pgolf's log ($out/pgolf-1/train.log) lacks train steps $skip and $steps or train_batch_tokens"
   row "$CHAINS" "${chains_row%%	*}" "${chains_row#*	}"
