@@ -2,7 +2,8 @@
 # The one command that proves the GPU path on a machine with a GPU:
 # builds pgolf (CUDA compiled in), lists the devices, runs every GPU test
 # (each kernel against its CPU tree twin, bit for bit, and run to run),
-# the training and speed rows below, the static checks of the kernels and
+# the training and speed rows below, compute-sanitizer's memcheck,
+# racecheck and initcheck over the kernel tests, the static checks and
 # the baseline replay (these two last: a run cut off by a deadline loses
 # them first), and prints one table. Any skip is a failure here: on a GPU
 # machine nothing may be left unchecked. Exit 0 when every row passed.
@@ -167,6 +168,38 @@ done
 OUT="$out/bench" sh ci/gpu-bench.sh >"$out/bench.txt" 2>&1
 grep '^row	' "$out/bench.txt" >"$out/bench-rows" || row "ms/step and tokens/s vs official train_gpt.py" fail "ci/gpu-bench.sh printed no row: $(tail -n 1 "$out/bench.txt")"
 while IFS="$(printf '\t')" read -r _ a b c; do row "$a" "$b" "$c"; done <"$out/bench-rows"
+
+# NVIDIA's compute-sanitizer over the kernels' tests (not the model's and
+# optimizer's, whose CPU twins are slow under it): memcheck (out of
+# bounds, misaligned accesses, hardware exceptions), racecheck (shared
+# memory hazards: a missing __syncthreads), initcheck (device memory read
+# before it was written: bits that could differ run to run). Each test
+# run is bounded by SANITIZER_TIMEOUT seconds (default 40).
+san=$(command -v compute-sanitizer 2>/dev/null || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+for tool in memcheck racecheck initcheck; do
+  name="compute-sanitizer $tool (kernel tests)"
+  if [ -z "$san" ]; then
+    row "$name" skipped "no compute-sanitizer on PATH or in /usr/local/cuda/bin"
+    continue
+  fi
+  found= ran=
+  for t in test_cuda_kernels test_cuda_ops test_cuda_attention test_cuda_ordered_sum; do
+    [ -x "build/release/tests/$t" ] || continue
+    log="$out/sanitizer-$tool-$t.txt"
+    timeout "${SANITIZER_TIMEOUT:-40}" "$san" --tool "$tool" --target-processes all --error-exitcode 99 \
+      "build/release/tests/$t" >"$log" 2>&1
+    rc=$?
+    ran="$ran $t"
+    [ "$rc" -eq 0 ] && continue
+    what=$(grep -m1 '^========= [^ C]' "$log" | sed 's/^========= //' | cut -c1-120)
+    [ "$rc" -eq 124 ] && what="over ${SANITIZER_TIMEOUT:-40} s"
+    found="$found $t (exit $rc: ${what:-see $log});"
+  done
+  if [ -z "$ran" ]; then row "$name" fail "no kernel test binaries"
+  elif [ -z "$found" ]; then row "$name" pass "no findings in$ran"
+  else row "$name" fail "$found"
+  fi
+done
 
 # The checks that take long or need no GPU come last, so that a run cut
 # off by a deadline (ci/device-check.sh) loses them first.
