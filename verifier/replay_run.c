@@ -74,8 +74,13 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The first step whose loss differs, or a differing count or head. */
-static void compare_chains(const manifest *a, const manifest *b, finding_list *f) {
+/* The first step whose loss differs, or a differing count or head; when
+ * the replay ran on something else (env_differs), the message says so. */
+static void compare_chains(const manifest *a, const manifest *b, int env_differs,
+                           finding_list *f) {
+  const char *why = env_differs ? " (the replay ran on another device or cuBLASLt algorithms: "
+                                  "see REPLAY_ENVIRONMENT)"
+                                : "";
   size_t n = a->n_steps < b->n_steps ? a->n_steps : b->n_steps;
   for (size_t i = 0; i < n; i++) {
     const manifest_step *x = &a->steps[i], *y = &b->steps[i];
@@ -84,9 +89,9 @@ static void compare_chains(const manifest *a, const manifest *b, finding_list *f
     manifest_f32_text(x->loss_bits, dx, sizeof dx);
     manifest_f32_text(y->loss_bits, dy, sizeof dy);
     findings_add(f, "CHAIN_MISMATCH", SEV_ERROR, NULL, 0,
-                 "first differing step %llu: recorded loss 0x%08x (%s), replay 0x%08x (%s)",
+                 "first differing step %llu: recorded loss 0x%08x (%s), replay 0x%08x (%s)%s",
                  (unsigned long long)x->step, (unsigned)x->loss_bits, dx, (unsigned)y->loss_bits,
-                 dy);
+                 dy, why);
     return;
   }
   if (a->n_steps != b->n_steps) {
@@ -179,6 +184,9 @@ static int run_and_compare(const replay_run_opts *o, const manifest *orig, const
   if (config_from_manifest(orig, o, &to.cfg, o->manifest_path, err)) return -1;
   to.out_dir = out_dir;
   to.quiet = o->quiet;
+  const json_t *rec_dev = json_object_get(orig->environment, "device");
+  const char *kind = json_string_value(json_object_get(rec_dev, "kind"));
+  to.device_cuda = o->device ? !strcmp(o->device, "cuda") : kind && !strcmp(kind, "cuda");
   if (o->threads > 0) omp_set_num_threads(o->threads);
   train_result r;
   double t0 = now_ms();
@@ -188,7 +196,8 @@ static int run_and_compare(const replay_run_opts *o, const manifest *orig, const
   snprintf(path, sizeof path, "%s/%s", out_dir, TRAIN_MANIFEST_NAME);
   manifest_doc rep;
   if (manifest_load(path, &rep, err)) return -1;
-  compare_chains(orig, &rep.m, f);
+  int env_differs = replay_compare_device(rec_dev, json_object_get(rep.m.environment, "device"), f);
+  compare_chains(orig, &rep.m, env_differs, f);
   compare_artifacts(orig, &rep.m, f);
   compare_metric(orig, &rep.m, "val_loss_bits", f);
   compare_metric(orig, &rep.m, "val_bpb_bits", f);
@@ -237,13 +246,17 @@ int replay_pgolf_run(const replay_run_opts *o, finding_list *f, char *replay_pat
 static const char RUN_USAGE[] =
     "pgolf replay MANIFEST [--threads N] [--out DIR] [--data DIR]\n"
     "             [--tokenizer MODEL] [--budget-train S] [--budget-eval S]\n"
-    "             [--json] [--quiet]";
+    "             [--device cpu|cuda] [--json] [--quiet]";
 static const char RUN_ABOUT[] =
     "Re-runs a pgolf training run with the configuration, seed and step count its\n"
     "manifest records, compares the loss chain step by step (naming the first step\n"
     "that differs), the artifact bytes and the final metric bit for bit, and checks\n"
     "the budgets on this process's clock. The replay manifest goes beside the\n"
-    "original as NAME.replay.json.";
+    "original as NAME.replay.json. A run recorded on a GPU re-runs on this\n"
+    "machine's GPU (one process, whatever the run's count); every difference\n"
+    "from the recorded device, driver, cuBLASLt version and per-product\n"
+    "algorithm is a REPLAY_ENVIRONMENT warning, since the bits are a contract\n"
+    "only where they all agree.";
 static const char RUN_FOOTER[] =
     "Exit 0 identical, 1 findings, 2 input error.\n"
     "(External submissions: pgolf replay --record DIR --seed S -- CMD ...)";
@@ -268,6 +281,8 @@ static int parse_run_opts(int argc, char **argv, replay_run_opts *o, int *json, 
                  "evaluation budget in seconds (default " CHALLENGE_TIME_LIMIT_TEXT ")"),
       CLI_FLAG("json", 0, json, "print the replay manifest"),
       CLI_FLAG("quiet", 0, &o->quiet, "no training log lines"),
+      CLI_STRING("device", 0, &o->device, "cpu|cuda",
+                 "where to re-run (default: the device the run recorded)"),
       CLI_ARGS(&manifests, "MANIFEST", NULL),
       CLI_END};
   const cli_command cmd = {.name = "replay",
@@ -283,6 +298,8 @@ static int parse_run_opts(int argc, char **argv, replay_run_opts *o, int *json, 
   if (!(o->budget_eval_s > 0))
     return cli_fail(err, &cmd, "--budget-eval needs a positive number of seconds, got %g",
                     o->budget_eval_s);
+  if (o->device && strcmp(o->device, "cpu") && strcmp(o->device, "cuda"))
+    return cli_fail(err, &cmd, "--device wants cpu or cuda, got '%s'", o->device);
   if (manifests.n != 1) return cli_fail(err, &cmd, "expected exactly one MANIFEST");
   o->manifest_path = manifests.v[0];
   return CLI_OK;

@@ -1,7 +1,8 @@
 # pgolf replay MANIFEST: a pgolf run replays with an identical chain, artifact
 # and metric; a manifest whose configuration was changed (one hyperparameter)
 # is reported at its first differing step; a manifest with a broken chain
-# is refused before any training; budgets are judged on the replay's clock.
+# is refused before any training; budgets are judged on the replay's clock;
+# a run recorded on a GPU replays on a GPU, its environment compared.
 . "$(dirname "$0")/lib.sh"
 
 TOK=data/tokenizers/fineweb_1024_bpe.model
@@ -57,3 +58,25 @@ grep -q TRAIN_OVER_BUDGET "$TMP/out" && ok "replay-run: TRAIN_OVER_BUDGET report
 
 expect_err "replay-run: missing manifest exits 2" 2 "nope.json" "$PGOLF" replay "$TMP/nope.json"
 expect_err "replay-run: bad --threads exits 2" 2 "threads" "$PGOLF" replay "$TMP/run/manifest.json" --threads 0
+
+# A run recorded on a GPU replays on a GPU: without one, refused with the
+# runtime's reason (exit 2); on the CPU (--device cpu) it replays, with a
+# REPLAY_ENVIRONMENT warning naming both devices (the chain here is a CPU
+# chain, so it still matches).
+jq '.predicate.environment.device = {"kind": "cuda", "name": "NVIDIA H100 80GB HBM3", "sm_count": 132,
+    "compute_capability": "9.0", "cublaslt": {"cublaslt_version": 130001, "plans": []}}' \
+  "$TMP/run/manifest.json" >"$TMP/gpu.json"
+if "$PGOLF" gpu >/dev/null 2>&1; then
+  "$PGOLF" replay "$TMP/gpu.json" --quiet --out "$TMP/gpu-on-gpu" >"$TMP/out" 2>"$TMP/err"
+  grep -q REPLAY_ENVIRONMENT "$TMP/out" && ok "replay-run: a GPU run replayed on this GPU, its environment compared" ||
+    fail "replay-run: a GPU run replayed on this GPU, its environment compared" "$(head -c 400 "$TMP/out" "$TMP/err")"
+else
+  expect_err "replay-run: a GPU run without a GPU exits 2" 2 "no CUDA device|built without CUDA" \
+    "$PGOLF" replay "$TMP/gpu.json" --quiet --out "$TMP/gpu-none"
+fi
+expect_rc "replay-run: a GPU run replayed on the CPU" 0 "$PGOLF" replay "$TMP/gpu.json" --quiet \
+  --device cpu --out "$TMP/gpu-on-cpu"
+grep -q "REPLAY_ENVIRONMENT.*recorded on cuda (NVIDIA H100 80GB HBM3), replayed on cpu" "$TMP/out" &&
+  ok "replay-run: the device difference is a warning that names both" ||
+  fail "replay-run: the device difference is a warning that names both" "$(head -c 600 "$TMP/out")"
+expect_err "replay-run: bad --device exits 2" 2 "cpu or cuda" "$PGOLF" replay "$TMP/gpu.json" --device tpu
