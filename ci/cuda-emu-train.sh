@@ -9,7 +9,9 @@
 # (2 layers of 32, sequences of 64, 1,024 tokens a step: 8 micro-steps of
 # 2 sequences), STEPS steps (default 1), a validation split of the demo's
 # first 1,089 tokens (17 sequences: the last batch padded); the stand-in
-# runs one pthread per CUDA thread, so a step takes minutes.
+# runs one pthread per CUDA thread, so a step takes minutes. Then (unless
+# RESUME=0) a checkpoint at step 1 resumed GPU to GPU, GPU to CPU and CPU
+# to GPU must end on a 2-step run's chain and artifact.
 # Needs make build. Exits 1 on any difference.
 #   sh ci/cuda-emu-train.sh
 set -eu
@@ -58,5 +60,38 @@ JSON
   fi
   grep -q '"device": {' "$out/gpu-$prec/manifest.json" && echo "ok $prec manifest records the device" ||
     { echo "FAIL $prec manifest has no device"; bad=1; }
+  # Checkpoints across the device (RESUME=0 leaves this out): two steps on
+  # the CPU with the GPU's trees are the reference; a GPU run stopped after
+  # step 1 (its checkpoint holds the device's parameters and optimizer
+  # state, brought back) resumes on the GPU and, from a copy, on the CPU,
+  # and the CPU's step-1 checkpoint resumes on the GPU: every one must end
+  # on the reference's chain and artifact.
+  [ "${RESUME:-1}" = 1 ] || continue
+  cfg2=$out/$prec-2.json
+  sed 's/"iterations": [0-9]*/"iterations": 2/; s/"val_loss_every": [0-9]*/"val_loss_every": 0/' "$cfg" >"$cfg2"
+  two="--data $data --tokenizer data/tokenizers/fineweb_1024_bpe.model --threads 1 --quiet --json"
+  # shellcheck disable=SC2086
+  PGOLF_TEST_GPU_TREES=1 ./pgolf train --config "$cfg2" $two --out "$out/ref2-$prec" >"$out/ref2-$prec.json"
+  # shellcheck disable=SC2086
+  "$emu" train --config "$cfg2" $two --device cuda --stop-after 1 --checkpoint-every 1 \
+    --out "$out/gstop-$prec" >/dev/null
+  # shellcheck disable=SC2086
+  PGOLF_TEST_GPU_TREES=1 ./pgolf train --config "$cfg2" $two --stop-after 1 --checkpoint-every 1 \
+    --out "$out/cstop-$prec" >/dev/null
+  cp -r "$out/gstop-$prec" "$out/g2c-$prec"
+  mv "$out/cstop-$prec" "$out/c2g-$prec"
+  "$emu" train --resume "$out/gstop-$prec" --device cuda --threads 1 --quiet --json >"$out/g2g-$prec.json"
+  PGOLF_TEST_GPU_TREES=1 ./pgolf train --resume "$out/g2c-$prec" --threads 1 --quiet --json >"$out/g2c-$prec.json"
+  "$emu" train --resume "$out/c2g-$prec" --device cuda --threads 1 --quiet --json >"$out/c2g-$prec.json"
+  ref=$(jq -r .chain "$out/ref2-$prec.json")
+  for r in g2g:gstop g2c:g2c c2g:c2g; do
+    got=$(jq -r .chain "$out/${r%%:*}-$prec.json")
+    if [ "$got" = "$ref" ] && [ "$ref" != null ] &&
+       cmp -s "$out/ref2-$prec/model.int8.ptz" "$out/${r#*:}-$prec/model.int8.ptz"; then
+      echo "ok $prec resume ${r%%:*} (checkpoint at step 1): chain and artifact of the 2-step run"
+    else
+      echo "FAIL $prec resume ${r%%:*}: chain $got, the 2-step run's $ref (or the artifact differs)"; bad=1
+    fi
+  done
 done
 exit $bad

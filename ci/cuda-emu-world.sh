@@ -102,4 +102,26 @@ rc=$? elapsed=$(($(date +%s) - s))
 [ "$rc" -ne 0 ] && grep -q "process 1 (rank 1) did not reach the exchange of step 1 within 2 s" "$out/hang.err" &&
   say "a hung process is named and stops the run (${elapsed}s)" ok ||
   say "a hung process is named and stops the run" FAIL "exit $rc after ${elapsed}s: $(head -c 300 "$out/hang.err")"
+# A process that dies stops a GPU run too (STEPS >= 2): process 1 exits at
+# step 2, after the checkpoint of step 1; the run ends non-zero, naming it,
+# and one process resuming from that checkpoint (another process count,
+# the same world) ends on the chain of the uninterrupted two-process run.
+if [ "$steps" -ge 2 ]; then
+  s=$(date +%s)
+  # shellcheck disable=SC2086
+  PGOLF_TEST_DIE=1:2 CUDA_EMU_DEVICES=2 mpirun -np 2 -x PGOLF_TEST_DIE "$emu" train $c --world 2 \
+    --comm-timeout 60 --checkpoint-every 1 --out "$out/die" >/dev/null 2>"$out/die.err"
+  rc=$? elapsed=$(($(date +%s) - s))
+  if [ "$rc" -ne 0 ] && grep -q "process 1 exits at step 2" "$out/die.err" && [ ! -f "$out/die/manifest.json" ] &&
+     [ "$(grep -c . "$out/die/losses.txt")" = 2 ]; then
+    say "a dead process stops the run, named, its checkpoint of step 1 kept (${elapsed}s)" ok
+  else
+    say "a dead process stops the run" FAIL "exit $rc after ${elapsed}s: $(head -c 300 "$out/die.err"); $(ls "$out/die")"
+  fi
+  "$emu" train --resume "$out/die" --device cuda --threads 1 --quiet --json \
+    >"$out/die-resumed.json" 2>"$out/die-resumed.err"
+  a=$(jq -r .chain "$out/die-resumed.json" 2>/dev/null) b=$(jq -r .chain "$out/gpu2-$1.json")
+  [ "$a" = "$b" ] && [ -n "$a" ] && say "resumed after the death on one process: the two-process chain $a" ok ||
+    say "resumed after the death" FAIL "chain $a, the uninterrupted run's $b: $(head -c 300 "$out/die-resumed.err")"
+fi
 exit $bad
