@@ -98,6 +98,17 @@ for prec in fp32 mixed; do
   else
     row "train --device cuda twice ($prec): loss chains equal" fail "$c1 vs $c2"
   fi
+  # The first run replayed from its manifest (pgolf replay: on this GPU,
+  # the recorded environment compared): the same chain, artifact and
+  # metric, and no REPLAY_ENVIRONMENT difference on the same machine.
+  ./pgolf replay "$out/gpu-$prec-1/manifest.json" --quiet --out "$out/replay-$prec" \
+    >"$out/replay-$prec.txt" 2>&1
+  rc=$?
+  if [ "$rc" -eq 0 ] && ! grep -q REPLAY_ENVIRONMENT "$out/replay-$prec.txt"; then
+    row "pgolf replay of the GPU run's manifest ($prec)" pass "identical chain, artifact and metric; same device and cuBLASLt plans"
+  else
+    row "pgolf replay of the GPU run's manifest ($prec)" fail "exit $rc: $(grep -m2 -E 'MISMATCH|REPLAY_ENVIRONMENT|pgolf:' "$out/replay-$prec.txt" | tr '\n' ' ' | cut -c1-300)"
+  fi
   worst=$(python3 - "$out/gpu-$prec-1/losses.txt" "$out/cpu-$prec/losses.txt" <<'PY'
 import struct, sys
 def losses(path):  # manifests/loss_file.h: STEP LOSS ..., LOSS as 0x + IEEE bits
