@@ -12,7 +12,8 @@
 # runs one pthread per CUDA thread, so a step takes minutes. Then (unless
 # RESUME=0) a checkpoint at step 1 resumed GPU to GPU, GPU to CPU and CPU
 # to GPU must end on a 2-step run's chain and artifact.
-# Needs make build. Exits 1 on any difference.
+# PRECISIONS (default "fp32 mixed") picks the precisions. Needs make build.
+# Exits 1 on any difference.
 #   sh ci/cuda-emu-train.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ data=$out/data
 small_demo_data "$data" 1089
 steps=${STEPS:-1}
 bad=0
-for prec in fp32 mixed; do
+for prec in ${PRECISIONS:-fp32 mixed}; do
   cfg=$out/$prec.json
   cat >"$cfg" <<JSON
 {"preset": "tiny", "num_layers": 2, "model_dim": 32, "num_heads": 2, "num_kv_heads": 1,
