@@ -15,7 +15,7 @@ audit:audit:--tokenizer --val --claim --manifest --seq-len --json
 audit --perturb:audit --perturb:--perturb --data --cut --chunk --tolerance --keep --json --self
 check:check:--json --track --against
 replay:replay:--record --seed --budget-train --budget-eval --grace --tolerance --out --data --tokenizer --artifact --ro-bind --gpus --allow-busy --fresh-seeds --salt --json
-replay run.json:replay:--threads --out --data --tokenizer --budget-train --budget-eval --json --quiet
+replay run.json:replay:--threads --out --data --tokenizer --budget-train --budget-eval --json --quiet --device
 stats:stats:--new --record --target --metric --margin-nats --tokens-per-byte --alpha --test --consistency --json
 regress:regress:--golden --config --k --junit --markdown --json
 report:report:-o --output --markdown --record --margin-nats --tokens-per-byte --alpha
