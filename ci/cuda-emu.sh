@@ -48,9 +48,11 @@ ar rcs "$out/libemu-kernels.a" $emu_kernels
 cp "$lib" "$out/libpgolf-cpu.a"
 # shellcheck disable=SC2046
 ar d "$out/libpgolf-cpu.a" $(ar t "$out/libpgolf-cpu.a" | grep '\.cu\.o$')
-# pgolf itself on the stand-in (ci/cuda-emu-train.sh trains with it).
+# pgolf itself on the stand-in (ci/cuda-emu-train.sh trains with it),
+# exporting the runtime's symbols (-rdynamic) to the dlopen'ed NCCL
+# stand-in, which synchronises with the streams it is given.
 # shellcheck disable=SC2046,SC2086
-cc -o "$out/pgolf" build/release/obj/common/pgolf.o "$out/emu.o" -Wl,--start-group \
+cc -rdynamic -o "$out/pgolf" build/release/obj/common/pgolf.o "$out/emu.o" -Wl,--start-group \
   "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -fopenmp -lcrypto -ljansson -lz \
   -llzma -lbrotlidec -lpthread -ldl -lm -lstdc++ $(pkg-config --libs ompi-c 2>/dev/null)
 # NCCL's stand-in (bytes over MPI), loaded as pgolf loads libnccl; without
@@ -67,7 +69,7 @@ bad=0
 for t in ${*:-$(ls tests/test_cuda_*.c | grep -v test_cuda_matmul)}; do
   n=$(basename "$t" .c)
   # shellcheck disable=SC2046,SC2086
-  cc -std=c11 -Wall -Wextra -Werror -O2 -ffp-contract=off -fno-strict-aliasing -D_GNU_SOURCE \
+  cc -std=c11 -Wall -Wextra -Werror -O2 -ffp-contract=off -fno-strict-aliasing -D_GNU_SOURCE -rdynamic \
     -fopenmp -I. -Ibuild/release -DPGOLF_HAVE_CUDA -I"$CUDA_HOME/include" -o "$out/$n" "$t" \
     "$out/emu.o" -Wl,--start-group "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -lcmocka -fopenmp -lcrypto -ljansson -lz -lpthread -ldl -lm -lstdc++ \
     $(pkg-config --libs ompi-c 2>/dev/null)
