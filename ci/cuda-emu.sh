@@ -10,6 +10,10 @@
 # thread): about 30 minutes on 2 cores, 15 of them the model and optimizer
 # tests. NCCL is ci/cuda_emu/nccl_standin.c (bytes over MPI), loaded
 # through PGOLF_NCCL_LIBRARY as pgolf loads libnccl.
+# Streams are queues run as late as allowed (CUDA_EMU_SCHEDULE, default
+# lazy; see ci/cuda_emu/emu.h) and unordered accesses abort (CUDA_EMU_RACES),
+# so a missing event or synchronisation fails here; the stand-in's own
+# test of that, ci/cuda_emu/streams_selftest.cu, runs first.
 # Needs build/release/libpgolf.a (make build), g++ and python3.
 # Exits 1 if a test fails.
 #   sh ci/cuda-emu.sh [tests/test_cuda_NAME.c...]   (default: all but matmul)
@@ -66,6 +70,18 @@ if pkg-config --exists ompi-c; then
 fi
 [ "${PGOLF_EMU_ONLY_BINARY:-0}" = 1 ] && exit 0
 bad=0
+# The stand-in's stream model: stale bits and reported races without the
+# events, the right bits with them, under each schedule.
+python3 ci/cuda_emu/launches.py ci/cuda_emu/streams_selftest.cu "$out/src/streams_selftest.cpp"
+# shellcheck disable=SC2086
+g++ $CXXFLAGS -include ci/cuda_emu/emu.h -o "$out/streams_selftest" "$out/src/streams_selftest.cpp" \
+  "$out/emu.o" -lpthread
+if "$out/streams_selftest" >"$out/streams_selftest.txt" 2>&1; then
+  echo "ok streams_selftest on the CPU stand-in: $(grep -c '^ok' "$out/streams_selftest.txt") checks"
+else
+  echo "FAIL streams_selftest on the CPU stand-in: see $out/streams_selftest.txt"
+  bad=1
+fi
 for t in ${*:-$(ls tests/test_cuda_*.c | grep -v test_cuda_matmul)}; do
   n=$(basename "$t" .c)
   # shellcheck disable=SC2046,SC2086
