@@ -9,7 +9,10 @@
 # (2 layers of 32, sequences of 64, 1,024 tokens a step: 8 micro-steps of
 # 2 sequences), STEPS steps (default 1), a validation split of the demo's
 # first 1,089 tokens (17 sequences: the last batch padded); the stand-in
-# runs one pthread per CUDA thread, so a step takes minutes.
+# runs one pthread per CUDA thread, so a step takes minutes. Its streams
+# run as late as the program's events allow (CUDA_EMU_SCHEDULE, default
+# lazy) and an unordered access stops it (ci/cuda_emu/emu.h), so a missing
+# event or synchronisation fails here.
 # Needs make build. Exits 1 on any difference.
 #   sh ci/cuda-emu-train.sh
 set -eu
@@ -33,8 +36,14 @@ JSON
   common="--config $cfg --data $data --tokenizer data/tokenizers/fineweb_1024_bpe.model --threads 1 --quiet --json"
   # shellcheck disable=SC2086
   PGOLF_TEST_GPU_TREES=1 ./pgolf train $common --out "$out/cpu-$prec" >"$out/cpu-$prec.json"
+  # A stand-in run that stops (a refused launch, a race the stand-in
+  # reports, ci/cuda_emu/emu.h) fails with its last words.
   # shellcheck disable=SC2086
-  "$emu" train $common --device cuda --out "$out/gpu-$prec" >"$out/gpu-$prec.json"
+  if ! "$emu" train $common --device cuda --out "$out/gpu-$prec" >"$out/gpu-$prec.json" 2>"$out/gpu-$prec.err"; then
+    echo "FAIL $prec cuda (stand-in) run: $(tail -n 3 "$out/gpu-$prec.err")"
+    bad=1
+    continue
+  fi
   for k in chain last_loss_bits val_bpb model_bytes; do
     a=$(jq -r ".$k" "$out/cpu-$prec.json")
     b=$(jq -r ".$k" "$out/gpu-$prec.json")
