@@ -9,11 +9,13 @@
 # (2 layers of 32, sequences of 64, 1,024 tokens a step: 8 micro-steps of
 # 2 sequences), STEPS steps (default 1), a validation split of the demo's
 # first 1,089 tokens (17 sequences: the last batch padded); the stand-in
-# runs one pthread per CUDA thread, so a step takes minutes. Then (unless
-# RESUME=0) a checkpoint at step 1 resumed GPU to GPU, GPU to CPU and CPU
-# to GPU must end on a 2-step run's chain and artifact.
-# PRECISIONS (default "fp32 mixed") picks the precisions. Needs make build.
-# Exits 1 on any difference.
+# runs one pthread per CUDA thread, so a step takes minutes. Its streams
+# run as late as the program's events allow (CUDA_EMU_SCHEDULE, default
+# lazy) and an unordered access stops it (ci/cuda_emu/emu.h), so a missing
+# event or synchronisation fails here. Then (unless RESUME=0) a checkpoint
+# at step 1 resumed GPU to GPU, GPU to CPU and CPU to GPU must end on a
+# 2-step run's chain and artifact. PRECISIONS (default "fp32 mixed") picks
+# the precisions. Needs make build. Exits 1 on any difference.
 #   sh ci/cuda-emu-train.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -36,8 +38,14 @@ JSON
   common="--config $cfg --data $data --tokenizer data/tokenizers/fineweb_1024_bpe.model --threads 1 --quiet --json"
   # shellcheck disable=SC2086
   PGOLF_TEST_GPU_TREES=1 ./pgolf train $common --out "$out/cpu-$prec" >"$out/cpu-$prec.json"
+  # A stand-in run that stops (a refused launch, a race the stand-in
+  # reports, ci/cuda_emu/emu.h) fails with its last words.
   # shellcheck disable=SC2086
-  "$emu" train $common --device cuda --out "$out/gpu-$prec" >"$out/gpu-$prec.json"
+  if ! "$emu" train $common --device cuda --out "$out/gpu-$prec" >"$out/gpu-$prec.json" 2>"$out/gpu-$prec.err"; then
+    echo "FAIL $prec cuda (stand-in) run: $(tail -n 3 "$out/gpu-$prec.err")"
+    bad=1
+    continue
+  fi
   for k in chain last_loss_bits val_bpb model_bytes; do
     a=$(jq -r ".$k" "$out/cpu-$prec.json")
     b=$(jq -r ".$k" "$out/gpu-$prec.json")
@@ -71,27 +79,31 @@ JSON
   cfg2=$out/$prec-2.json
   sed 's/"iterations": [0-9]*/"iterations": 2/; s/"val_loss_every": [0-9]*/"val_loss_every": 0/' "$cfg" >"$cfg2"
   two="--data $data --tokenizer data/tokenizers/fineweb_1024_bpe.model --threads 1 --quiet --json"
+  # A run that fails leaves no result: its check below says FAIL.
   # shellcheck disable=SC2086
   PGOLF_TEST_GPU_TREES=1 ./pgolf train --config "$cfg2" $two --out "$out/ref2-$prec" >"$out/ref2-$prec.json"
   # shellcheck disable=SC2086
   "$emu" train --config "$cfg2" $two --device cuda --stop-after 1 --checkpoint-every 1 \
-    --out "$out/gstop-$prec" >/dev/null
+    --out "$out/gstop-$prec" >/dev/null 2>"$out/gstop-$prec.err" || true
   # shellcheck disable=SC2086
   PGOLF_TEST_GPU_TREES=1 ./pgolf train --config "$cfg2" $two --stop-after 1 --checkpoint-every 1 \
     --out "$out/cstop-$prec" >/dev/null
-  cp -r "$out/gstop-$prec" "$out/g2c-$prec"
+  cp -r "$out/gstop-$prec" "$out/g2c-$prec" 2>/dev/null || true
   mv "$out/cstop-$prec" "$out/c2g-$prec"
-  "$emu" train --resume "$out/gstop-$prec" --device cuda --threads 1 --quiet --json >"$out/g2g-$prec.json"
-  PGOLF_TEST_GPU_TREES=1 ./pgolf train --resume "$out/g2c-$prec" --threads 1 --quiet --json >"$out/g2c-$prec.json"
-  "$emu" train --resume "$out/c2g-$prec" --device cuda --threads 1 --quiet --json >"$out/c2g-$prec.json"
+  "$emu" train --resume "$out/gstop-$prec" --device cuda --threads 1 --quiet --json \
+    >"$out/g2g-$prec.json" 2>"$out/g2g-$prec.err" || true
+  PGOLF_TEST_GPU_TREES=1 ./pgolf train --resume "$out/g2c-$prec" --threads 1 --quiet --json \
+    >"$out/g2c-$prec.json" 2>"$out/g2c-$prec.err" || true
+  "$emu" train --resume "$out/c2g-$prec" --device cuda --threads 1 --quiet --json \
+    >"$out/c2g-$prec.json" 2>"$out/c2g-$prec.err" || true
   ref=$(jq -r .chain "$out/ref2-$prec.json")
   for r in g2g:gstop g2c:g2c c2g:c2g; do
-    got=$(jq -r .chain "$out/${r%%:*}-$prec.json")
+    got=$(jq -r .chain "$out/${r%%:*}-$prec.json" 2>/dev/null || true)
     if [ "$got" = "$ref" ] && [ "$ref" != null ] &&
        cmp -s "$out/ref2-$prec/model.int8.ptz" "$out/${r#*:}-$prec/model.int8.ptz"; then
       echo "ok $prec resume ${r%%:*} (checkpoint at step 1): chain and artifact of the 2-step run"
     else
-      echo "FAIL $prec resume ${r%%:*}: chain $got, the 2-step run's $ref (or the artifact differs)"; bad=1
+      echo "FAIL $prec resume ${r%%:*}: chain ${got:-none}, the 2-step run's $ref (or the artifact differs): $(tail -n 2 "$out/${r%%:*}-$prec.err" "$out/gstop-$prec.err" 2>/dev/null | tr '\n' ' ' | cut -c1-300)"; bad=1
     fi
   done
 done

@@ -10,6 +10,10 @@
 # thread): about 30 minutes on 2 cores, 15 of them the model and optimizer
 # tests. NCCL is ci/cuda_emu/nccl_standin.c (bytes over MPI), loaded
 # through PGOLF_NCCL_LIBRARY as pgolf loads libnccl.
+# Streams are queues run as late as allowed (CUDA_EMU_SCHEDULE, default
+# lazy; see ci/cuda_emu/emu.h) and unordered accesses abort (CUDA_EMU_RACES),
+# so a missing event or synchronisation fails here; the stand-in's own
+# test of that, ci/cuda_emu/streams_selftest.cu, runs first.
 # Needs build/release/libpgolf.a (make build), g++ and python3.
 # Exits 1 if a test fails.
 #   sh ci/cuda-emu.sh [tests/test_cuda_NAME.c...]   (default: all but matmul)
@@ -48,9 +52,11 @@ ar rcs "$out/libemu-kernels.a" $emu_kernels
 cp "$lib" "$out/libpgolf-cpu.a"
 # shellcheck disable=SC2046
 ar d "$out/libpgolf-cpu.a" $(ar t "$out/libpgolf-cpu.a" | grep '\.cu\.o$')
-# pgolf itself on the stand-in (ci/cuda-emu-train.sh trains with it).
+# pgolf itself on the stand-in (ci/cuda-emu-train.sh trains with it),
+# exporting the runtime's symbols (-rdynamic) to the dlopen'ed NCCL
+# stand-in, which synchronises with the streams it is given.
 # shellcheck disable=SC2046,SC2086
-cc -o "$out/pgolf" build/release/obj/common/pgolf.o "$out/emu.o" -Wl,--start-group \
+cc -rdynamic -o "$out/pgolf" build/release/obj/common/pgolf.o "$out/emu.o" -Wl,--start-group \
   "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -fopenmp -lcrypto -ljansson -lz \
   -llzma -lbrotlidec -lpthread -ldl -lm -lstdc++ $(pkg-config --libs ompi-c 2>/dev/null)
 # NCCL's stand-in (bytes over MPI), loaded as pgolf loads libnccl; without
@@ -64,10 +70,22 @@ if pkg-config --exists ompi-c; then
 fi
 [ "${PGOLF_EMU_ONLY_BINARY:-0}" = 1 ] && exit 0
 bad=0
+# The stand-in's stream model: stale bits and reported races without the
+# events, the right bits with them, under each schedule.
+python3 ci/cuda_emu/launches.py ci/cuda_emu/streams_selftest.cu "$out/src/streams_selftest.cpp"
+# shellcheck disable=SC2086
+g++ $CXXFLAGS -include ci/cuda_emu/emu.h -o "$out/streams_selftest" "$out/src/streams_selftest.cpp" \
+  "$out/emu.o" -lpthread
+if "$out/streams_selftest" >"$out/streams_selftest.txt" 2>&1; then
+  echo "ok streams_selftest on the CPU stand-in: $(grep -c '^ok' "$out/streams_selftest.txt") checks"
+else
+  echo "FAIL streams_selftest on the CPU stand-in: see $out/streams_selftest.txt"
+  bad=1
+fi
 for t in ${*:-$(ls tests/test_cuda_*.c | grep -v test_cuda_matmul)}; do
   n=$(basename "$t" .c)
   # shellcheck disable=SC2046,SC2086
-  cc -std=c11 -Wall -Wextra -Werror -O2 -ffp-contract=off -fno-strict-aliasing -D_GNU_SOURCE \
+  cc -std=c11 -Wall -Wextra -Werror -O2 -ffp-contract=off -fno-strict-aliasing -D_GNU_SOURCE -rdynamic \
     -fopenmp -I. -Ibuild/release -DPGOLF_HAVE_CUDA -I"$CUDA_HOME/include" -o "$out/$n" "$t" \
     "$out/emu.o" -Wl,--start-group "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -lcmocka -fopenmp -lcrypto -ljansson -lz -lpthread -ldl -lm -lstdc++ \
     $(pkg-config --libs ompi-c 2>/dev/null)

@@ -5,18 +5,73 @@
  *     __syncthreads is a barrier over them, __ballot_sync a barrier over
  *     the 32 threads of a warp;
  *   - __shared__ becomes static (one block runs at a time);
- *   - a launch runs to completion before it returns (no streams);
  *   - device memory is host memory.
  * It checks the kernels' logic: indices, the reduction orders, barriers,
  * aliasing. It cannot check nvcc's code generation: the arithmetic here is
- * gcc's, which the PGOLF_HD code makes the same by construction. */
+ * gcc's, which the PGOLF_HD code makes the same by construction.
+ *
+ * Streams are modelled adversarially (emu.cpp), so that a missing event or
+ * synchronisation gives wrong bits or a reported race instead of passing:
+ *   - every stream (the legacy default stream 0 / cudaStreamLegacy,
+ *     cudaStreamPerThread, and each created one) is a FIFO of deferred
+ *     operations: launches, cudaMemcpyAsync, cudaMemsetAsync, event
+ *     records and waits. Nothing runs when it is queued; work runs when
+ *     the host forces it (cudaStreamSynchronize/Query, cudaEventSynchronize
+ *     /Query, cudaDeviceSynchronize, cudaFree/cudaFreeHost, the
+ *     synchronous copies that the runtime documents as host-synchronous)
+ *     or when a forced operation waits for it;
+ *   - a stream created without cudaStreamNonBlocking (and the per-thread
+ *     stream) waits for the legacy stream's earlier work and the legacy
+ *     stream waits for theirs; a non-blocking stream is ordered with the
+ *     legacy stream only by events and host synchronisation;
+ *   - cudaMemset and a device-to-device cudaMemcpy are queued on the legacy
+ *     stream and not waited for (asynchronous to the host, as documented);
+ *     a host-to-device cudaMemcpy from pageable memory returns once the
+ *     source is staged, its copy still queued;
+ *   - a copy from pageable host memory stages the source when it is
+ *     queued; from pinned memory (cudaMallocHost, cudaHostAlloc) it reads
+ *     the source when it runs, so a host write made before the copy ran
+ *     is what the device gets; copies to the host write when they run;
+ *   - a launch's arguments are evaluated and copied when it is queued
+ *     (as CUDA copies them), its shape checked against the hardware's
+ *     limits and the kernel's __launch_bounds__: a refused launch records
+ *     cudaErrorInvalidConfiguration (or cudaErrorLaunchOutOfResources past
+ *     the bounds) for cudaGetLastError and queues nothing;
+ *   - cudaMalloc and cudaMallocHost memory starts as 0xff bytes (float
+ *     NaNs), as a GPU's starts as garbage;
+ *   - a race check: each queued operation carries a vector clock (its
+ *     stream's order, the events it waits for, the host's synchronisations
+ *     before it was queued), and each access of an allocation (a launch's
+ *     pointer arguments: written unless pointer-to-const; a copy's or a
+ *     set's ranges) is compared with the allocation's last write and the
+ *     reads since: two accesses, one a write, that no event or
+ *     synchronisation orders are reported, whatever the schedule. At the
+ *     granularity of allocations; host loads and stores are not seen.
+ * The environment chooses when queued work runs:
+ *   CUDA_EMU_SCHEDULE=lazy      (default) as late as the program allows:
+ *                               only when forced;
+ *   CUDA_EMU_SCHEDULE=eager     every operation runs when it is queued
+ *                               (the stand-in's old behaviour: it hides
+ *                               ordering bugs);
+ *   CUDA_EMU_SCHEDULE=random:N  at each runtime call, a random prefix of
+ *                               each of some random streams' queues runs
+ *                               (seeded by N; dependencies first), and a
+ *                               query may answer cudaErrorNotReady.
+ *   CUDA_EMU_RACES=abort        (default) a race is printed and aborts;
+ *   CUDA_EMU_RACES=warn         printed and counted (emu_races());
+ *   CUDA_EMU_RACES=off          not checked. */
 #ifndef PGOLF_CUDA_EMU_H
 #define PGOLF_CUDA_EMU_H
 
 #include <cuda_runtime_api.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #undef __global__
 #undef __device__
@@ -46,8 +101,58 @@ unsigned emu_ballot(int pred);
 #define __ballot_sync(mask, pred) emu_ballot(pred)
 #define __popc(x) __builtin_popcount(x)
 
+/* One access of a queued operation to memory at p, for the race check:
+ * the whole allocation that holds p. */
+struct emu_access {
+  const void *p;
+  bool write;
+};
+
+/* Queue fn on stream s; it runs when the schedule runs s this far. name
+ * names it in a race report; acc are the memory it touches. */
+void emu_enqueue(cudaStream_t s, const char *name, std::vector<emu_access> acc,
+                 std::function<void()> fn);
+
+/* Run a grid of blocks of `block` threads now, each thread calling body
+ * (from a queued launch). */
+void emu_run_grid(dim3 grid, dim3 block, const std::function<void()> &body);
+
+/* Whether the hardware would launch this shape for a kernel of
+ * __launch_bounds__(bounds); if not, the error cudaGetLastError returns
+ * is recorded. Aborts on a shape the stand-in cannot run (blocks of other
+ * than x, or not whole warps). */
+bool emu_launch_ok(dim3 grid, dim3 block, unsigned bounds, const char *name);
+
+/* For emu-only tests: choose the schedule (as CUDA_EMU_SCHEDULE) and the
+ * race reaction (as CUDA_EMU_RACES); the races reported so far. */
+void emu_set_schedule(const char *schedule);
+void emu_set_races(const char *mode);
+unsigned long emu_races(void);
+
+/* A pointer argument is an access: a write unless it points to const. */
+template <typename T>
+void emu_note_arg(std::vector<emu_access> &acc, const T &a) {
+  if constexpr (std::is_pointer_v<T>)
+    acc.push_back({(const void *)a, !std::is_const_v<std::remove_pointer_t<T>>});
+}
+
 /* kernel<<<grid, block, shared, stream>>>(args) is rewritten by
- * ci/cuda_emu/launches.py into emu_launch(grid, block, [&] { kernel(args); }). */
-void emu_launch(dim3 grid, dim3 block, const std::function<void()> &body);
+ * ci/cuda_emu/launches.py into emu_launch(grid, block, shared, stream,
+ * bounds, "kernel", kernel, args): the arguments are converted to the
+ * kernel's parameter types and copied now, as a launch copies them (a
+ * stack variable they were read from may be gone when the grid runs), and
+ * the grid is queued on the stream. */
+template <typename... P, typename... A>
+void emu_launch(dim3 grid, dim3 block, size_t shared, cudaStream_t s, unsigned bounds,
+                const char *name, void (*kernel)(P...), A &&...a) {
+  (void)shared;
+  if (!emu_launch_ok(grid, block, bounds, name)) return;
+  auto args = std::tuple<std::decay_t<P>...>(std::forward<A>(a)...);
+  std::vector<emu_access> acc;
+  std::apply([&acc](const auto &...v) { (emu_note_arg(acc, v), ...); }, args);
+  emu_enqueue(s, name, std::move(acc), [grid, block, kernel, args]() {
+    emu_run_grid(grid, block, [&]() { std::apply(kernel, args); });
+  });
+}
 
 #endif

@@ -1,6 +1,10 @@
 """Rewrite each CUDA launch  kernel<<<grid, block, shared, stream>>>(args)
-of a .cu file into  emu_launch(dim3(grid), dim3(block), [&]() { kernel(args); })
-for ci/cuda_emu/emu.h.  usage: launches.py IN.cu OUT.cpp"""
+of a .cu file into
+  emu_launch(dim3(grid), dim3(block), shared, stream, bounds, "kernel", kernel, args)
+for ci/cuda_emu/emu.h: shared and stream default to 0 as in CUDA, and
+bounds is the first argument of the kernel's __launch_bounds__ in the same
+file (1024, the hardware's limit, without one), so the stand-in refuses
+a block the GPU would refuse.  usage: launches.py IN.cu OUT.cpp"""
 import re
 import sys
 
@@ -27,23 +31,55 @@ def closing_paren(src, open_at):
         depth += {"(": 1, ")": -1}.get(src[i], 0)
         if depth == 0:
             return i
-    raise SystemExit("cuda-emu: unbalanced launch arguments")
+    raise SystemExit("cuda-emu: unbalanced parentheses")
+
+
+def launch_bounds(src):
+    """Each __global__ function's name -> its maximum threads a block (an
+    expression of the file), read from the words between __global__ and
+    the name: __global__ void __launch_bounds__(N[, M]) name(...)."""
+    bounds = {}
+    src = re.sub(r"/\*.*?\*/|//[^\n]*", " ", src, flags=re.S)  # not in comments
+    for m in re.finditer(r"\b__global__\b", src):
+        at, bound = m.end(), "1024"
+        while True:
+            w = re.compile(r"\s*(\w+)\s*(\()?").match(src, at)
+            if not w:
+                raise SystemExit("cuda-emu: cannot read the __global__ at %d" % m.start())
+            if w.group(1) == "__launch_bounds__" and w.group(2):
+                close = closing_paren(src, w.end() - 1)
+                bound = split_top(src[w.end():close])[0]
+                at = close + 1
+            elif w.group(2):  # the name, before its parameters
+                bounds[w.group(1)] = bound
+                break
+            else:  # void, static, ...
+                at = w.end()
+    return bounds
 
 
 def rewrite(src):
+    bounds = launch_bounds(src)
     out, at = [], 0
     for m in re.finditer(r"(\w+)<<<", src):
         if m.start() < at:
             continue
+        name = m.group(1)
+        if name not in bounds:
+            raise SystemExit("cuda-emu: %s is launched but not a __global__ of this file" % name)
         cfg_end = src.index(">>>", m.end())
-        grid, block = split_top(src[m.end():cfg_end])[:2]
+        cfg = split_top(src[m.end():cfg_end]) + ["0", "0"]
+        grid, block, shared, stream = cfg[0], cfg[1], cfg[2], cfg[3]
         args_open = cfg_end + 3
         if src[args_open] != "(":
             raise SystemExit("cuda-emu: launch without arguments")
         args_close = closing_paren(src, args_open)
+        args = src[args_open + 1:args_close].strip()
         out.append(src[at:m.start()])
-        out.append("emu_launch(dim3(%s), dim3(%s), [&]() { %s(%s); })"
-                   % (grid, block, m.group(1), src[args_open + 1:args_close]))
+        out.append('emu_launch(dim3(%s), dim3(%s), (size_t)(%s), (cudaStream_t)(%s), '
+                   '(unsigned)(%s), "%s", %s%s)'
+                   % (grid, block, shared, stream, bounds[name], name, name,
+                      ", " + args if args else ""))
         at = args_close + 1
     return "".join(out) + src[at:]
 

@@ -5,13 +5,16 @@
 // these products have the CPU's bits, so a model composed of CUDA kernels
 // can be required to equal the CPU model bit for bit on the stand-in (the
 // composition's logic), while on a GPU it is compared within the
-// tolerance of kernels/matmul.h. Not used to test matmul itself.
+// tolerance of kernels/matmul.h. Not used to test matmul itself. Each
+// product is queued on its stream like a kernel (ci/cuda_emu/emu.h), so it
+// reads its operands when the stream gets there, not when it is called.
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/bf16.h"
 #include "kernels/flags.h"
 #include "kernels/matmul.h"
+#include "ci/cuda_emu/emu.h"
 
 struct matmul_cuda_ctx {
   int unused;
@@ -45,26 +48,30 @@ static float *as_float(const void *a, size_t n, int bf16) {
 
 typedef void (*cpu_op)(float *, const float *, const float *, int, int, int, int);
 
-// d (d_n elements) = op(a, b): the CPU kernel on float copies, d written
-// back in its format.
-static int run(cpu_op op, void *d, size_t d_n, const void *a, size_t a_n, const void *b, size_t b_n,
-               int n, int in, int out, int flags, pg_error *err) {
+// d (d_n elements) = op(a, b) queued on stream s: the shape refused now,
+// as the CUDA entry points refuse it; later the CPU kernel on float copies,
+// d written back in its format.
+static int run(cpu_op op, const char *name, cudaStream_t s, void *d, size_t d_n, const void *a,
+               size_t a_n, const void *b, size_t b_n, int n, int in, int out, int flags,
+               pg_error *err) {
   if (n < 0 || in < 1 || out < 1)
     return pg_fail(err, "", -1, "matmul: bad shape n=%d in=%d out=%d", n, in, out);
   if ((flags & KERNEL_BF16) && (flags & KERNEL_ACCUMULATE))
     return pg_fail(err, "", -1, "matmul: accumulate is float32 only");
   if (n == 0) return 0;
-  int bf = (flags & KERNEL_BF16) != 0;
-  float *fa = as_float(a, a_n, bf), *fb = as_float(b, b_n, bf);
-  float *fd = bf ? (float *)malloc(d_n * sizeof *fd) : (float *)d;
-  if (!fd) abort();
-  op(fd, fa, fb, n, in, out, flags);
-  if (bf) {
-    bf16_pack((uint16_t *)d, fd, d_n);
-    free(fd);
-  }
-  free(fa);
-  free(fb);
+  emu_enqueue(s, name, {{a, false}, {b, false}, {d, true}}, [=]() {
+    int bf = (flags & KERNEL_BF16) != 0;
+    float *fa = as_float(a, a_n, bf), *fb = as_float(b, b_n, bf);
+    float *fd = bf ? (float *)malloc(d_n * sizeof *fd) : (float *)d;
+    if (!fd) abort();
+    op(fd, fa, fb, n, in, out, flags);
+    if (bf) {
+      bf16_pack((uint16_t *)d, fd, d_n);
+      free(fd);
+    }
+    free(fa);
+    free(fb);
+  });
   return 0;
 }
 
@@ -72,23 +79,23 @@ extern "C" {
 
 int matmul_forward_cuda(matmul_cuda_ctx *c, void *y, const void *x, const void *w, int n, int in,
                         int out, int flags, cudaStream_t stream, pg_error *err) {
-  (void)c, (void)stream;
-  return run(matmul_forward, y, (size_t)n * out, x, (size_t)n * in, w, (size_t)out * in, n, in,
-             out, flags, err);
+  (void)c;
+  return run(matmul_forward, "matmul_forward_cuda", stream, y, (size_t)n * out, x, (size_t)n * in,
+             w, (size_t)out * in, n, in, out, flags, err);
 }
 
 int matmul_backward_input_cuda(matmul_cuda_ctx *c, void *dx, const void *dy, const void *w, int n,
                                int in, int out, int flags, cudaStream_t stream, pg_error *err) {
-  (void)c, (void)stream;
-  return run(matmul_backward_input, dx, (size_t)n * in, dy, (size_t)n * out, w, (size_t)out * in,
-             n, in, out, flags, err);
+  (void)c;
+  return run(matmul_backward_input, "matmul_backward_input_cuda", stream, dx, (size_t)n * in, dy,
+             (size_t)n * out, w, (size_t)out * in, n, in, out, flags, err);
 }
 
 int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const void *dy, const void *x, int n,
                                 int in, int out, int flags, cudaStream_t stream, pg_error *err) {
-  (void)c, (void)stream;
-  return run(matmul_backward_weight, dw, (size_t)out * in, dy, (size_t)n * out, x, (size_t)n * in,
-             n, in, out, flags, err);
+  (void)c;
+  return run(matmul_backward_weight, "matmul_backward_weight_cuda", stream, dw, (size_t)out * in,
+             dy, (size_t)n * out, x, (size_t)n * in, n, in, out, flags, err);
 }
 
 }  // extern "C"

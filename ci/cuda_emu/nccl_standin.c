@@ -1,11 +1,17 @@
 /* A stand-in for libnccl on ci/cuda-emu.sh's CPU stand-in of CUDA, loaded
  * through PGOLF_NCCL_LIBRARY: the entry points pgolf's kernels/nccl.c
  * opens, moving the same bytes over MPI (the stand-in's device memory is
- * host memory, and every call completes before it returns, as the
- * stand-in's kernels do). It checks pgolf's use of NCCL (the bootstrap,
- * the grouped all-to-all, the all-gather, the counts and offsets), not
- * NCCL. Several ranks need the MPI that pgolf initialised under mpirun;
- * one rank needs none.
+ * host memory). It checks pgolf's use of NCCL (the bootstrap, the grouped
+ * all-to-all, the all-gather, the counts and offsets, the ordering with
+ * the stream it names), not NCCL. Several ranks need the MPI that pgolf
+ * initialised under mpirun; one rank needs none.
+ * An NCCL call is an operation of its stream: it reads and writes the
+ * buffers after the work queued there before it. Here every call first
+ * runs that work (cudaStreamSynchronize of the CUDA stand-in, ci/cuda_emu/
+ * emu.cpp: a legal schedule, in which the call's own work then completes
+ * at once), so a buffer made on another stream without an event is read
+ * before it is made. The symbol is the executable's (linked -rdynamic):
+ * without it the library does not load.
  *   cc -shared -fPIC $(pkg-config --cflags ompi-c) -o libnccl-standin.so \
  *      nccl_standin.c $(pkg-config --libs ompi-c) */
 #include <limits.h>
@@ -29,6 +35,14 @@ enum { ID_BYTES = 128, TAG = 7201, MAX_PENDING = 256 };
 typedef struct {
   char internal[ID_BYTES];
 } ncclUniqueId;
+
+/* The CUDA stand-in's (cudaError_t cudaStreamSynchronize(cudaStream_t)). */
+extern int cudaStreamSynchronize(void *stream);
+
+/* The work queued on stream before this call has run. */
+static int after_stream(void *stream) {
+  return cudaStreamSynchronize(stream) ? UNHANDLED_CUDA : OK;
+}
 
 typedef struct standin_comm {
   int nranks, rank;
@@ -114,8 +128,8 @@ int ncclCommGetAsyncError(void *comm, int *async) { return (void)comm, *async = 
 int ncclAllGather(const void *send, void *recv, size_t count, int type, void *comm, void *stream) {
   standin_comm *c = comm;
   size_t bytes = count * type_bytes(type);
-  (void)stream;
   if (!type_bytes(type) || bytes > INT_MAX) return INVALID_ARGUMENT;
+  if (after_stream(stream) != OK) return UNHANDLED_CUDA;
   if (c->nranks == 1) {
     memmove(recv, send, bytes);
     return OK;
@@ -149,14 +163,15 @@ int ncclGroupEnd(void) {
   return --depth == 0 ? finish_group() : OK;
 }
 
-/* One send or receive: to this rank itself, kept for the group's end;
- * otherwise a non-blocking MPI transfer waited for there. Outside a group
- * the call is a group of one. */
+/* One send or receive, after the work queued on its stream: to this rank
+ * itself, kept for the group's end; otherwise a non-blocking MPI transfer
+ * waited for there. Outside a group the call is a group of one. */
 static int post(int is_send, const void *src, void *dst, size_t count, int type, int peer,
-                standin_comm *c) {
+                standin_comm *c, void *stream) {
   size_t bytes = count * type_bytes(type);
   if (!type_bytes(type) || bytes > INT_MAX || peer < 0 || peer >= c->nranks)
     return INVALID_ARGUMENT;
+  if (after_stream(stream) != OK) return UNHANDLED_CUDA;
   if (n_pending >= MAX_PENDING || n_self_send >= MAX_PENDING || n_self_recv >= MAX_PENDING)
     return INTERNAL;
   ncclGroupStart();
@@ -178,11 +193,9 @@ static int post(int is_send, const void *src, void *dst, size_t count, int type,
 }
 
 int ncclSend(const void *send, size_t count, int type, int peer, void *comm, void *stream) {
-  (void)stream;
-  return post(1, send, NULL, count, type, peer, comm);
+  return post(1, send, NULL, count, type, peer, comm, stream);
 }
 
 int ncclRecv(void *recv, size_t count, int type, int peer, void *comm, void *stream) {
-  (void)stream;
-  return post(0, NULL, recv, count, type, peer, comm);
+  return post(0, NULL, recv, count, type, peer, comm, stream);
 }
