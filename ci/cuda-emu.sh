@@ -13,7 +13,9 @@
 # Streams are queues run as late as allowed (CUDA_EMU_SCHEDULE, default
 # lazy; see ci/cuda_emu/emu.h) and unordered accesses abort (CUDA_EMU_RACES),
 # so a missing event or synchronisation fails here; the stand-in's own
-# test of that, ci/cuda_emu/streams_selftest.cu, runs first.
+# tests of that, ci/cuda_emu/streams_selftest.cu, and of its barriers
+# (a hang a GPU would have is reported, named), ci/cuda_emu/grid_selftest.cu,
+# run first.
 # Needs build/release/libpgolf.a (make build), g++ and python3.
 # Exits 1 if a test fails.
 #   sh ci/cuda-emu.sh [tests/test_cuda_NAME.c...]   (default: all but matmul)
@@ -84,6 +86,20 @@ else
   echo "FAIL streams_selftest on the CPU stand-in: see $out/streams_selftest.txt"
   bad=1
 fi
+# Its barriers and ballots: right answers, and each barrier a GPU would
+# hang on reported with the kernel, block and thread; with both of the
+# coroutines' switches (CUDA_EMU_CONTEXT, ci/cuda_emu/grid.cpp).
+python3 ci/cuda_emu/launches.py ci/cuda_emu/grid_selftest.cu "$out/src/grid_selftest.cpp"
+# shellcheck disable=SC2086
+g++ $CXXFLAGS -include ci/cuda_emu/emu.h -o "$out/grid_selftest" "$out/src/grid_selftest.cpp" $emu
+for ctx in asm ucontext; do
+  if CUDA_EMU_CONTEXT=$ctx "$out/grid_selftest" >"$out/grid_selftest-$ctx.txt" 2>&1; then
+    echo "ok grid_selftest ($ctx) on the CPU stand-in: $(grep -c '^ok' "$out/grid_selftest-$ctx.txt") checks"
+  else
+    echo "FAIL grid_selftest ($ctx) on the CPU stand-in: see $out/grid_selftest-$ctx.txt"
+    bad=1
+  fi
+done
 for t in ${*:-$(ls tests/test_cuda_*.c | grep -v test_cuda_matmul)}; do
   n=$(basename "$t" .c)
   # shellcheck disable=SC2046,SC2086
