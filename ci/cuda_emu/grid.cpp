@@ -50,10 +50,10 @@ struct coro {
 
 static coro cos[MAX_THREADS];
 static ucontext_t ucs[MAX_THREADS], sched_uc; /* the ucontext switch */
-static void *sched_sp;
+[[maybe_unused]] static void *sched_sp;
 static char *stacks; /* MAX_THREADS slots of a guard page and a stack */
 static size_t slot;
-static bool use_asm;
+[[maybe_unused]] static bool use_asm;
 
 /* The launch and block running, and who waits where: threads at
  * __syncthreads (of the block, of each warp), at __ballot_sync and
@@ -260,14 +260,14 @@ static void start(unsigned t, const emu_place &p) {
   coro *c = &cos[t];
   c->place = p;
   c->state = RUNNABLE;
-  char *lo = stacks + t * slot + (slot - STACK), *hi = lo + STACK;
+  char *lo = stacks + t * slot + (slot - STACK);
 #if defined(__x86_64__)
   if (use_asm) {
     /* What emu_ctx_switch pops (the control words, r15..r12, rbx, rbp),
      * then co_main as the return address, entered as if called (the
      * stack 16-byte aligned before the call) from a null return address,
      * where an unwinder stops. */
-    void **f = (void **)((uintptr_t)hi & ~(uintptr_t)15) - 9;
+    void **f = (void **)((uintptr_t)(lo + STACK) & ~(uintptr_t)15) - 9;
     memset(f, 0, 9 * sizeof *f);
     unsigned mxcsr;
     unsigned short fpucw;
