@@ -14,8 +14,7 @@
  * anything else leave no thread able to run, that.
  *
  * A switch is a few instructions of assembly on x86-64 (the callee-saved
- * registers, the stack pointer, and the SSE and x87 control words: what a
- * function call preserves); elsewhere, where the process runs with a
+ * registers and the stack pointer); elsewhere, where the process runs with a
  * shadow stack (which the assembly's return to another stack would
  * break), or under CUDA_EMU_CONTEXT=ucontext, it is swapcontext (a system
  * call each). The stacks, 256 KiB each with a guard page below, are one
@@ -71,10 +70,12 @@ static std::mutex grid_lock;
 static thread_local bool in_grid;
 
 #if defined(__x86_64__)
-/* emu_ctx_switch(save, load): push the callee-saved registers and the
- * control words, store the stack pointer in *save, take load's, pop its
- * and return there. A new coroutine's stack is made to look the same
- * (make_frame). */
+/* emu_ctx_switch(save, load): push the callee-saved registers, store the
+ * stack pointer in *save, take load's, pop its and return there. A new
+ * coroutine's stack is made to look the same (start). The SSE and x87
+ * control words are not switched (storing and loading them was most of
+ * a switch's time): the block's threads share the calling thread's, as
+ * no kernel sets them, and emu_run_grid restores them after the grid. */
 extern "C" void emu_ctx_switch(void **save, void *load);
 __asm__(".text\n"
         ".p2align 4\n"
@@ -86,14 +87,8 @@ __asm__(".text\n"
         "  pushq %r13\n"
         "  pushq %r14\n"
         "  pushq %r15\n"
-        "  subq $8, %rsp\n"
-        "  stmxcsr (%rsp)\n"
-        "  fnstcw 4(%rsp)\n"
         "  movq %rsp, (%rdi)\n"
         "  movq %rsi, %rsp\n"
-        "  ldmxcsr (%rsp)\n"
-        "  fldcw 4(%rsp)\n"
-        "  addq $8, %rsp\n"
         "  popq %r15\n"
         "  popq %r14\n"
         "  popq %r13\n"
@@ -263,19 +258,15 @@ static void start(unsigned t, const emu_place &p) {
   char *lo = stacks + t * slot + (slot - STACK);
 #if defined(__x86_64__)
   if (use_asm) {
-    /* What emu_ctx_switch pops (the control words, r15..r12, rbx, rbp),
-     * then co_main as the return address, entered as if called (the
-     * stack 16-byte aligned before the call) from a null return address,
-     * where an unwinder stops. */
-    void **f = (void **)((uintptr_t)(lo + STACK) & ~(uintptr_t)15) - 9;
-    memset(f, 0, 9 * sizeof *f);
-    unsigned mxcsr;
-    unsigned short fpucw;
-    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
-    __asm__ volatile("fnstcw %0" : "=m"(fpucw));
-    memcpy(f, &mxcsr, 4);
-    memcpy((char *)f + 4, &fpucw, 2);
-    f[7] = (void *)co_main;
+    /* What emu_ctx_switch pops (r15..r12, rbx, rbp), then co_main as
+     * the return address, entered as if called (the stack 16-byte
+     * aligned before the call) from a null return address, where an
+     * unwinder stops. The tops of the stacks are staggered by cache
+     * lines, so that the threads' frames do not all fall in the same
+     * cache sets. */
+    void **f = (void **)(((uintptr_t)(lo + STACK) - t % 32 * 64) & ~(uintptr_t)15) - 8;
+    memset(f, 0, 8 * sizeof *f);
+    f[6] = (void *)co_main;
     c->sp = f;
     return;
   }
@@ -325,6 +316,12 @@ void emu_run_grid(dim3 grid, dim3 block, const std::function<void()> &body, cons
     abort();
   }
   setup();
+#if defined(__x86_64__)
+  unsigned mxcsr;
+  unsigned short fpucw;
+  __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+  __asm__ volatile("fnstcw %0" : "=m"(fpucw));
+#endif
   in_grid = true;
   g.body = &body, g.name = name, g.n = n, g.cur = nullptr;
   emu_place host = emu_here;
@@ -337,5 +334,9 @@ void emu_run_grid(dim3 grid, dim3 block, const std::function<void()> &body, cons
         run_block();
       }
   emu_here = host;
+#if defined(__x86_64__)
+  __asm__ volatile("ldmxcsr %0" : : "m"(mxcsr));
+  __asm__ volatile("fldcw %0" : : "m"(fpucw));
+#endif
   in_grid = false;
 }
