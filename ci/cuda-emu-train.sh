@@ -8,8 +8,9 @@
 # of both and of the loss sum), in fp32 and mixed precision. A small model
 # (2 layers of 32, sequences of 64, 1,024 tokens a step: 8 micro-steps of
 # 2 sequences), STEPS steps (default 1), a validation split of the demo's
-# first 1,089 tokens (17 sequences: the last batch padded); the stand-in
-# runs one pthread per CUDA thread, so a step takes minutes. Its streams
+# first 1,089 tokens (17 sequences: the last batch padded); on the
+# stand-in (a block's threads coroutines on one OS thread) a step and its
+# validations take seconds on 2 cores, the script a minute or two. Its streams
 # run as late as the program's events allow (CUDA_EMU_SCHEDULE, default
 # lazy) and an unordered access stops it (ci/cuda_emu/emu.h), so a missing
 # event or synchronisation fails here. Then (unless RESUME=0) a checkpoint

@@ -1,19 +1,22 @@
 #!/bin/sh
 # The GPU tests without a GPU: every kernels/*.cu is compiled as plain C++
-# on the CPU stand-in of ci/cuda_emu/emu.h (blocks in turn, threads as
-# pthreads with real barriers and warp ballots, host memory), linked with
-# the library minus its CUDA objects, and every tests/test_cuda_*.c but
-# the cuBLASLt one is run against it (matmul's entry points are the CPU
-# kernels there: ci/cuda_emu/matmul_standin.cpp). This checks the kernels' logic and the tests' (indices,
-# reduction orders, barriers, aliasing), not nvcc's code generation: on a
-# GPU machine ci/gpu-check.sh is the proof. Slow (one pthread per CUDA
-# thread): about 30 minutes on 2 cores, 15 of them the model and optimizer
-# tests. NCCL is ci/cuda_emu/nccl_standin.c (bytes over MPI), loaded
-# through PGOLF_NCCL_LIBRARY as pgolf loads libnccl.
+# on the CPU stand-in of ci/cuda_emu/emu.h (blocks in turn, the threads of
+# a block coroutines on one OS thread with real barriers and warp ballots,
+# ci/cuda_emu/grid.cpp; host memory), linked with the library minus its
+# CUDA objects, and every tests/test_cuda_*.c but the cuBLASLt one is run
+# against it (matmul's entry points are the CPU kernels there:
+# ci/cuda_emu/matmul_standin.cpp). This checks the kernels' logic and the
+# tests' (indices, reduction orders, barriers, aliasing), not nvcc's code
+# generation: on a GPU machine ci/gpu-check.sh is the proof. Under two
+# minutes on 2 cores, compiling included. NCCL is
+# ci/cuda_emu/nccl_standin.c (bytes over MPI), loaded through
+# PGOLF_NCCL_LIBRARY as pgolf loads libnccl.
 # Streams are queues run as late as allowed (CUDA_EMU_SCHEDULE, default
 # lazy; see ci/cuda_emu/emu.h) and unordered accesses abort (CUDA_EMU_RACES),
 # so a missing event or synchronisation fails here; the stand-in's own
-# test of that, ci/cuda_emu/streams_selftest.cu, runs first.
+# tests of that, ci/cuda_emu/streams_selftest.cu, and of its barriers
+# (a hang a GPU would have is reported, named), ci/cuda_emu/grid_selftest.cu,
+# run first.
 # Needs build/release/libpgolf.a (make build), g++ and python3.
 # Exits 1 if a test fails.
 #   sh ci/cuda-emu.sh [tests/test_cuda_NAME.c...]   (default: all but matmul)
@@ -27,7 +30,10 @@ mkdir -p "$out/src"
 CXXFLAGS="-std=c++17 -O2 -ffp-contract=off -Wall -Wextra -D_GNU_SOURCE -DPGOLF_HAVE_CUDA -I. -I$CUDA_HOME/include"
 # shellcheck disable=SC2086
 g++ $CXXFLAGS -c -o "$out/emu.o" ci/cuda_emu/emu.cpp
-objs="$out/emu.o"
+# shellcheck disable=SC2086
+g++ $CXXFLAGS -c -o "$out/grid.o" ci/cuda_emu/grid.cpp
+emu="$out/emu.o $out/grid.o"
+objs=""
 for f in kernels/*.cu; do
   n=$(basename "$f" .cu)
   if [ "$n" = matmul ]; then
@@ -45,10 +51,9 @@ for f in kernels/*.cu; do
   objs="$objs $out/$n.o"
 done
 # An archive, so a test links only the kernels it calls.
-emu_kernels=$(echo "$objs" | cut -d' ' -f2-)
 rm -f "$out/libemu-kernels.a"
 # shellcheck disable=SC2086
-ar rcs "$out/libemu-kernels.a" $emu_kernels
+ar rcs "$out/libemu-kernels.a" $objs
 cp "$lib" "$out/libpgolf-cpu.a"
 # shellcheck disable=SC2046
 ar d "$out/libpgolf-cpu.a" $(ar t "$out/libpgolf-cpu.a" | grep '\.cu\.o$')
@@ -56,7 +61,7 @@ ar d "$out/libpgolf-cpu.a" $(ar t "$out/libpgolf-cpu.a" | grep '\.cu\.o$')
 # exporting the runtime's symbols (-rdynamic) to the dlopen'ed NCCL
 # stand-in, which synchronises with the streams it is given.
 # shellcheck disable=SC2046,SC2086
-cc -rdynamic -o "$out/pgolf" build/release/obj/common/pgolf.o "$out/emu.o" -Wl,--start-group \
+cc -rdynamic -o "$out/pgolf" build/release/obj/common/pgolf.o $emu -Wl,--start-group \
   "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -fopenmp -lcrypto -ljansson -lz \
   -llzma -lbrotlidec -lpthread -ldl -lm -lstdc++ $(pkg-config --libs ompi-c 2>/dev/null)
 # NCCL's stand-in (bytes over MPI), loaded as pgolf loads libnccl; without
@@ -75,19 +80,33 @@ bad=0
 python3 ci/cuda_emu/launches.py ci/cuda_emu/streams_selftest.cu "$out/src/streams_selftest.cpp"
 # shellcheck disable=SC2086
 g++ $CXXFLAGS -include ci/cuda_emu/emu.h -o "$out/streams_selftest" "$out/src/streams_selftest.cpp" \
-  "$out/emu.o" -lpthread
+  $emu -lpthread
 if "$out/streams_selftest" >"$out/streams_selftest.txt" 2>&1; then
   echo "ok streams_selftest on the CPU stand-in: $(grep -c '^ok' "$out/streams_selftest.txt") checks"
 else
   echo "FAIL streams_selftest on the CPU stand-in: see $out/streams_selftest.txt"
   bad=1
 fi
+# Its barriers and ballots: right answers, and each barrier a GPU would
+# hang on reported with the kernel, block and thread; with both of the
+# coroutines' switches (CUDA_EMU_CONTEXT, ci/cuda_emu/grid.cpp).
+python3 ci/cuda_emu/launches.py ci/cuda_emu/grid_selftest.cu "$out/src/grid_selftest.cpp"
+# shellcheck disable=SC2086
+g++ $CXXFLAGS -include ci/cuda_emu/emu.h -o "$out/grid_selftest" "$out/src/grid_selftest.cpp" $emu
+for ctx in asm ucontext; do
+  if CUDA_EMU_CONTEXT=$ctx "$out/grid_selftest" >"$out/grid_selftest-$ctx.txt" 2>&1; then
+    echo "ok grid_selftest ($ctx) on the CPU stand-in: $(grep -c '^ok' "$out/grid_selftest-$ctx.txt") checks"
+  else
+    echo "FAIL grid_selftest ($ctx) on the CPU stand-in: see $out/grid_selftest-$ctx.txt"
+    bad=1
+  fi
+done
 for t in ${*:-$(ls tests/test_cuda_*.c | grep -v test_cuda_matmul)}; do
   n=$(basename "$t" .c)
   # shellcheck disable=SC2046,SC2086
   cc -std=c11 -Wall -Wextra -Werror -O2 -ffp-contract=off -fno-strict-aliasing -D_GNU_SOURCE -rdynamic \
     -fopenmp -I. -Ibuild/release -DPGOLF_HAVE_CUDA -I"$CUDA_HOME/include" -o "$out/$n" "$t" \
-    "$out/emu.o" -Wl,--start-group "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -lcmocka -fopenmp -lcrypto -ljansson -lz -lpthread -ldl -lm -lstdc++ \
+    $emu -Wl,--start-group "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -lcmocka -fopenmp -lcrypto -ljansson -lz -lpthread -ldl -lm -lstdc++ \
     $(pkg-config --libs ompi-c 2>/dev/null)
   if "$out/$n" >"$out/$n.txt" 2>&1; then
     echo "ok $n on the CPU stand-in: $(sed -n 's/^\[  PASSED  \] //p' "$out/$n.txt")"

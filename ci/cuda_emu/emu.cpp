@@ -1,11 +1,10 @@
 /* The CPU stand-in's launches and the runtime calls pgolf uses (see
- * emu.h). A grid runs with one pthread per thread of a block; each runs
- * every block of the grid in turn, with a barrier before and after each
- * block. Launches, copies, sets and events are queued on streams and run
- * when the schedule (emu.h) says. */
+ * emu.h). A launch's shape is checked here; its grid runs in grid.cpp
+ * (blocks in turn, the threads of a block coroutines on the calling
+ * thread). Launches, copies, sets and events are queued on streams and
+ * run when the schedule (emu.h) says. */
 #include "emu.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,58 +16,9 @@
 #include <set>
 #include <string>
 
-thread_local emu_place emu_here;
+/* ---- grids (run by ci/cuda_emu/grid.cpp) ---- */
 
-/* ---- grids ---- */
-
-enum { WARP = 32, MAX_WARPS = 32 };
-static pthread_barrier_t block_barrier, warp_barrier[MAX_WARPS];
-static unsigned votes[MAX_WARPS][WARP];
-static dim3 launch_grid, launch_block;
-static const std::function<void()> *launch_body;
-
-void emu_syncthreads() { pthread_barrier_wait(&block_barrier); }
-
-/* Every lane posts its vote, all read them, and none posts the next vote
- * before all have read. */
-unsigned emu_ballot(int pred) {
-  unsigned w = emu_here.thread.x / WARP, lane = emu_here.thread.x % WARP;
-  votes[w][lane] = pred != 0;
-  pthread_barrier_wait(&warp_barrier[w]);
-  unsigned mask = 0;
-  for (unsigned i = 0; i < WARP; i++) mask |= votes[w][i] << i;
-  pthread_barrier_wait(&warp_barrier[w]);
-  return mask;
-}
-
-static void *run_thread(void *arg) {
-  emu_here.thread.x = (unsigned)(uintptr_t)arg;
-  emu_here.thread.y = emu_here.thread.z = 0;
-  emu_here.block_dim = launch_block;
-  emu_here.grid_dim = launch_grid;
-  for (unsigned bz = 0; bz < launch_grid.z; bz++)
-    for (unsigned by = 0; by < launch_grid.y; by++)
-      for (unsigned bx = 0; bx < launch_grid.x; bx++) {
-        emu_here.block.x = bx, emu_here.block.y = by, emu_here.block.z = bz;
-        pthread_barrier_wait(&block_barrier);
-        (*launch_body)();
-        pthread_barrier_wait(&block_barrier);
-      }
-  return NULL;
-}
-
-void emu_run_grid(dim3 grid, dim3 block, const std::function<void()> &body) {
-  unsigned n = block.x, warps = n / WARP;
-  launch_grid = grid, launch_block = block, launch_body = &body;
-  pthread_barrier_init(&block_barrier, NULL, n);
-  for (unsigned w = 0; w < warps; w++) pthread_barrier_init(&warp_barrier[w], NULL, WARP);
-  std::vector<pthread_t> threads(n);
-  for (unsigned t = 0; t < n; t++)
-    if (pthread_create(&threads[t], NULL, run_thread, (void *)(uintptr_t)t)) abort();
-  for (unsigned t = 0; t < n; t++) pthread_join(threads[t], NULL);
-  pthread_barrier_destroy(&block_barrier);
-  for (unsigned w = 0; w < warps; w++) pthread_barrier_destroy(&warp_barrier[w]);
-}
+enum { WARP = 32 };
 
 /* The error of the last refused launch, for cudaGetLastError. */
 static cudaError_t last_error = cudaSuccess;

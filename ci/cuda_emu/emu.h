@@ -1,9 +1,13 @@
 /* A CPU stand-in for the CUDA execution model, enough to run pgolf's
  * kernels and GPU tests on a machine without a GPU (ci/cuda-emu.sh).
  * Force-included before a kernels/<op>.cu compiled as plain C++:
- *   - blocks run one after another; the threads of a block are pthreads,
- *     __syncthreads is a barrier over them, __ballot_sync a barrier over
- *     the 32 threads of a warp;
+ *   - blocks run one after another; the threads of a block are
+ *     coroutines on the calling thread (ci/cuda_emu/grid.cpp), run in
+ *     thread order, each until it finishes or reaches a barrier:
+ *     __syncthreads waits for every thread of the block, __ballot_sync for
+ *     the 32 threads of a warp; a barrier that a GPU would hang on (a
+ *     thread finished while others wait, a warp split between the two)
+ *     is reported and aborts;
  *   - __shared__ becomes static (one block runs at a time);
  *   - device memory is host memory.
  * It checks the kernels' logic: indices, the reduction orders, barriers,
@@ -59,7 +63,11 @@
  *                               query may answer cudaErrorNotReady.
  *   CUDA_EMU_RACES=abort        (default) a race is printed and aborts;
  *   CUDA_EMU_RACES=warn         printed and counted (emu_races());
- *   CUDA_EMU_RACES=off          not checked. */
+ *   CUDA_EMU_RACES=off          not checked.
+ *   CUDA_EMU_CONTEXT=ucontext   the threads' switch is swapcontext, not
+ *                               grid.cpp's assembly (x86-64's default;
+ *                               elsewhere, or under a shadow stack,
+ *                               swapcontext anyway). */
 #ifndef PGOLF_CUDA_EMU_H
 #define PGOLF_CUDA_EMU_H
 
@@ -114,8 +122,9 @@ void emu_enqueue(cudaStream_t s, const char *name, std::vector<emu_access> acc,
                  std::function<void()> fn);
 
 /* Run a grid of blocks of `block` threads now, each thread calling body
- * (from a queued launch). */
-void emu_run_grid(dim3 grid, dim3 block, const std::function<void()> &body);
+ * (from a queued launch); name, the kernel's, is for reports. */
+void emu_run_grid(dim3 grid, dim3 block, const std::function<void()> &body,
+                  const char *name = nullptr);
 
 /* Whether the hardware would launch this shape for a kernel of
  * __launch_bounds__(bounds); if not, the error cudaGetLastError returns
@@ -150,8 +159,8 @@ void emu_launch(dim3 grid, dim3 block, size_t shared, cudaStream_t s, unsigned b
   auto args = std::tuple<std::decay_t<P>...>(std::forward<A>(a)...);
   std::vector<emu_access> acc;
   std::apply([&acc](const auto &...v) { (emu_note_arg(acc, v), ...); }, args);
-  emu_enqueue(s, name, std::move(acc), [grid, block, kernel, args]() {
-    emu_run_grid(grid, block, [&]() { std::apply(kernel, args); });
+  emu_enqueue(s, name, std::move(acc), [grid, block, name, kernel, args]() {
+    emu_run_grid(grid, block, [&]() { std::apply(kernel, args); }, name);
   });
 }
 

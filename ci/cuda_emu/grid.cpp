@@ -1,0 +1,342 @@
+/* The CPU stand-in's grid executor (see emu.h): the blocks of a grid run
+ * one after another on the calling thread, and the threads of a block are
+ * coroutines there, each with its own stack. A block runs its coroutines
+ * in thread order; each runs until it finishes or reaches __syncthreads or
+ * __ballot_sync, then the next one that can run does. __syncthreads
+ * releases when every thread of the block has arrived; __ballot_sync
+ * releases a warp when its 32 lanes have arrived, each getting the mask of
+ * their votes (lane i's in bit i). What a GPU would hang on or run as
+ * undefined behaviour is reported, naming the kernel, block and thread,
+ * and aborts: a thread that finishes while others of its block wait at
+ * __syncthreads (or arriving there after one has finished), lanes of a
+ * warp waiting at different barriers (__ballot_sync and __syncthreads), a
+ * lane that finishes while its warp waits at __ballot_sync, and, should
+ * anything else leave no thread able to run, that.
+ *
+ * A switch is a few instructions of assembly on x86-64 (the callee-saved
+ * registers and the stack pointer); elsewhere, where the process runs with a
+ * shadow stack (which the assembly's return to another stack would
+ * break), or under CUDA_EMU_CONTEXT=ucontext, it is swapcontext (a system
+ * call each). The stacks, 256 KiB each with a guard page below, are one
+ * mapping made at the first launch and reused, so a stack's pages fault
+ * in once. */
+#include "emu.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <mutex>
+
+thread_local emu_place emu_here;
+
+enum { WARP = 32, MAX_THREADS = 1024, MAX_WARPS = MAX_THREADS / WARP };
+static const size_t STACK = 256 << 10;
+
+enum co_state : unsigned char { RUNNABLE, AT_SYNC, AT_BALLOT, DONE };
+
+/* One CUDA thread of the running block. */
+struct coro {
+  void *sp; /* the assembly switch: its saved stack pointer */
+  emu_place place;
+  co_state state;
+  unsigned vote, mask; /* at a ballot: its vote, then the warp's mask */
+};
+
+static coro cos[MAX_THREADS];
+static ucontext_t ucs[MAX_THREADS], sched_uc; /* the ucontext switch */
+[[maybe_unused]] static void *sched_sp;
+static char *stacks; /* MAX_THREADS slots of a guard page and a stack */
+static size_t slot;
+[[maybe_unused]] static bool use_asm;
+
+/* The launch and block running, and who waits where: threads at
+ * __syncthreads (of the block, of each warp), at __ballot_sync and
+ * finished (of each warp). */
+static struct {
+  const std::function<void()> *body;
+  const char *name;
+  unsigned n;
+  coro *cur; /* the coroutine running; null: the scheduler */
+  unsigned sync, done;
+  unsigned warp_sync[MAX_WARPS], warp_ballot[MAX_WARPS], warp_done[MAX_WARPS];
+} g;
+
+static std::mutex grid_lock;
+static thread_local bool in_grid;
+
+#if defined(__x86_64__)
+/* emu_ctx_switch(save, load): push the callee-saved registers, store the
+ * stack pointer in *save, take load's, pop its and return there. A new
+ * coroutine's stack is made to look the same (start). The SSE and x87
+ * control words are not switched (storing and loading them was most of
+ * a switch's time): the block's threads share the calling thread's, as
+ * no kernel sets them, and emu_run_grid restores them after the grid. */
+extern "C" void emu_ctx_switch(void **save, void *load);
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type emu_ctx_switch,@function\n"
+        "emu_ctx_switch:\n"
+        "  pushq %rbp\n"
+        "  pushq %rbx\n"
+        "  pushq %r12\n"
+        "  pushq %r13\n"
+        "  pushq %r14\n"
+        "  pushq %r15\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  popq %r15\n"
+        "  popq %r14\n"
+        "  popq %r13\n"
+        "  popq %r12\n"
+        "  popq %rbx\n"
+        "  popq %rbp\n"
+        "  ret\n"
+        ".size emu_ctx_switch, .-emu_ctx_switch\n");
+
+/* Whether this process runs with a shadow stack (rdssp is a no-op, leaving
+ * 0, without one or on a CPU without CET). */
+static bool shadow_stack(void) {
+  unsigned long long ssp = 0;
+  __asm__ volatile("rdsspq %0" : "+r"(ssp));
+  return ssp != 0;
+}
+#endif
+
+static void fail(unsigned t, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+
+/* Report what thread t of the running block did, and abort. */
+static void fail(unsigned t, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "cuda-emu: %s, block (%u,%u,%u), thread %u: ", g.name ? g.name : "a kernel",
+          emu_here.block.x, emu_here.block.y, emu_here.block.z, t);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, " (a GPU would hang or misbehave here)\n");
+  abort();
+}
+
+/* The first thread of [from, to) in state s. */
+static unsigned first_in(unsigned from, unsigned to, co_state s) {
+  for (unsigned t = from; t < to; t++)
+    if (cos[t].state == s) return t;
+  return to;
+}
+
+/* The running coroutine, which called `what`; none aborts. */
+static coro *current(const char *what) {
+  if (!in_grid || !g.cur) {
+    fprintf(stderr, "cuda-emu: %s outside a kernel\n", what);
+    abort();
+  }
+  return g.cur;
+}
+
+/* Back to the scheduler. */
+static void yield(coro *c) {
+  c->place = emu_here;
+#if defined(__x86_64__)
+  if (use_asm) {
+    emu_ctx_switch(&c->sp, sched_sp);
+    return;
+  }
+#endif
+  if (swapcontext(&ucs[c - cos], &sched_uc)) abort();
+}
+
+/* From the scheduler to c. */
+static void resume(coro *c) {
+  g.cur = c;
+  emu_here = c->place;
+#if defined(__x86_64__)
+  if (use_asm) {
+    emu_ctx_switch(&sched_sp, c->sp);
+    g.cur = nullptr;
+    return;
+  }
+#endif
+  if (swapcontext(&sched_uc, &ucs[c - cos])) abort();
+  g.cur = nullptr;
+}
+
+void emu_syncthreads() {
+  coro *c = current("__syncthreads");
+  unsigned t = (unsigned)(c - cos), w = t / WARP;
+  if (g.done)
+    fail(t, "waits at __syncthreads, but thread %u of the block has finished",
+         first_in(0, g.n, DONE));
+  if (g.warp_ballot[w])
+    fail(t, "waits at __syncthreads, but thread %u of its warp waits at __ballot_sync",
+         first_in(w * WARP, w * WARP + WARP, AT_BALLOT));
+  c->state = AT_SYNC;
+  g.warp_sync[w]++;
+  if (++g.sync == g.n) {
+    for (unsigned i = 0; i < g.n; i++) cos[i].state = RUNNABLE;
+    g.sync = 0;
+    memset(g.warp_sync, 0, sizeof g.warp_sync);
+  }
+  yield(c);
+}
+
+unsigned emu_ballot(int pred) {
+  coro *c = current("__ballot_sync");
+  unsigned t = (unsigned)(c - cos), w = t / WARP, lane0 = w * WARP;
+  if (g.warp_done[w])
+    fail(t, "waits at __ballot_sync, but thread %u of its warp has finished",
+         first_in(lane0, lane0 + WARP, DONE));
+  if (g.warp_sync[w])
+    fail(t, "waits at __ballot_sync, but thread %u of its warp waits at __syncthreads",
+         first_in(lane0, lane0 + WARP, AT_SYNC));
+  c->state = AT_BALLOT;
+  c->vote = pred != 0;
+  if (++g.warp_ballot[w] == WARP) {
+    unsigned mask = 0;
+    for (unsigned i = 0; i < WARP; i++) mask |= cos[lane0 + i].vote << i;
+    for (unsigned i = 0; i < WARP; i++) cos[lane0 + i].mask = mask, cos[lane0 + i].state = RUNNABLE;
+    g.warp_ballot[w] = 0;
+  }
+  yield(c);
+  return c->mask;
+}
+
+/* A coroutine: the kernel's body, then finished; never resumed after. */
+static void co_main() {
+  coro *c = g.cur;
+  (*g.body)();
+  unsigned t = (unsigned)(c - cos), w = t / WARP;
+  if (g.sync)
+    fail(t, "has finished, but thread %u of the block waits at __syncthreads",
+         first_in(0, g.n, AT_SYNC));
+  if (g.warp_ballot[w])
+    fail(t, "has finished, but thread %u of its warp waits at __ballot_sync",
+         first_in(w * WARP, w * WARP + WARP, AT_BALLOT));
+  c->state = DONE;
+  g.done++;
+  g.warp_done[w]++;
+  yield(c);
+  abort(); /* not reached */
+}
+
+/* The stacks and the switch, once. */
+static void setup(void) {
+  if (stacks) return;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  slot = page + STACK;
+  void *m = mmap(NULL, slot * MAX_THREADS, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (m == MAP_FAILED) {
+    perror("cuda-emu: the threads' stacks");
+    abort();
+  }
+  stacks = (char *)m;
+  for (unsigned t = 0; t < MAX_THREADS; t++)
+    if (mprotect(stacks + t * slot, page, PROT_NONE)) {
+      perror("cuda-emu: a stack's guard page");
+      abort();
+    }
+  const char *v = getenv("CUDA_EMU_CONTEXT");
+  bool want_ucontext = v && !strcmp(v, "ucontext");
+  if (v && *v && !want_ucontext && strcmp(v, "asm")) {
+    fprintf(stderr, "cuda-emu: CUDA_EMU_CONTEXT=%s: asm or ucontext\n", v);
+    abort();
+  }
+#if defined(__x86_64__)
+  use_asm = !want_ucontext && !shadow_stack();
+#endif
+}
+
+/* Thread t's coroutine, ready to start co_main at place p. */
+static void start(unsigned t, const emu_place &p) {
+  coro *c = &cos[t];
+  c->place = p;
+  c->state = RUNNABLE;
+  char *lo = stacks + t * slot + (slot - STACK);
+#if defined(__x86_64__)
+  if (use_asm) {
+    /* What emu_ctx_switch pops (r15..r12, rbx, rbp), then co_main as
+     * the return address, entered as if called (the stack 16-byte
+     * aligned before the call) from a null return address, where an
+     * unwinder stops. The tops of the stacks are staggered by cache
+     * lines, so that the threads' frames do not all fall in the same
+     * cache sets. */
+    void **f = (void **)(((uintptr_t)(lo + STACK) - t % 32 * 64) & ~(uintptr_t)15) - 8;
+    memset(f, 0, 8 * sizeof *f);
+    f[6] = (void *)co_main;
+    c->sp = f;
+    return;
+  }
+#endif
+  ucontext_t *u = &ucs[t];
+  if (getcontext(u)) abort();
+  u->uc_stack.ss_sp = lo;
+  u->uc_stack.ss_size = STACK;
+  u->uc_link = nullptr;
+  makecontext(u, co_main, 0);
+}
+
+/* Every thread of the block at emu_here.block, to the end. */
+static void run_block(void) {
+  emu_place p = emu_here;
+  g.sync = g.done = 0;
+  memset(g.warp_sync, 0, sizeof g.warp_sync);
+  memset(g.warp_ballot, 0, sizeof g.warp_ballot);
+  memset(g.warp_done, 0, sizeof g.warp_done);
+  for (unsigned t = 0; t < g.n; t++) {
+    p.thread.x = t;
+    start(t, p);
+  }
+  while (g.done < g.n) {
+    bool ran = false;
+    for (unsigned t = 0; t < g.n; t++)
+      if (cos[t].state == RUNNABLE) resume(&cos[t]), ran = true;
+    if (!ran) { /* not reached: each way to get here is reported above */
+      unsigned t = 0;
+      while (cos[t].state == DONE) t++;
+      fail(t, "waits at a barrier, and no thread of the block can run (%u at __syncthreads, %u finished)",
+           g.sync, g.done);
+    }
+  }
+}
+
+void emu_run_grid(dim3 grid, dim3 block, const std::function<void()> &body, const char *name) {
+  if (in_grid) {
+    fprintf(stderr, "cuda-emu: %s launched from a kernel\n", name ? name : "a grid");
+    abort();
+  }
+  std::lock_guard<std::mutex> hold(grid_lock);
+  unsigned n = block.x;
+  if (block.y != 1 || block.z != 1 || n % WARP || n == 0 || n > MAX_THREADS) {
+    fprintf(stderr, "cuda-emu: %s: a block of %ux%ux%u threads, which the stand-in cannot run\n",
+            name ? name : "a grid", block.x, block.y, block.z);
+    abort();
+  }
+  setup();
+#if defined(__x86_64__)
+  unsigned mxcsr;
+  unsigned short fpucw;
+  __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+  __asm__ volatile("fnstcw %0" : "=m"(fpucw));
+#endif
+  in_grid = true;
+  g.body = &body, g.name = name, g.n = n, g.cur = nullptr;
+  emu_place host = emu_here;
+  emu_here.thread = {0, 0, 0};
+  emu_here.block_dim = block, emu_here.grid_dim = grid;
+  for (unsigned bz = 0; bz < grid.z; bz++)
+    for (unsigned by = 0; by < grid.y; by++)
+      for (unsigned bx = 0; bx < grid.x; bx++) {
+        emu_here.block = {bx, by, bz};
+        run_block();
+      }
+  emu_here = host;
+#if defined(__x86_64__)
+  __asm__ volatile("ldmxcsr %0" : : "m"(mxcsr));
+  __asm__ volatile("fldcw %0" : : "m"(fpucw));
+#endif
+  in_grid = false;
+}

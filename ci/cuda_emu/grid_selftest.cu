@@ -1,0 +1,268 @@
+/* The CPU stand-in's barriers against itself (emu-only: ci/cuda-emu.sh
+ * compiles it as it compiles the kernels' .cu files and runs it, under
+ * each of CUDA_EMU_CONTEXT's switches, before the tests).
+ * Kernels that use __syncthreads and __ballot_sync correctly must give the
+ * right bits; each barrier a GPU would hang on (or run as undefined
+ * behaviour) must stop the program (run in a child process) with
+ * SIGABRT and ci/cuda_emu/grid.cpp's report, naming the kernel, block and
+ * thread. Prints ok/FAIL lines; exits 1 on a failure.
+ *   python3 ci/cuda_emu/launches.py ci/cuda_emu/grid_selftest.cu t.cpp
+ *   g++ -std=c++17 -I. -I$CUDA_HOME/include -include ci/cuda_emu/emu.h \
+ *     t.cpp ci/cuda_emu/emu.cpp ci/cuda_emu/grid.cpp */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+static int failed;
+
+static void say(bool good, const char *what) {
+  printf("%s %s\n", good ? "ok" : "FAIL", what);
+  if (!good) failed = 1;
+}
+
+/* ---- kernels that must work ---- */
+
+/* Each thread writes where it is: its block and thread index. */
+__global__ void where_kernel(unsigned *out) {
+  unsigned b = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  unsigned i = b * blockDim.x + threadIdx.x;
+  out[i] = (blockIdx.x << 24) | (blockIdx.y << 20) | (blockIdx.z << 16) | threadIdx.x;
+}
+
+/* A tree sum over the block in shared memory, a barrier at each level:
+ * out[block] = sum of x over the block. Each thread also checks, after
+ * each barrier, that every other thread's write of the level before is
+ * there (a barrier that did not wait would show here). */
+__global__ void __launch_bounds__(1024) tree_kernel(const unsigned *x, unsigned *out, int *bad) {
+  __shared__ unsigned s[1024];
+  const unsigned t = threadIdx.x, n = blockDim.x;
+  s[t] = x[blockIdx.x * n + t];
+  __syncthreads();
+  for (unsigned i = 0; i < n; i++)
+    if (s[i] != x[blockIdx.x * n + i]) *bad = 1;
+  for (unsigned h = n / 2; h > 0; h /= 2) {
+    __syncthreads();
+    if (t < h) s[t] += s[t + h];
+  }
+  __syncthreads();
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+
+/* Each lane votes (its block + lane) % 3 == 0 or its lane is 31, twice
+ * with a __syncthreads between: lane i's vote must be bit i of the mask
+ * every lane gets. */
+__global__ void __launch_bounds__(1024) ballot_kernel(unsigned *mask_out) {
+  const unsigned t = threadIdx.x, lane = t % 32;
+  unsigned m = __ballot_sync(0xffffffffu, (blockIdx.x + lane) % 3 == 0 || lane == 31);
+  __syncthreads();
+  unsigned m2 = __ballot_sync(0xffffffffu, lane == t / 32 % 32);
+  mask_out[(blockIdx.x * blockDim.x + t) * 2] = m;
+  mask_out[(blockIdx.x * blockDim.x + t) * 2 + 1] = m2;
+}
+
+/* A thread's local array across barriers: its own stack, untouched by the
+ * others' (64 KiB a thread, past attention's few hundred bytes). */
+__global__ void __launch_bounds__(256) stack_kernel(int *bad) {
+  volatile unsigned big[16384];
+  for (unsigned i = 0; i < 16384; i++) big[i] = threadIdx.x * 16384 + i;
+  __syncthreads();
+  __ballot_sync(0xffffffffu, 1);
+  __syncthreads();
+  for (unsigned i = 0; i < 16384; i++)
+    if (big[i] != threadIdx.x * 16384 + i) *bad = 1;
+}
+
+/* Threads leave after the last barrier they all reach: no hang. */
+__global__ void early_out_kernel(unsigned *out) {
+  __shared__ unsigned s[256];
+  s[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  if (threadIdx.x % 2) return;
+  out[threadIdx.x] = s[threadIdx.x + 1];
+}
+
+/* ---- kernels a GPU hangs on ---- */
+
+/* Thread 0 of block 1 returns before the barrier the others wait at. */
+__global__ void early_return_kernel(float *y) {
+  if (blockIdx.x == 1 && threadIdx.x == 0) return;
+  __syncthreads();
+  y[threadIdx.x] = 1.0f;
+}
+
+/* Half the block waits at a __syncthreads the other half skips. */
+__global__ void half_sync_kernel(float *y) {
+  if (threadIdx.x < 64) __syncthreads();
+  y[threadIdx.x] = 1.0f;
+}
+
+/* Lane 5 of warp 1 waits at __syncthreads while its warp waits at
+ * __ballot_sync. */
+__global__ void split_warp_kernel(unsigned *y) {
+  if (threadIdx.x == 37)
+    __syncthreads();
+  else
+    y[threadIdx.x] = __ballot_sync(0xffffffffu, 1);
+}
+
+/* Lane 31 of warp 0 leaves while its warp waits at __ballot_sync. */
+__global__ void ballot_exit_kernel(unsigned *y) {
+  if (threadIdx.x == 31) return;
+  y[threadIdx.x] = __ballot_sync(0xffffffffu, 1);
+}
+
+static void *dev(size_t bytes) {
+  void *p;
+  if (cudaMalloc(&p, bytes)) abort();
+  return p;
+}
+
+static void good_kernels(void) {
+  /* where: a 3x2x2 grid of 64 */
+  {
+    const unsigned n = 3 * 2 * 2 * 64;
+    unsigned *d = (unsigned *)dev(n * 4), h[n];
+    where_kernel<<<dim3(3, 2, 2), 64>>>(d);
+    if (cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost)) abort();
+    bool good = true;
+    for (unsigned z = 0; z < 2; z++)
+      for (unsigned y = 0; y < 2; y++)
+        for (unsigned x = 0; x < 3; x++)
+          for (unsigned t = 0; t < 64; t++)
+            good &= h[((z * 2 + y) * 3 + x) * 64 + t] == ((x << 24) | (y << 20) | (z << 16) | t);
+    say(good, "every thread of a 3x2x2 grid of 64 sees its blockIdx and threadIdx");
+    cudaFree(d);
+  }
+  /* tree sums: blocks of 32, 256 and 1024 */
+  for (unsigned n : {32u, 256u, 1024u}) {
+    const unsigned blocks = 3;
+    std::vector<unsigned> hx(blocks * n), hout(blocks);
+    for (unsigned i = 0; i < blocks * n; i++) hx[i] = i * 7 + 1;
+    unsigned *x = (unsigned *)dev(hx.size() * 4), *out = (unsigned *)dev(blocks * 4);
+    int *bad = (int *)dev(sizeof(int)), hbad = 0;
+    cudaMemcpy(x, hx.data(), hx.size() * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(bad, &hbad, sizeof hbad, cudaMemcpyHostToDevice);
+    tree_kernel<<<blocks, n>>>(x, out, bad);
+    cudaMemcpy(hout.data(), out, blocks * 4, cudaMemcpyDeviceToHost);
+    cudaMemcpy(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost);
+    bool good = !hbad;
+    for (unsigned b = 0; b < blocks; b++) {
+      unsigned want = 0;
+      for (unsigned i = 0; i < n; i++) want += hx[b * n + i];
+      good &= hout[b] == want;
+    }
+    char what[128];
+    snprintf(what, sizeof what,
+             "__syncthreads over blocks of %u: every write before it seen after it, the sums right",
+             n);
+    say(good, what);
+    cudaFree(x), cudaFree(out), cudaFree(bad);
+  }
+  /* ballots: 2 blocks of 1024 (32 warps) */
+  {
+    const unsigned blocks = 2, n = 1024;
+    std::vector<unsigned> h(blocks * n * 2);
+    unsigned *d = (unsigned *)dev(h.size() * 4);
+    ballot_kernel<<<blocks, n>>>(d);
+    cudaMemcpy(h.data(), d, h.size() * 4, cudaMemcpyDeviceToHost);
+    bool good = true;
+    for (unsigned b = 0; b < blocks; b++) {
+      unsigned want = 0;
+      for (unsigned lane = 0; lane < 32; lane++)
+        want |= (unsigned)((b + lane) % 3 == 0 || lane == 31) << lane;
+      for (unsigned t = 0; t < n; t++) {
+        good &= h[(b * n + t) * 2] == want;
+        good &= h[(b * n + t) * 2 + 1] == 1u << (t / 32 % 32);
+      }
+    }
+    say(good, "__ballot_sync gives every lane its warp's votes, lane i's in bit i (32 warps)");
+    cudaFree(d);
+  }
+  /* stacks */
+  {
+    int *bad = (int *)dev(sizeof(int)), hbad = 0;
+    cudaMemcpy(bad, &hbad, sizeof hbad, cudaMemcpyHostToDevice);
+    stack_kernel<<<2, 256>>>(bad);
+    cudaMemcpy(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost);
+    say(!hbad, "each thread's 64 KiB local array is its own across barriers");
+    cudaFree(bad);
+  }
+  /* early out */
+  {
+    unsigned *d = (unsigned *)dev(256 * 4), h[256];
+    cudaMemset(d, 0, sizeof h);
+    early_out_kernel<<<2, 256>>>(d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    bool good = true;
+    for (unsigned t = 0; t < 256; t++) good &= h[t] == (t % 2 ? 0 : t + 1);
+    say(good, "threads that return after the last barrier do not hang the block");
+    cudaFree(d);
+  }
+}
+
+/* In a child: run launch, which must abort with a report that contains
+ * want. */
+static void must_hang(void (*launch)(void), const char *want, const char *what) {
+  int fd[2];
+  fflush(stdout);
+  if (pipe(fd)) abort();
+  pid_t pid = fork();
+  if (pid < 0) abort();
+  if (pid == 0) {
+    close(fd[0]);
+    dup2(fd[1], 2);
+    launch();
+    cudaDeviceSynchronize();
+    _exit(0);
+  }
+  close(fd[1]);
+  std::string err;
+  char buf[512];
+  ssize_t k;
+  while ((k = read(fd[0], buf, sizeof buf)) > 0) err.append(buf, (size_t)k);
+  close(fd[0]);
+  int st;
+  if (waitpid(pid, &st, 0) != pid) abort();
+  bool good = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && err.find(want) != std::string::npos;
+  say(good, what);
+  if (!good)
+    printf("  wanted SIGABRT and \"%s\"; got %s %d and: %s\n", want,
+           WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
+           err.c_str());
+  else
+    printf("  %s", err.c_str());
+}
+
+static void launch_early_return(void) {
+  early_return_kernel<<<2, 128>>>((float *)dev(128 * 4));
+}
+static void launch_half_sync(void) { half_sync_kernel<<<1, 128>>>((float *)dev(128 * 4)); }
+static void launch_split_warp(void) { split_warp_kernel<<<1, 64>>>((unsigned *)dev(64 * 4)); }
+static void launch_ballot_exit(void) { ballot_exit_kernel<<<1, 32>>>((unsigned *)dev(32 * 4)); }
+
+int main(void) {
+  good_kernels();
+  must_hang(launch_early_return,
+            "early_return_kernel, block (1,0,0), thread 1: waits at __syncthreads, but thread 0 "
+            "of the block has finished",
+            "a thread that returns before a __syncthreads is reported (kernel, block, thread)");
+  must_hang(launch_half_sync,
+            "half_sync_kernel, block (0,0,0), thread 64: has finished, but thread 0 of the "
+            "block waits at __syncthreads",
+            "a __syncthreads that half the block skips is reported");
+  must_hang(launch_split_warp,
+            "split_warp_kernel, block (0,0,0), thread 37: waits at __syncthreads, but thread 32 "
+            "of its warp waits at __ballot_sync",
+            "a warp split between __ballot_sync and __syncthreads is reported");
+  must_hang(launch_ballot_exit,
+            "ballot_exit_kernel, block (0,0,0), thread 31: has finished, but thread 0 of its "
+            "warp waits at __ballot_sync",
+            "a lane that returns while its warp waits at __ballot_sync is reported");
+  return failed;
+}
