@@ -160,7 +160,8 @@ void emu_launch(dim3 grid, dim3 block, size_t shared, cudaStream_t s, unsigned b
   std::vector<emu_access> acc;
   std::apply([&acc](const auto &...v) { (emu_note_arg(acc, v), ...); }, args);
   emu_enqueue(s, name, std::move(acc), [grid, block, name, kernel, args]() {
-    emu_run_grid(grid, block, [&]() { std::apply(kernel, args); }, name);
+    emu_run_grid(
+        grid, block, [&]() { std::apply(kernel, args); }, name);
   });
 }
 

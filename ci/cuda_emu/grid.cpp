@@ -14,8 +14,8 @@
  * anything else leave no thread able to run, that.
  *
  * A switch is a few instructions of assembly on x86-64 (the callee-saved
- * registers and the stack pointer); elsewhere, where the process runs with a
- * shadow stack (which the assembly's return to another stack would
+ * registers and the stack pointer); on other machines, in a process with
+ * a shadow stack (which the assembly's return to another stack would
  * break), or under CUDA_EMU_CONTEXT=ucontext, it is swapcontext (a system
  * call each). The stacks, 256 KiB each with a guard page below, are one
  * mapping made at the first launch and reused, so a stack's pages fault
@@ -77,26 +77,27 @@ static thread_local bool in_grid;
  * a switch's time): the block's threads share the calling thread's, as
  * no kernel sets them, and emu_run_grid restores them after the grid. */
 extern "C" void emu_ctx_switch(void **save, void *load);
-__asm__(".text\n"
-        ".p2align 4\n"
-        ".type emu_ctx_switch,@function\n"
-        "emu_ctx_switch:\n"
-        "  pushq %rbp\n"
-        "  pushq %rbx\n"
-        "  pushq %r12\n"
-        "  pushq %r13\n"
-        "  pushq %r14\n"
-        "  pushq %r15\n"
-        "  movq %rsp, (%rdi)\n"
-        "  movq %rsi, %rsp\n"
-        "  popq %r15\n"
-        "  popq %r14\n"
-        "  popq %r13\n"
-        "  popq %r12\n"
-        "  popq %rbx\n"
-        "  popq %rbp\n"
-        "  ret\n"
-        ".size emu_ctx_switch, .-emu_ctx_switch\n");
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".type emu_ctx_switch,@function\n"
+    "emu_ctx_switch:\n"
+    "  pushq %rbp\n"
+    "  pushq %rbx\n"
+    "  pushq %r12\n"
+    "  pushq %r13\n"
+    "  pushq %r14\n"
+    "  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n"
+    "  popq %r14\n"
+    "  popq %r13\n"
+    "  popq %r12\n"
+    "  popq %rbx\n"
+    "  popq %rbp\n"
+    "  ret\n"
+    ".size emu_ctx_switch, .-emu_ctx_switch\n");
 
 /* Whether this process runs with a shadow stack (rdssp is a no-op, leaving
  * 0, without one or on a CPU without CET). */
@@ -297,7 +298,9 @@ static void run_block(void) {
     if (!ran) { /* not reached: each way to get here is reported above */
       unsigned t = 0;
       while (cos[t].state == DONE) t++;
-      fail(t, "waits at a barrier, and no thread of the block can run (%u at __syncthreads, %u finished)",
+      fail(t,
+           "waits at a barrier, and no thread of the block can run (%u at __syncthreads, %u "
+           "finished)",
            g.sync, g.done);
     }
   }

@@ -239,9 +239,7 @@ static void must_hang(void (*launch)(void), const char *want, const char *what) 
     printf("  %s", err.c_str());
 }
 
-static void launch_early_return(void) {
-  early_return_kernel<<<2, 128>>>((float *)dev(128 * 4));
-}
+static void launch_early_return(void) { early_return_kernel<<<2, 128>>>((float *)dev(128 * 4)); }
 static void launch_half_sync(void) { half_sync_kernel<<<1, 128>>>((float *)dev(128 * 4)); }
 static void launch_split_warp(void) { split_warp_kernel<<<1, 64>>>((unsigned *)dev(64 * 4)); }
 static void launch_ballot_exit(void) { ballot_exit_kernel<<<1, 32>>>((unsigned *)dev(32 * 4)); }
