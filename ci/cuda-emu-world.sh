@@ -15,8 +15,10 @@
 # any update, so the combined gradient shows in the artifact and val_bpb
 # (STEPS=2 puts it in the chain too).
 # The model of ci/cuda-emu-train.sh (2 layers of 32, 1,024 tokens a step),
-# STEPS steps (default 1), PRECISIONS (default fp32); each run takes
-# minutes. Needs make build and mpirun. Exits 1 on any difference.
+# STEPS steps (default 1), PRECISIONS (default fp32); each stand-in run
+# takes minutes, most of them the final evaluation of the demo's
+# validation split (the script: about 20 CPU minutes, half an hour on 2
+# cores). Needs make build and mpirun. Exits 1 on any difference.
 #   sh ci/cuda-emu-world.sh
 set -eu
 cd "$(dirname "$0")/.."
