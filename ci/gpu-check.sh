@@ -26,6 +26,12 @@
 # "not run" row), and pgolf's two 1-GPU runs there must give one chain (the
 # same PGOLF_BASELINE_* and torchrun; BENCH_STEPS, default 20, BENCH_SKIP,
 # default 5).
+# GPU_CHECK_SECTIONS (default: all of them) names the sections to run, out
+# of: tests train golden world bench sanitizer static baseline; a row
+# "sections not run" then names the others and fails the table, so that a
+# proof split over two calls of a lent machine never reads as a whole one.
+# Each GPU test and each training run is bounded by GPU_CHECK_TIMEOUT
+# seconds (default 180): a kernel that hangs costs one row, not the rest.
 set -u
 cd "$(dirname "$0")/.."
 out=${GPU_CHECK_OUT:-/tmp/pgolf-gpu-check}
@@ -34,6 +40,13 @@ rows="$out/rows"
 : >"$rows"
 status=0
 row() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$rows"; [ "$2" = pass ] || status=1; }
+all_sections="tests train golden world bench sanitizer static baseline"
+sections=${GPU_CHECK_SECTIONS:-$all_sections}
+for s in $sections; do
+  case " $all_sections " in *" $s "*) ;; *) echo "gpu-check: unknown section $s (known: $all_sections)" >&2; exit 2 ;; esac
+done
+want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
+lim="timeout ${GPU_CHECK_TIMEOUT:-180}"
 
 if [ -n "${GPU_CHECK_PREBUILT:-}" ]; then
   # ci/device-check.sh brought binaries built from these sources elsewhere.
@@ -59,8 +72,9 @@ else
 fi
 
 for t in build/release/tests/test_cuda_*; do
+  want tests || break
   [ -x "$t" ] || continue
-  "$t" >"$out/$(basename "$t").txt" 2>&1
+  $lim "$t" >"$out/$(basename "$t").txt" 2>&1
   rc=$?
   p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$out/$(basename "$t").txt")
   k=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s), listed below:/\1/p' "$out/$(basename "$t").txt")
@@ -77,16 +91,17 @@ done
 # only cuBLASLt's summation order differs (fp32 2e-4, mixed 1e-2 absolute,
 # the size of the CPU goldens' own gaps to PyTorch).
 train_args="--preset tiny --steps 20 --data data/demo --tokenizer data/tokenizers/fineweb_1024_bpe.model --quiet --json"
-for prec in fp32 mixed; do
+precs=; want train && precs="fp32 mixed"
+for prec in $precs; do
   tol=2e-4; [ "$prec" = mixed ] && tol=1e-2
   ok_runs=1
   for r in 1 2; do
     # shellcheck disable=SC2086
-    ./pgolf train $train_args --precision "$prec" --device cuda --out "$out/gpu-$prec-$r" \
+    $lim ./pgolf train $train_args --precision "$prec" --device cuda --out "$out/gpu-$prec-$r" \
       >"$out/gpu-$prec-$r.json" 2>"$out/gpu-$prec-$r.err" || ok_runs=0
   done
   # shellcheck disable=SC2086
-  PGOLF_TEST_GPU_TREES=1 ./pgolf train $train_args --precision "$prec" --out "$out/cpu-$prec" \
+  PGOLF_TEST_GPU_TREES=1 $lim ./pgolf train $train_args --precision "$prec" --out "$out/cpu-$prec" \
     >"$out/cpu-$prec.json" 2>"$out/cpu-$prec.err" || ok_runs=0
   if [ "$ok_runs" = 0 ]; then
     row "train --device cuda ($prec, tiny, 20 steps)" fail "$(cat "$out"/gpu-$prec-*.err "$out/cpu-$prec.err" | head -n 1)"
@@ -101,7 +116,7 @@ for prec in fp32 mixed; do
   # The first run replayed from its manifest (pgolf replay: on this GPU,
   # the recorded environment compared): the same chain, artifact and
   # metric, and no REPLAY_ENVIRONMENT difference on the same machine.
-  ./pgolf replay "$out/gpu-$prec-1/manifest.json" --quiet --out "$out/replay-$prec" \
+  $lim ./pgolf replay "$out/gpu-$prec-1/manifest.json" --quiet --out "$out/replay-$prec" \
     >"$out/replay-$prec.txt" 2>&1
   rc=$?
   if [ "$rc" -eq 0 ] && ! grep -q REPLAY_ENVIRONMENT "$out/replay-$prec.txt"; then
@@ -132,11 +147,13 @@ done
 # goldens (tests/e2e/train_golden.sh: fp32 within 1e-4, mixed within
 # 5e-3, the CPU trainer's tolerances; no golden exists for the baseline
 # preset, whose 20 CPU steps would take an hour).
-PGOLF="$(pwd)/build/release/pgolf" PGOLF_GOLDEN_DEVICE=cuda sh tests/e2e/train_golden.sh >"$out/golden.txt" 2>&1
-if grep -q '^FAIL' "$out/golden.txt" || ! grep -q '^ok golden-mixed-20-steps' "$out/golden.txt"; then
-  row "train --device cuda: 20 steps fp32/mixed vs the official goldens" fail "$(grep -m1 '^FAIL' "$out/golden.txt")"
-else
-  row "train --device cuda: 20 steps fp32/mixed vs the official goldens" pass "$(grep '20-steps' "$out/golden.txt" | sed 's/^ok //' | tr '\n' ';')"
+if want golden; then
+  PGOLF="$(pwd)/build/release/pgolf" PGOLF_GOLDEN_DEVICE=cuda $lim sh tests/e2e/train_golden.sh >"$out/golden.txt" 2>&1
+  if grep -q '^FAIL' "$out/golden.txt" || ! grep -q '^ok golden-mixed-20-steps' "$out/golden.txt"; then
+    row "train --device cuda: 20 steps fp32/mixed vs the official goldens" fail "$(grep -m1 '^FAIL' "$out/golden.txt")"
+  else
+    row "train --device cuda: 20 steps fp32/mixed vs the official goldens" pass "$(grep '20-steps' "$out/golden.txt" | sed 's/^ok //' | tr '\n' ';')"
+  fi
 fi
 # The multi-GPU world: the tiny preset at --world 8, 20 steps, on 1, 2
 # and 8 GPUs of this machine (--gpus N: one process per GPU under mpirun,
@@ -150,14 +167,15 @@ ngpu=${ngpu:-0}
 world_args="--preset tiny --steps 20 --world 8 --data data/demo --tokenizer data/tokenizers/fineweb_1024_bpe.model --quiet --json --device cuda"
 tps1=
 chain1=
-for g in 1 2 8; do
+counts=; want world && counts="1 2 8"
+for g in $counts; do
   name="train --device cuda --gpus $g --world 8 (tiny, 20 steps)"
   if [ "$g" -gt "$ngpu" ]; then
     row "$name" "not run" "not run: only $ngpu GPUs"
     continue
   fi
   # shellcheck disable=SC2086
-  if ! ./pgolf train $world_args --gpus "$g" --out "$out/world-$g" >"$out/world-$g.json" 2>"$out/world-$g.err"; then
+  if ! $lim ./pgolf train $world_args --gpus "$g" --out "$out/world-$g" >"$out/world-$g.json" 2>"$out/world-$g.err"; then
     row "$name" fail "$(head -n 1 "$out/world-$g.err")"
     continue
   fi
@@ -176,9 +194,11 @@ done
 # GPUs, and pgolf's bits run to run at the baseline shape (ci/gpu-bench.sh:
 # a row per GPU count, then the chains row, each taken into the table; the
 # ratio and the efficiencies are reported, not pass conditions).
-OUT="$out/bench" sh ci/gpu-bench.sh >"$out/bench.txt" 2>&1
-grep '^row	' "$out/bench.txt" >"$out/bench-rows" || row "ms/step and tokens/s vs official train_gpt.py" fail "ci/gpu-bench.sh printed no row: $(tail -n 1 "$out/bench.txt")"
-while IFS="$(printf '\t')" read -r _ a b c; do row "$a" "$b" "$c"; done <"$out/bench-rows"
+if want bench; then
+  OUT="$out/bench" sh ci/gpu-bench.sh >"$out/bench.txt" 2>&1
+  grep '^row	' "$out/bench.txt" >"$out/bench-rows" || row "ms/step and tokens/s vs official train_gpt.py" fail "ci/gpu-bench.sh printed no row: $(tail -n 1 "$out/bench.txt")"
+  while IFS="$(printf '\t')" read -r _ a b c; do row "$a" "$b" "$c"; done <"$out/bench-rows"
+fi
 
 # NVIDIA's compute-sanitizer over the kernels' tests (not the model's and
 # optimizer's, whose CPU twins are slow under it): memcheck (out of
@@ -187,7 +207,8 @@ while IFS="$(printf '\t')" read -r _ a b c; do row "$a" "$b" "$c"; done <"$out/b
 # before it was written: bits that could differ run to run). Each test
 # run is bounded by SANITIZER_TIMEOUT seconds (default 40).
 san=$(command -v compute-sanitizer 2>/dev/null || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
-for tool in memcheck racecheck initcheck; do
+tools=; want sanitizer && tools="memcheck racecheck initcheck"
+for tool in $tools; do
   name="compute-sanitizer $tool (kernel tests)"
   if [ -z "$san" ]; then
     row "$name" skipped "no compute-sanitizer on PATH or in /usr/local/cuda/bin"
@@ -214,22 +235,29 @@ done
 
 # The checks that take long or need no GPU come last, so that a run cut
 # off by a deadline (ci/device-check.sh) loses them first.
-sh ci/cuda-static.sh >"$out/static.txt" 2>&1
-n_ok=$(grep -c '^ok ' "$out/static.txt")
-n_bad=$(grep -c '^FAIL ' "$out/static.txt")
-n_skip=$(grep -c '^SKIP ' "$out/static.txt")
-if [ "$n_bad" -eq 0 ] && [ "$n_skip" -eq 0 ]; then
-  row "static: flags, PTX+SASS atomics, spills" pass "$n_ok checks; $(grep '^info' "$out/static.txt" | sed 's/^info //; s/_Z[0-9]*//' | tr '\n' ';' | cut -c1-200)"
-else
-  row "static: flags, PTX+SASS atomics, spills" fail "$n_bad failed, $n_skip skipped (see $out/static.txt)"
+if want static; then
+  sh ci/cuda-static.sh >"$out/static.txt" 2>&1
+  n_ok=$(grep -c '^ok ' "$out/static.txt")
+  n_bad=$(grep -c '^FAIL ' "$out/static.txt")
+  n_skip=$(grep -c '^SKIP ' "$out/static.txt")
+  if [ "$n_bad" -eq 0 ] && [ "$n_skip" -eq 0 ]; then
+    row "static: flags, PTX+SASS atomics, spills" pass "$n_ok checks; $(grep '^info' "$out/static.txt" | sed 's/^info //; s/_Z[0-9]*//' | tr '\n' ';' | cut -c1-200)"
+  else
+    row "static: flags, PTX+SASS atomics, spills" fail "$n_bad failed, $n_skip skipped (see $out/static.txt)"
+  fi
 fi
 
 # The official baseline replayed under pgolf replay (ci/baseline-replay.sh;
 # the challenge's train_gpt.py is never part of pgolf: PGOLF_BASELINE_*
 # say where it and its data are).
-OUT="$out/baseline" sh ci/baseline-replay.sh >"$out/baseline.txt" 2>&1
-b=$(tail -n 1 "$out/baseline.txt")
-row "replay: official baseline train_gpt.py, ITERATIONS=${ITERATIONS:-200}" "${b%%	*}" "${b#*	}"
+if want baseline; then
+  OUT="$out/baseline" sh ci/baseline-replay.sh >"$out/baseline.txt" 2>&1
+  b=$(tail -n 1 "$out/baseline.txt")
+  row "replay: official baseline train_gpt.py, ITERATIONS=${ITERATIONS:-200}" "${b%%	*}" "${b#*	}"
+fi
+left=
+for s in $all_sections; do want "$s" || left="$left $s"; done
+[ -n "$left" ] && row "sections not run (GPU_CHECK_SECTIONS)" "not run" "not run here:$left"
 
 echo
 printf '| %-58s | %-9s | %s\n' "check" "result" "detail"
