@@ -2,6 +2,7 @@
 #include "kernels/nccl.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +32,11 @@ typedef struct nccl_lib {
   int (*group_end)(void);
   int (*async_error)(void *, int *); /* ncclCommGetAsyncError */
   int (*comm_destroy)(void *);
+  const char *(*last_error)(void *); /* ncclGetLastError, 2.13 and later; may be NULL */
 } nccl_lib;
 
 struct nccl_comm {
-  nccl_lib lib;
+  const nccl_lib *lib;
   void *comm;
   int nranks, rank;
 };
@@ -44,7 +46,8 @@ static void sym(void *so, const char *name, void *slot) {
   memcpy(slot, &f, sizeof f);
 }
 
-static int lib_open(nccl_lib *l, pg_error *err) {
+/* Open and bind the library into *l (not yet published). */
+static int lib_load(nccl_lib *l, pg_error *err) {
   memset(l, 0, sizeof *l);
   l->path = getenv("PGOLF_NCCL_LIBRARY");
   if (!l->path || !*l->path) l->path = "libnccl.so.2";
@@ -61,6 +64,7 @@ static int lib_open(nccl_lib *l, pg_error *err) {
   sym(l->so, "ncclGroupEnd", &l->group_end);
   sym(l->so, "ncclCommGetAsyncError", &l->async_error);
   sym(l->so, "ncclCommDestroy", &l->comm_destroy);
+  sym(l->so, "ncclGetLastError", &l->last_error);
   if (!l->get_version || !l->get_unique_id || !l->comm_init_rank || !l->all_gather || !l->send ||
       !l->recv || !l->group_start || !l->group_end || !l->async_error || !l->comm_destroy) {
     dlclose(l->so);
@@ -72,8 +76,34 @@ static int lib_open(nccl_lib *l, pg_error *err) {
   return 0;
 }
 
-static int nccl_fail(const nccl_lib *l, int rc, const char *what, pg_error *err) {
-  return pg_fail(err, "", -1, "%s: NCCL error %d (%s)", what, rc, l->error_string ? l->error_string(rc) : "?");
+/* The process's one NCCL, opened at first use and never closed: NCCL keeps
+ * threads of its own (ncclGetUniqueId starts the bootstrap root that the
+ * ranks connect to, each communicator a proxy thread), and unloading the
+ * library under them, or running its destructors while the CUDA runtime
+ * is in use, is not something it supports. (On an H200, with a dlopen
+ * and dlclose per call, ncclCommInitRank failed after ncclGetUniqueId and
+ * the CUDA runtime then said "driver shutting down".) A failed open is
+ * not remembered, so a later call tries again. */
+static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
+static nccl_lib lib_once;
+static int lib_ready;
+
+static int lib_open(const nccl_lib **out, pg_error *err) {
+  pthread_mutex_lock(&lib_lock);
+  int rc = lib_ready ? 0 : lib_load(&lib_once, err);
+  if (rc == 0) lib_ready = 1;
+  pthread_mutex_unlock(&lib_lock);
+  *out = rc == 0 ? &lib_once : NULL;
+  return rc;
+}
+
+/* NCCL's code, its name for it, and its own last message (the reason, such
+ * as a bootstrap that found no socket interface) where it keeps one. */
+static int nccl_fail(const nccl_lib *l, void *comm, int rc, const char *what, pg_error *err) {
+  const char *last = l->last_error ? l->last_error(comm) : NULL;
+  return pg_fail(err, "", -1, "%s: NCCL error %d (%s)%s%s", what, rc,
+                 l->error_string ? l->error_string(rc) : "?", last && *last ? ": " : "",
+                 last && *last ? last : "");
 }
 
 /* NCCL_VERSION(X,Y,Z): X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z after. */
@@ -83,13 +113,12 @@ static void version_text(int code, char *buf, size_t cap) {
 }
 
 int nccl_version(char *buf, size_t cap, pg_error *err) {
-  nccl_lib l;
+  const nccl_lib *l;
   if (lib_open(&l, err) != 0) return -1;
-  int code = 0, rc = l.get_version(&code);
-  int r = rc == 0 ? 0 : nccl_fail(&l, rc, "ncclGetVersion", err);
-  if (r == 0) version_text(code, buf, cap);
-  dlclose(l.so);
-  return r;
+  int code = 0, rc = l->get_version(&code);
+  if (rc != 0) return nccl_fail(l, NULL, rc, "ncclGetVersion", err);
+  version_text(code, buf, cap);
+  return 0;
 }
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -127,20 +156,20 @@ json_t *nccl_describe(void) {
   pg_error err;
   int ok = nccl_version(ver, sizeof ver, &err) == 0;
   const char *path = getenv("PGOLF_NCCL_LIBRARY");
+  if (ok) path = lib_once.path; /* the one this process opened (nccl_version did, or before) */
   return json_pack("{s:o, s:s, s:o, s:o}", "version", ok ? json_string(ver) : json_null(), "library",
                    path && *path ? path : "libnccl.so.2", "why", ok ? json_null() : json_string(err.msg), "env",
                    nccl_env());
 }
 
 int nccl_unique_id(unsigned char id[NCCL_ID_BYTES], pg_error *err) {
-  nccl_lib l;
+  const nccl_lib *l;
   if (lib_open(&l, err) != 0) return -1;
   nccl_id u;
-  int rc = l.get_unique_id(&u);
-  int r = rc == 0 ? 0 : nccl_fail(&l, rc, "ncclGetUniqueId", err);
-  if (r == 0) memcpy(id, u.internal, NCCL_ID_BYTES);
-  dlclose(l.so);
-  return r;
+  int rc = l->get_unique_id(&u);
+  if (rc != 0) return nccl_fail(l, NULL, rc, "ncclGetUniqueId", err);
+  memcpy(id, u.internal, NCCL_ID_BYTES);
+  return 0;
 }
 
 int nccl_comm_init(nccl_comm **out, const unsigned char id[NCCL_ID_BYTES], int nranks, int rank, pg_error *err) {
@@ -153,10 +182,9 @@ int nccl_comm_init(nccl_comm **out, const unsigned char id[NCCL_ID_BYTES], int n
   }
   nccl_id u;
   memcpy(u.internal, id, NCCL_ID_BYTES);
-  int rc = c->lib.comm_init_rank(&c->comm, nranks, u, rank);
+  int rc = c->lib->comm_init_rank(&c->comm, nranks, u, rank);
   if (rc != 0) {
-    nccl_fail(&c->lib, rc, "ncclCommInitRank", err);
-    dlclose(c->lib.so);
+    nccl_fail(c->lib, NULL, rc, "ncclCommInitRank", err);
     free(c);
     return -1;
   }
@@ -167,28 +195,28 @@ int nccl_comm_init(nccl_comm **out, const unsigned char id[NCCL_ID_BYTES], int n
 }
 
 int nccl_allgather_f32(nccl_comm *c, const float *send, float *recv, size_t count, void *stream, pg_error *err) {
-  int rc = c->lib.all_gather(send, recv, count, NCCL_FLOAT32, c->comm, stream);
-  return rc == 0 ? 0 : nccl_fail(&c->lib, rc, "ncclAllGather", err);
+  int rc = c->lib->all_gather(send, recv, count, NCCL_FLOAT32, c->comm, stream);
+  return rc == 0 ? 0 : nccl_fail(c->lib, c->comm, rc, "ncclAllGather", err);
 }
 
 /* Every send and receive in one group, so NCCL runs them together (no
  * rank waits on a peer's send that is queued behind its own). */
 int nccl_alltoall_f32(nccl_comm *c, const float *send, float *recv, size_t count, void *stream,
                       pg_error *err) {
-  int rc = c->lib.group_start();
-  if (rc != 0) return nccl_fail(&c->lib, rc, "ncclGroupStart", err);
+  int rc = c->lib->group_start();
+  if (rc != 0) return nccl_fail(c->lib, c->comm, rc, "ncclGroupStart", err);
   int first = 0;
   const char *what = "ncclSend";
   for (int q = 0; q < c->nranks && first == 0; q++) {
-    first = c->lib.send(send + (size_t)q * count, count, NCCL_FLOAT32, q, c->comm, stream);
+    first = c->lib->send(send + (size_t)q * count, count, NCCL_FLOAT32, q, c->comm, stream);
     if (first == 0) {
-      first = c->lib.recv(recv + (size_t)q * count, count, NCCL_FLOAT32, q, c->comm, stream);
+      first = c->lib->recv(recv + (size_t)q * count, count, NCCL_FLOAT32, q, c->comm, stream);
       if (first != 0) what = "ncclRecv";
     }
   }
-  rc = c->lib.group_end(); /* closes the group even after a failed call */
-  if (first != 0) return nccl_fail(&c->lib, first, what, err);
-  return rc == 0 ? 0 : nccl_fail(&c->lib, rc, "ncclGroupEnd", err);
+  rc = c->lib->group_end(); /* closes the group even after a failed call */
+  if (first != 0) return nccl_fail(c->lib, c->comm, first, what, err);
+  return rc == 0 ? 0 : nccl_fail(c->lib, c->comm, rc, "ncclGroupEnd", err);
 }
 
 #ifdef PGOLF_HAVE_CUDA
@@ -207,8 +235,8 @@ int nccl_wait(nccl_comm *c, void *stream, double timeout_s, const char *what, pg
     if (ce == cudaSuccess) return 0;
     if (ce != cudaErrorNotReady)
       return pg_fail(err, "", -1, "%s: %s", what, cudaGetErrorString(ce));
-    int async = 0, rc = c->lib.async_error(c->comm, &async);
-    if (rc != 0 || async != 0) return nccl_fail(&c->lib, rc != 0 ? rc : async, what, err);
+    int async = 0, rc = c->lib->async_error(c->comm, &async);
+    if (rc != 0 || async != 0) return nccl_fail(c->lib, c->comm, rc != 0 ? rc : async, what, err);
     if (now_s() - t0 > timeout_s)
       return pg_fail(err, "", -1, "%s did not complete within %g s (a process stopped or hangs)",
                      what, timeout_s);
@@ -223,7 +251,6 @@ int nccl_wait(nccl_comm *c, void *stream, double timeout_s, const char *what, pg
 
 void nccl_comm_free(nccl_comm *c) {
   if (!c) return;
-  if (c->comm) c->lib.comm_destroy(c->comm);
-  dlclose(c->lib.so);
+  if (c->comm) c->lib->comm_destroy(c->comm);
   free(c);
 }

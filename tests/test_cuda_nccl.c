@@ -16,6 +16,9 @@
 #include "tests/cuda_check.h"
 #include "trainer/comm.h"
 
+/* First of the file's tests: pgolf opens NCCL once per process and keeps
+ * it (kernels/nccl.c), so a missing library shows only before any other
+ * test has opened the real one. */
 static void test_missing_library(void **state) {
   (void)state;
   /* The library the other tests use (ci/cuda-emu.sh names its stand-in). */
@@ -89,17 +92,17 @@ static void test_allgather_one_rank(void **state) {
   unsigned char id[NCCL_ID_BYTES];
   pg_error err;
   nccl_comm *c;
-  assert_int_equal(nccl_unique_id(id, &err), 0);
-  assert_int_equal(nccl_comm_init(&c, id, 1, 0, &err), 0);
+  OK(nccl_unique_id(id, &err), err);
+  OK(nccl_comm_init(&c, id, 1, 0, &err), err);
   float *d_send = to_device(h, N), *d_recv = to_device(h, N);
   CK(cudaMemset(d_recv, 0xff, N * sizeof(float)));
-  assert_int_equal(nccl_allgather_f32(c, d_send, d_recv, N, NULL, &err), 0);
-  assert_int_equal(nccl_wait(c, NULL, 60.0, "the all-gather", &err), 0);
+  OK(nccl_allgather_f32(c, d_send, d_recv, N, NULL, &err), err);
+  OK(nccl_wait(c, NULL, 60.0, "the all-gather", &err), err);
   from_device(got, d_recv, N);
   assert_memory_equal(got, h, sizeof h);
   CK(cudaMemset(d_recv, 0xff, N * sizeof(float)));
-  assert_int_equal(nccl_alltoall_f32(c, d_send, d_recv, N, NULL, &err), 0);
-  assert_int_equal(nccl_wait(c, NULL, 60.0, "the all-to-all", &err), 0);
+  OK(nccl_alltoall_f32(c, d_send, d_recv, N, NULL, &err), err);
+  OK(nccl_wait(c, NULL, 60.0, "the all-to-all", &err), err);
   from_device(got, d_recv, N);
   assert_memory_equal(got, h, sizeof h);
   CK(cudaFree(d_send));
@@ -114,13 +117,13 @@ static void test_bootstrap_over_comm(void **state) {
   NEED_GPU();
   comm g;
   pg_error err;
-  assert_int_equal(comm_init(&g, 5.0, &err), 0);
+  OK(comm_init(&g, 5.0, &err), err);
   nccl_comm *c;
-  assert_int_equal(comm_nccl_open(&g, &c, &err), 0);
+  OK(comm_nccl_open(&g, &c, &err), err);
   float h[3] = {1.0f, -0.0f, 3.5f}, got[3];
   float *d = to_device(h, 3), *r = to_device(h, 3);
-  assert_int_equal(nccl_allgather_f32(c, d, r, 3, NULL, &err), 0);
-  assert_int_equal(nccl_wait(c, NULL, 60.0, "the all-gather", &err), 0);
+  OK(nccl_allgather_f32(c, d, r, 3, NULL, &err), err);
+  OK(nccl_wait(c, NULL, 60.0, "the all-gather", &err), err);
   from_device(got, r, 3);
   assert_memory_equal(got, h, sizeof h);
   CK(cudaFree(d));

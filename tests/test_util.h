@@ -13,6 +13,14 @@
 
 #include <cmocka.h>
 
+/* A call returning 0 or -1 with a pg_error: on -1 the test fails with the
+ * error's message (on a machine seen only through a log, the message is
+ * what tells why). */
+#define OK(call, err)                                          \
+  do {                                                         \
+    if ((call) != 0) fail_msg("%s: %s", #call, (err).msg);     \
+  } while (0)
+
 /* A fresh directory under TMPDIR for one test; removed by test_rmdir. */
 static inline char *test_tmpdir(void) {
   const char *base = getenv("TMPDIR");

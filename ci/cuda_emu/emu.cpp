@@ -386,7 +386,16 @@ static cudaError_t free_memory(void *p, bool pinned) {
 }
 
 extern "C" {
-cudaError_t cudaGetDeviceCount(int *n) { return *n = emu_devices(), cudaSuccess; }
+/* CUDA_VISIBLE_DEVICES set but naming no device (empty, or starting with
+ * a negative index) hides them all, as the real runtime does. */
+static bool emu_hidden(void) {
+  const char *v = getenv("CUDA_VISIBLE_DEVICES");
+  return v && (*v == 0 || *v == '-');
+}
+cudaError_t cudaGetDeviceCount(int *n) {
+  if (emu_hidden()) return *n = 0, cudaErrorNoDevice;
+  return *n = emu_devices(), cudaSuccess;
+}
 cudaError_t cudaSetDevice(int i) {
   if (i < 0 || i >= emu_devices()) return cudaErrorInvalidDevice;
   return emu_current = i, cudaSuccess;
@@ -588,6 +597,7 @@ const char *cudaGetErrorName(cudaError_t e) {
   case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
   case cudaErrorNotReady: return "cudaErrorNotReady";
   case cudaErrorLaunchOutOfResources: return "cudaErrorLaunchOutOfResources";
+  case cudaErrorNoDevice: return "cudaErrorNoDevice";
   default: return "cudaErrorUnknown";
   }
 }
@@ -597,6 +607,7 @@ const char *cudaGetErrorString(cudaError_t e) {
   case cudaErrorInvalidConfiguration: return "invalid configuration argument (emulated)";
   case cudaErrorLaunchOutOfResources: return "too many resources requested for launch (emulated)";
   case cudaErrorNotReady: return "device not ready (emulated)";
+  case cudaErrorNoDevice: return "no CUDA-capable device is detected (emulated)";
   default: return "emulated error";
   }
 }

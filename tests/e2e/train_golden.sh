@@ -15,9 +15,18 @@
 . "$(dirname "$0")/lib.sh"
 
 # PGOLF_GOLDEN_DEVICE=cuda trains on the GPU instead (ci/gpu-check.sh):
-# the same goldens and tolerances.
+# the same goldens; fp32 within the same 1e-4, mixed within 1e-2 (the
+# issue allows 2e-2). cuBLASLt's summation order moves products by float32
+# ulps, which flips some bf16 roundings and Muon amplifies the flips:
+# measured on an H200, 2026-11-27, 5.1e-3 at step 16 (the CPU's 3.4e-3),
+# while the GPU run and the CPU run with the GPU's trees stay within 1.4e-4
+# of each other over the 20 steps (ci/gpu-check.sh's row).
 dev=""
-[ -n "${PGOLF_GOLDEN_DEVICE:-}" ] && dev="--device $PGOLF_GOLDEN_DEVICE"
+mixed_tol=5e-3
+if [ -n "${PGOLF_GOLDEN_DEVICE:-}" ]; then
+  dev="--device $PGOLF_GOLDEN_DEVICE"
+  [ "$PGOLF_GOLDEN_DEVICE" = cuda ] && mixed_tol=1e-2
+fi
 OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export OMP_WAIT_POLICY
 G=golden/train_tiny.json
@@ -58,7 +67,7 @@ want=$(jq -r '.fp32.steps[0].train_loss_bits' "$G")
 
 # shellcheck disable=SC2086
 expect_rc golden-mixed-run 0 "$PGOLF" train --config "$TMP/golden.json" --precision mixed --stop-after 20 --threads 2 --quiet $dev --out "$TMP/m"
-compare golden-mixed-20-steps-5e-3 mixed_cuda_policy "$TMP/m/losses.txt" 5e-3
+compare "golden-mixed-20-steps-$mixed_tol" mixed_cuda_policy "$TMP/m/losses.txt" "$mixed_tol"
 
 # The comparison can fail: mixed-precision losses are not within 1e-4 of
 # the fp32 golden.

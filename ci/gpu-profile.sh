@@ -1,0 +1,39 @@
+#!/bin/sh
+# Where a GPU training step's time goes, kernel by kernel: NVIDIA Nsight
+# Compute (ncu) times PROFILE_COUNT kernel launches (default 3000, about
+# a baseline step's) of `pgolf train --device cuda` at the baseline shape
+# (mixed precision, no validation), after PROFILE_SKIP launches (default
+# 400: the first micro-steps, where cuBLASLt's plans are chosen) of a
+# 2-step run. It prints one line per kernel, the most time first:
+#   KERNEL  LAUNCHES  TOTAL_MS  SHARE_%  MEAN_US
+# then the total. ncu serialises the launches, so the figures are each
+# kernel's own time on the GPU, not the step's wall time (no overlap, no
+# host gaps): they say which kernels to make faster, not how fast a step
+# is (ci/gpu-bench.sh measures that).
+#   sh ci/gpu-profile.sh [PRESET]    (default baseline; needs ncu and a GPU)
+# PROFILE_OUT (default /tmp/pgolf-profile) keeps the report and the logs.
+set -u
+cd "$(dirname "$0")/.."
+preset=${1:-baseline}
+skip=${PROFILE_SKIP:-400}
+count=${PROFILE_COUNT:-3000}
+out=${PROFILE_OUT:-/tmp/pgolf-profile}
+case $skip$count in *[!0-9]*) echo "gpu-profile: PROFILE_SKIP and PROFILE_COUNT must be whole numbers" >&2; exit 2 ;; esac
+ncu=$(command -v ncu 2>/dev/null || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+[ -n "$ncu" ] || { echo "gpu-profile: no ncu (Nsight Compute) on PATH, in /usr/local/cuda/bin or /opt/nvidia" >&2; exit 2; }
+rm -rf "$out" && mkdir -p "$out"
+cat >"$out/config.json" <<JSON
+{"preset": "$preset", "precision": "mixed", "val_loss_every": 0, "train_log_every": 1}
+JSON
+
+# The run stops after 2 steps (the launches past PROFILE_COUNT run
+# unprofiled); the report's presence is what counts.
+"$ncu" --clock-control none --target-processes all --metrics gpu__time_duration.sum \
+  --launch-skip "$skip" --launch-count "$count" --export "$out/report" --force-overwrite \
+  ./pgolf train --config "$out/config.json" --data data/demo --tokenizer data/tokenizers/fineweb_1024_bpe.model \
+  --device cuda --stop-after 2 --quiet --out "$out/run" >"$out/ncu.log" 2>&1
+[ -f "$out/report.ncu-rep" ] ||
+  { echo "gpu-profile: ncu wrote no report: $(grep -v '^ *$' "$out/ncu.log" | tail -n 2 | tr '\n' ' ')" >&2; exit 1; }
+"$ncu" --import "$out/report.ncu-rep" --csv --page raw --print-kernel-base function >"$out/raw.csv" 2>"$out/import.err" ||
+  { echo "gpu-profile: ncu --import failed: $(head -n 2 "$out/import.err" | tr '\n' ' ')" >&2; exit 1; }
+python3 ci/gpu_profile_table.py "$out/raw.csv"
