@@ -37,7 +37,16 @@ enum {
   ATT_HD_MAX = 128,
   ATT_HD_STEP = ATT_THREADS / ATT_QT, /* head_dim granularity: outputs split evenly */
   ATT_OUT = ATT_QT * ATT_HD_MAX / ATT_THREADS, /* outputs per thread, at most */
+  /* A staged row's stride in floats. The score loops read row c of a key
+   * tile at column d in the 16 threads c of a half-warp at once: with a
+   * stride of 128 (a multiple of the 32 banks of shared memory) all 16
+   * words sit in one bank and the reads are serialised 16 ways; one word
+   * of padding puts them in 16 banks. (ncu on an H200, 2026-11-27: the
+   * three attention kernels were 84% of a baseline step's GPU time with
+   * the unpadded stride.) The padding changes no arithmetic. */
+  ATT_ROW = ATT_HD_MAX + 1,
 };
+static_assert(ATT_ROW % 32 == 1, "staged rows must start in successive banks");
 
 /* ---- kernels ---- */
 
@@ -50,7 +59,7 @@ __device__ static float att_dot(const float *a, const float *b, int n) {
 
 /* Rows [r0, r0 + R) of x (row stride width floats, head_dim columns from
  * col) into tile; rows at or past n are zero (staged, never used). */
-__device__ static void att_stage(float (*tile)[ATT_HD_MAX], const float *x, size_t width,
+__device__ static void att_stage(float (*tile)[ATT_ROW], const float *x, size_t width,
                                  size_t col, int r0, int R, int n, int hd) {
   for (int i = threadIdx.x; i < R * hd; i += ATT_THREADS) {
     int r = i / hd, d = i % hd;
@@ -67,8 +76,8 @@ __device__ static void att_stage_rows(float *dst, const float *x, int r0, int R,
 __global__ void __launch_bounds__(ATT_THREADS)
     attention_forward_kernel(float *y, float *lse, const float *q, const float *k, const float *v,
                              int T, int heads, int kv_heads, int hd, float scale, int flags) {
-  __shared__ float qs[ATT_QT][ATT_HD_MAX], ks[ATT_KT][ATT_HD_MAX], vs[ATT_KT][ATT_HD_MAX];
-  __shared__ float es[ATT_QT][ATT_KT], mrow[ATT_QT], lrow[ATT_QT];
+  __shared__ float qs[ATT_QT][ATT_ROW], ks[ATT_KT][ATT_ROW], vs[ATT_KT][ATT_ROW];
+  __shared__ float es[ATT_QT][ATT_KT + 1], mrow[ATT_QT], lrow[ATT_QT]; /* +1: rows in different banks */
   const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * ATT_QT;
   const int kvh = h / (heads / kv_heads), bf = flags & KERNEL_BF16;
   const size_t qw = (size_t)heads * hd, kw = (size_t)kv_heads * hd;
@@ -165,8 +174,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
     attention_dq_kernel(float *dq, const float *dy, const float *D, const float *lse, const float *q,
                         const float *k, const float *v, int T, int heads, int kv_heads, int hd,
                         float scale, int flags) {
-  __shared__ float qs[ATT_QT][ATT_HD_MAX], gs[ATT_QT][ATT_HD_MAX];
-  __shared__ float ks[ATT_KT][ATT_HD_MAX], vs[ATT_KT][ATT_HD_MAX];
+  __shared__ float qs[ATT_QT][ATT_ROW], gs[ATT_QT][ATT_ROW];
+  __shared__ float ks[ATT_KT][ATT_ROW], vs[ATT_KT][ATT_ROW];
   __shared__ float dss[ATT_QT][ATT_KT], lrow[ATT_QT], drow[ATT_QT];
   const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * ATT_QT;
   const int kvh = h / (heads / kv_heads);
@@ -220,8 +229,8 @@ __global__ void __launch_bounds__(ATT_THREADS, 2)
     attention_dkv_kernel(float *dk, float *dv, const float *dy, const float *D, const float *lse,
                          const float *q, const float *k, const float *v, int T, int heads,
                          int kv_heads, int hd, float scale, int flags) {
-  __shared__ float qs[ATT_QT][ATT_HD_MAX], gs[ATT_QT][ATT_HD_MAX];
-  __shared__ float ks[ATT_KT][ATT_HD_MAX], vs[ATT_KT][ATT_HD_MAX];
+  __shared__ float qs[ATT_QT][ATT_ROW], gs[ATT_QT][ATT_ROW];
+  __shared__ float ks[ATT_KT][ATT_ROW], vs[ATT_KT][ATT_ROW];
   __shared__ float ps[ATT_QT][ATT_KT], dss[ATT_QT][ATT_KT], lrow[ATT_QT], drow[ATT_QT];
   const int b = blockIdx.z, kvh = blockIdx.y, j0 = blockIdx.x * ATT_KT;
   const int group = heads / kv_heads;

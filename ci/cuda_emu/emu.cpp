@@ -26,12 +26,18 @@ static cudaError_t last_error = cudaSuccess;
 /* The limits of every GPU since compute capability 3.0 (H100's included):
  * at most 1024 threads a block (x, y <= 1024, z <= 64), grid.x < 2^31,
  * grid.y and grid.z <= 65535, no zero extent; and the kernel's own
- * __launch_bounds__, which the driver reports as too many resources. */
+ * __launch_bounds__, which the driver reports as too many resources. A
+ * grid past its limits is cudaErrorInvalidValue, as the CUDA 13 runtime
+ * said on an H200 (2026-11-27, grid.y = 65536); a bad block or an empty
+ * grid cudaErrorInvalidConfiguration. */
 bool emu_launch_ok(dim3 grid, dim3 block, unsigned bounds, const char *name) {
   unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
+  if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535) {
+    last_error = cudaErrorInvalidValue;
+    return false;
+  }
   if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z || block.x > 1024 ||
-      block.y > 1024 || block.z > 64 || threads > 1024 || grid.x > 2147483647u || grid.y > 65535 ||
-      grid.z > 65535) {
+      block.y > 1024 || block.z > 64 || threads > 1024) {
     last_error = cudaErrorInvalidConfiguration;
     return false;
   }
@@ -607,6 +613,7 @@ const char *cudaGetErrorString(cudaError_t e) {
   case cudaErrorInvalidConfiguration: return "invalid configuration argument (emulated)";
   case cudaErrorLaunchOutOfResources: return "too many resources requested for launch (emulated)";
   case cudaErrorNotReady: return "device not ready (emulated)";
+  case cudaErrorInvalidValue: return "invalid argument (emulated)";
   case cudaErrorNoDevice: return "no CUDA-capable device is detected (emulated)";
   default: return "emulated error";
   }

@@ -39,8 +39,10 @@
  *   - a launch's arguments are evaluated and copied when it is queued
  *     (as CUDA copies them), its shape checked against the hardware's
  *     limits and the kernel's __launch_bounds__: a refused launch records
- *     cudaErrorInvalidConfiguration (or cudaErrorLaunchOutOfResources past
- *     the bounds) for cudaGetLastError and queues nothing;
+ *     cudaErrorInvalidValue (a grid too large, as the real runtime does),
+ *     cudaErrorInvalidConfiguration (a bad block, an empty grid) or
+ *     cudaErrorLaunchOutOfResources (past the bounds) for cudaGetLastError
+ *     and queues nothing;
  *   - cudaMalloc and cudaMallocHost memory starts as 0xff bytes (float
  *     NaNs), as a GPU's starts as garbage;
  *   - a race check: each queued operation carries a vector clock (its

@@ -171,11 +171,11 @@ static void launch_limits(const char *sch) {
   set_kernel<<<1, N>>>(buf, 1.0f, N);
   cudaGetLastError();
   set_kernel<<<dim3(1, 65536), 32>>>(buf, 2.0f, N);
-  say(cudaGetLastError() == cudaErrorInvalidConfiguration, sch,
-      "(d) grid.y = 65536 is refused (cudaErrorInvalidConfiguration)");
+  say(cudaGetLastError() == cudaErrorInvalidValue, sch,
+      "(d) grid.y = 65536 is refused (cudaErrorInvalidValue, as on an H200)");
   say(cudaGetLastError() == cudaSuccess, sch, "(d) the error is cleared once read");
   set_kernel<<<dim3(1, 1, 65536), 32>>>(buf, 2.0f, N);
-  say(cudaGetLastError() == cudaErrorInvalidConfiguration, sch, "(d) grid.z = 65536 is refused");
+  say(cudaGetLastError() == cudaErrorInvalidValue, sch, "(d) grid.z = 65536 is refused");
   set_kernel<<<0, 32>>>(buf, 2.0f, N);
   say(cudaGetLastError() == cudaErrorInvalidConfiguration, sch, "(d) an empty grid is refused");
   copy_kernel<<<1, 2048>>>(buf, buf, N);
