@@ -11,14 +11,16 @@
 # must `--gpus 2` (which starts the two processes under mpirun itself).
 # The manifest of a two-process run records both devices and NCCL; too
 # few devices, or no mpirun for --gpus, are refused with the reason; a
-# hung process stops the run, named. One step: its loss is taken before
-# any update, so the combined gradient shows in the artifact and val_bpb
-# (STEPS=2 puts it in the chain too).
+# hung process stops the run, named; a process that dies stops it too,
+# and its last checkpoint resumed on one process reaches the two-process
+# chain. Two steps: the first's loss is taken before any update, so the
+# combined gradient shows in the second's (STEPS=1: in the artifact and
+# val_bpb only, and no death).
 # The model of ci/cuda-emu-train.sh (2 layers of 32, 1,024 tokens a step),
-# STEPS steps (default 1), PRECISIONS (default fp32); each stand-in run
-# takes minutes, most of them the final evaluation of the demo's
-# validation split (the script: about 20 CPU minutes, half an hour on 2
-# cores). Needs make build and mpirun. Exits 1 on any difference.
+# STEPS steps (default 2), PRECISIONS (default "fp32 mixed"), a validation
+# split of the demo's first 1,089 tokens (as ci/cuda-emu-train.sh's): about
+# a minute on 2 cores. Needs make build and mpirun. Exits 1 on any
+# difference.
 #   sh ci/cuda-emu-world.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -34,8 +36,8 @@ export PGOLF_NCCL_LIBRARY OMP_WAIT_POLICY
 mpi_test_env
 data=$out/data
 mkdir -p "$data"
-cp data/demo/fineweb_val_000000.bin data/demo/fineweb_train_000000.bin "$data/"
-steps=${STEPS:-1}
+small_demo_data "$data" 1089 # 17 sequences: the evaluations take seconds, not minutes
+steps=${STEPS:-2}
 bad=0
 say() { if [ "$2" = ok ]; then echo "ok $1"; else echo "FAIL $1: $3"; bad=1; fi; }
 same() { # NAME A.json B.json: the compared keys and the artifacts
@@ -46,7 +48,7 @@ same() { # NAME A.json B.json: the compared keys and the artifacts
   cmp -s "$out/$2/model.int8.ptz" "$out/$3/model.int8.ptz" && say "$1 artifact identical" ok ||
     say "$1 artifact identical" FAIL "$out/$2 and $out/$3 differ"
 }
-for prec in ${PRECISIONS:-fp32}; do
+for prec in ${PRECISIONS:-fp32 mixed}; do
   cfg=$out/$prec.json
   cat >"$cfg" <<JSON
 {"preset": "tiny", "num_layers": 2, "model_dim": 32, "num_heads": 2, "num_kv_heads": 1,
@@ -75,7 +77,7 @@ JSON
 done
 
 # Refusals, before any training (the first precision's configuration).
-set -- ${PRECISIONS:-fp32}
+set -- ${PRECISIONS:-fp32 mixed}
 c="--config $out/$1.json --data $data --tokenizer data/tokenizers/fineweb_1024_bpe.model --threads 1 --quiet --device cuda"
 set +e
 # shellcheck disable=SC2086
