@@ -11,7 +11,8 @@
 # host gaps): they say which kernels to make faster, not how fast a step
 # is (ci/gpu-bench.sh measures that).
 #   sh ci/gpu-profile.sh [PRESET]    (default baseline; needs ncu and a GPU)
-# PROFILE_OUT (default /tmp/pgolf-profile) keeps the report and the logs.
+# PROFILE_OUT (default /tmp/pgolf-profile) keeps the report and the logs;
+# PROFILE_NCU names the ncu to use.
 set -u
 cd "$(dirname "$0")/.."
 preset=${1:-baseline}
@@ -19,8 +20,9 @@ skip=${PROFILE_SKIP:-400}
 count=${PROFILE_COUNT:-3000}
 out=${PROFILE_OUT:-/tmp/pgolf-profile}
 case $skip$count in *[!0-9]*) echo "gpu-profile: PROFILE_SKIP and PROFILE_COUNT must be whole numbers" >&2; exit 2 ;; esac
-ncu=$(command -v ncu 2>/dev/null || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
-[ -n "$ncu" ] || { echo "gpu-profile: no ncu (Nsight Compute) on PATH, in /usr/local/cuda/bin or /opt/nvidia" >&2; exit 2; }
+ncu=${PROFILE_NCU:-$(command -v ncu 2>/dev/null || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)}
+[ -n "$ncu" ] && [ -x "$ncu" ] ||
+  { echo "gpu-profile: no ncu (Nsight Compute) on PATH, in /usr/local/cuda/bin or /opt/nvidia${PROFILE_NCU:+ (PROFILE_NCU=$PROFILE_NCU)}" >&2; exit 2; }
 rm -rf "$out" && mkdir -p "$out"
 cat >"$out/config.json" <<JSON
 {"preset": "$preset", "precision": "mixed", "val_loss_every": 0, "train_log_every": 1}

@@ -1,0 +1,67 @@
+# ci/gpu-profile.sh on the CPU with a stand-in ncu (PROFILE_NCU): the
+# profiled run is the baseline preset's, stopped after 2 steps, with the
+# launch window asked for; the import's launches are summed per kernel,
+# the most time first, in the unit of the units row; without ncu, without
+# a report, or with a CSV lacking the columns, it fails and says why.
+. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")/../.." && pwd)
+cat >"$TMP/ncu" <<'SH'
+#!/bin/sh
+# Records its arguments; --export R writes R.ncu-rep (unless NO_REPORT=1);
+# --import prints the planted CSV.
+echo "$*" >>"$(dirname "$0")/ncu.args"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --export) [ "${NO_REPORT:-0}" = 1 ] || : >"$2.ncu-rep"; shift ;;
+    --import) cat "$(dirname "$0")/raw.csv"; exit 0 ;;
+  esac
+  shift
+done
+exit 0
+SH
+chmod +x "$TMP/ncu"
+cat >"$TMP/raw.csv" <<'CSV'
+"ID","Process ID","Process Name","Kernel Name","Block Size","gpu__time_duration.sum"
+"","","","","","msecond"
+"0","7","pgolf","attention_dq_kernel","(256, 1, 1)","40.5"
+"1","7","pgolf","rmsnorm_forward_kernel","(256, 1, 1)","0.25"
+"2","7","pgolf","attention_dq_kernel","(256, 1, 1)","39.5"
+"3","7","pgolf","nvjet_sm90_tst_256x128","(384, 1, 1)","1,019.75"
+CSV
+prof() { (cd "$HERE" && env PROFILE_NCU="$TMP/ncu" PROFILE_OUT="$TMP/p" "$@" sh ci/gpu-profile.sh >"$TMP/out" 2>"$TMP/err"); }
+
+prof PROFILE_SKIP=7 PROFILE_COUNT=11
+rc=$?
+first=$(sed -n 2p "$TMP/out" | awk '{ print $1, $2, $3 }')
+second=$(sed -n 3p "$TMP/out" | awk '{ print $1, $2, $3, $5 }')
+total=$(awk '$1 == "total" { print $2, $3 }' "$TMP/out")
+if [ "$rc" -eq 0 ] && [ "$first" = "nvjet_sm90_tst_256x128 1 1019.75" ] &&
+   [ "$second" = "attention_dq_kernel 2 80.00 40000.0" ] && [ "$total" = "4 1100.00" ]; then
+  ok gpu-profile-sums-per-kernel-most-first
+else
+  fail gpu-profile-sums-per-kernel-most-first "exit $rc: $(cat "$TMP/out" "$TMP/err" | head -c 600)"
+fi
+args=$(head -n 1 "$TMP/ncu.args")
+case $args in
+  *"--launch-skip 7 --launch-count 11 "*"./pgolf train --config $TMP/p/config.json"*"--device cuda --stop-after 2"*)
+    grep -q '"preset": "baseline", "precision": "mixed", "val_loss_every": 0' "$TMP/p/config.json" &&
+      ok gpu-profile-runs-the-baseline-window || fail gpu-profile-runs-the-baseline-window "$(cat "$TMP/p/config.json")" ;;
+  *) fail gpu-profile-runs-the-baseline-window "ncu was run as: $args" ;;
+esac
+
+prof PROFILE_NCU=/nonexistent/ncu
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "no ncu" "$TMP/err" && ok gpu-profile-without-ncu-refused ||
+  fail gpu-profile-without-ncu-refused "exit $rc: $(cat "$TMP/err")"
+prof NO_REPORT=1
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "ncu wrote no report" "$TMP/err" && ok gpu-profile-without-report-fails ||
+  fail gpu-profile-without-report-fails "exit $rc: $(cat "$TMP/err")"
+printf '"ID","Kernel Name"\n"0","k"\n' >"$TMP/raw.csv"
+prof
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "no 'Kernel Name' and 'gpu__time_duration.sum' columns" "$TMP/err" &&
+  ok gpu-profile-bad-csv-fails || fail gpu-profile-bad-csv-fails "exit $rc: $(cat "$TMP/err")"
+prof PROFILE_COUNT=x
+rc=$?
+[ "$rc" -eq 2 ] && ok gpu-profile-bad-count-refused || fail gpu-profile-bad-count-refused "exit $rc"
