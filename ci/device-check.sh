@@ -21,7 +21,14 @@
 # that it is stopped and the table says after which row. The bundle's
 # libraries reach pgolf, the tests, jq and bwrap only (through wrappers),
 # never PyTorch. The baseline rows use the bundle's train_gpt.py on the
-# demo data, ITERATIONS (default 20) and BENCH_STEPS (default 20).
+# demo data, ITERATIONS (default 20), BENCH_STEPS (default 5) and
+# BENCH_SKIP (default 1): on an H200 (docs/GPU-RUNS.md) a baseline step of
+# pgolf took 11.8 s, so the bench's two pgolf runs of 20 steps alone would
+# outlast a call. Seen there: the GPU tests, the tiny-preset training and
+# replay rows, the goldens and the 1-GPU world row took 61 s together; the
+# bench with 4 steps 190 s; ci/gpu-profile.sh about 70 s. A lease of 15
+# minutes fits two calls: GPU_CHECK_SECTIONS (ci/gpu-check.sh) splits the
+# rows between them.
 # Exit 0 iff gpu-check passed every row.
 #   sh ci/device-check.sh --digest    the source digest (for the bundle)
 set -u
@@ -144,8 +151,8 @@ if [ -n "$bundle" ] && [ -f "$bundle/official/train_gpt.py" ]; then
   PGOLF_BASELINE_TOKENIZER=$(pwd)/data/tokenizers/fineweb_1024_bpe.model
   export PGOLF_BASELINE_SCRIPT PGOLF_BASELINE_DATA PGOLF_BASELINE_TOKENIZER
 fi
-ITERATIONS=${ITERATIONS:-20} BENCH_STEPS=${BENCH_STEPS:-20} GPU_CHECK_OUT=$work GPU_CHECK_PREBUILT=$prebuilt
-export PATH ITERATIONS BENCH_STEPS GPU_CHECK_OUT GPU_CHECK_PREBUILT
+ITERATIONS=${ITERATIONS:-20} BENCH_STEPS=${BENCH_STEPS:-5} BENCH_SKIP=${BENCH_SKIP:-1} GPU_CHECK_OUT=$work GPU_CHECK_PREBUILT=$prebuilt
+export PATH ITERATIONS BENCH_STEPS BENCH_SKIP GPU_CHECK_OUT GPU_CHECK_PREBUILT
 
 # ---- gpu-check under the deadline ----
 check=${DEVICE_GPU_CHECK:-ci/gpu-check.sh}
