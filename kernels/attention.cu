@@ -20,8 +20,8 @@
  * attention.c computes it.
  *
  * Shapes: head_dim a multiple of ATT_HD_STEP up to ATT_HD_MAX (tiles are
- * staged at full head width, and each thread owns the same number of
- * outputs); heads a multiple of kv_heads. */
+ * staged at full head width and read a float4 at a time; each thread owns
+ * groups of 4 consecutive outputs); heads a multiple of kv_heads. */
 #include "kernels/attention.h"
 #include "kernels/bf16.h"
 #include "kernels/cuda_common.h"
@@ -35,18 +35,25 @@ enum {
   ATT_KT = 16,       /* key rows per tile */
   ATT_THREADS = 256, /* one thread per (query, key) pair of a tile */
   ATT_HD_MAX = 128,
-  ATT_HD_STEP = ATT_THREADS / ATT_QT, /* head_dim granularity: outputs split evenly */
-  ATT_OUT = ATT_QT * ATT_HD_MAX / ATT_THREADS, /* outputs per thread, at most */
-  /* A staged row's stride in floats. The score loops read row c of a key
-   * tile at column d in the 16 threads c of a half-warp at once: with a
-   * stride of 128 (a multiple of the 32 banks of shared memory) all 16
-   * words sit in one bank and the reads are serialised 16 ways; one word
-   * of padding puts them in 16 banks. (ncu on an H200, 2026-11-27: the
-   * three attention kernels were 84% of a baseline step's GPU time with
-   * the unpadded stride.) The padding changes no arithmetic. */
-  ATT_ROW = ATT_HD_MAX + 1,
+  ATT_HD_STEP = ATT_THREADS / ATT_QT, /* head_dim granularity */
+  /* Outputs are owned in groups of 4 consecutive columns (a float4), at
+   * most ATT_G groups per thread. */
+  ATT_G = ATT_QT * ATT_HD_MAX / 4 / ATT_THREADS,
+  /* A staged row's stride in floats. The loops read shared memory a
+   * float4 at a time (4 fmaf per load instead of 1; each sum keeps its
+   * order), so a row starts on 16 bytes. The score loops read row c of a
+   * key tile in the threads c of a half-warp at once: with a stride of 128
+   * floats (a multiple of the 32 banks) every row starts in the same bank
+   * and the reads were serialised 16 ways; at 132 successive rows start 4
+   * banks apart, so the 8 threads of each quarter-warp (one 128-byte
+   * transaction of float4 loads) read 8 different 16-byte bank groups.
+   * (ncu on an H200, 2026-11-27: the three attention kernels were 84% of
+   * a baseline step's GPU time at the stride of 128.) */
+  ATT_ROW = ATT_HD_MAX + 4,
 };
-static_assert(ATT_ROW % 32 == 1, "staged rows must start in successive banks");
+static_assert(ATT_ROW % 4 == 0 && ATT_ROW / 4 % 8 == 1,
+              "staged rows start on 16 bytes, successive rows in successive 16-byte bank groups");
+static_assert(ATT_HD_STEP % 4 == 0, "head widths are whole float4s");
 
 /* ---- kernels ---- */
 
@@ -55,6 +62,29 @@ __device__ static float att_dot(const float *a, const float *b, int n) {
   float s = 0.0f;
   for (int i = 0; i < n; i++) s = fmaf(a[i], b[i], s);
   return s;
+}
+
+/* The same dot of two staged rows (16-byte aligned, n a multiple of 4),
+ * read a float4 at a time: the same fmaf in the same order. (Unrolled
+ * twice: left to itself nvcc 13 unrolled it further and spilled in the dq
+ * kernel.) */
+__device__ static float att_dot4(const float *a, const float *b, int n) {
+  float s = 0.0f;
+  #pragma unroll 2
+  for (int i = 0; i < n; i += 4) {
+    const float4 x = *(const float4 *)(a + i), y = *(const float4 *)(b + i);
+    s = fmaf(x.x, y.x, s);
+    s = fmaf(x.y, y.y, s);
+    s = fmaf(x.z, y.z, s);
+    s = fmaf(x.w, y.w, s);
+  }
+  return s;
+}
+
+/* acc + w * the float4 at x, component by component (one fmaf each). */
+__device__ static float4 att_axpy4(float4 acc, float w, const float *x) {
+  const float4 v = *(const float4 *)x;
+  return float4{fmaf(w, v.x, acc.x), fmaf(w, v.y, acc.y), fmaf(w, v.z, acc.z), fmaf(w, v.w, acc.w)};
 }
 
 /* Rows [r0, r0 + R) of x (row stride width floats, head_dim columns from
@@ -76,7 +106,9 @@ __device__ static void att_stage_rows(float *dst, const float *x, int r0, int R,
 __global__ void __launch_bounds__(ATT_THREADS)
     attention_forward_kernel(float *y, float *lse, const float *q, const float *k, const float *v,
                              int T, int heads, int kv_heads, int hd, float scale, int flags) {
-  __shared__ float qs[ATT_QT][ATT_ROW], ks[ATT_KT][ATT_ROW], vs[ATT_KT][ATT_ROW];
+  __shared__ __align__(16) float qs[ATT_QT][ATT_ROW];
+  __shared__ __align__(16) float ks[ATT_KT][ATT_ROW];
+  __shared__ __align__(16) float vs[ATT_KT][ATT_ROW];
   __shared__ float es[ATT_QT][ATT_KT + 1], mrow[ATT_QT], lrow[ATT_QT]; /* +1: rows in different banks */
   const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * ATT_QT;
   const int kvh = h / (heads / kv_heads), bf = flags & KERNEL_BF16;
@@ -94,7 +126,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
     att_stage(ks, kb, kw, (size_t)kvh * hd, j0, ATT_KT, T, hd);
     __syncthreads();
     if (t < T && j0 + c <= t) {
-      float s = att_dot(qs[r], ks[c], hd) * scale;
+      float s = att_dot4(qs[r], ks[c], hd) * scale;
       if (s > m) m = s;
     }
   }
@@ -110,10 +142,10 @@ __global__ void __launch_bounds__(ATT_THREADS)
   /* Pass 2: e_tj and l_t = sum_j e_tj (j ascending, by the row's thread
    * threadIdx.x == r); under KERNEL_BF16 also y_t = sum_j bf16(e_tj) v_j.
    * Pass 3 (fp32 only): y_t = sum_j (e_tj / l_t) v_j. */
-  const int n_out = ATT_QT * hd / ATT_THREADS;
-  float acc[ATT_OUT];
+  const int h4 = hd / 4, n_grp = ATT_QT * h4; /* output groups: row g / h4, columns 4 (g % h4) on */
+  float4 acc[ATT_G];
   #pragma unroll
-  for (int o = 0; o < ATT_OUT; o++) acc[o] = 0.0f;
+  for (int o = 0; o < ATT_G; o++) acc[o] = float4{0.0f, 0.0f, 0.0f, 0.0f};
   float l = 0.0f;
   for (int pass = 2; pass <= (bf ? 2 : 3); pass++) {
     for (int j0 = 0; j0 <= last; j0 += ATT_KT) {
@@ -123,7 +155,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
       __syncthreads();
       float e = 0.0f;
       if (t < T && j0 + c <= t) {
-        e = det_expf_hd(att_dot(qs[r], ks[c], hd) * scale - mrow[r]);
+        e = det_expf_hd(att_dot4(qs[r], ks[c], hd) * scale - mrow[r]);
         if (pass == 3) e = e / lrow[r];
       }
       es[r][c] = e;
@@ -134,11 +166,11 @@ __global__ void __launch_bounds__(ATT_THREADS)
       }
       if (pass == 2 && !bf) continue;
       #pragma unroll
-    for (int o = 0; o < ATT_OUT; o++) {
-      if (o >= n_out) break;
-        int idx = threadIdx.x + o * ATT_THREADS, rr = idx / hd, d = idx % hd;
+      for (int o = 0; o < ATT_G; o++) {
+        const int g = threadIdx.x + o * ATT_THREADS, rr = g / h4, d = g % h4 * 4;
+        if (g >= n_grp) break;
         for (int i = 0; i < ATT_KT && j0 + i <= t0 + rr; i++)
-          acc[o] = fmaf(bf ? bf16_round(es[rr][i]) : es[rr][i], vs[i][d], acc[o]);
+          acc[o] = att_axpy4(acc[o], bf ? bf16_round(es[rr][i]) : es[rr][i], &vs[i][d]);
       }
     }
     __syncthreads();
@@ -146,12 +178,17 @@ __global__ void __launch_bounds__(ATT_THREADS)
   }
   __syncthreads();
   #pragma unroll
-    for (int o = 0; o < ATT_OUT; o++) {
-      if (o >= n_out) break;
-    int idx = threadIdx.x + o * ATT_THREADS, rr = idx / hd, d = idx % hd, tt = t0 + rr;
-    if (tt < T)
-      y[((size_t)b * T + tt) * qw + (size_t)h * hd + d] =
-          kernel_round(bf ? acc[o] / lrow[rr] : acc[o], flags);
+  for (int o = 0; o < ATT_G; o++) {
+    const int g = threadIdx.x + o * ATT_THREADS, rr = g / h4, d = g % h4 * 4, tt = t0 + rr;
+    if (g >= n_grp) break;
+    if (tt >= T) continue;
+    float *out = y + ((size_t)b * T + tt) * qw + (size_t)h * hd + d;
+    const float4 a = acc[o];
+    const float lr = lrow[rr];
+    out[0] = kernel_round(bf ? a.x / lr : a.x, flags);
+    out[1] = kernel_round(bf ? a.y / lr : a.y, flags);
+    out[2] = kernel_round(bf ? a.z / lr : a.z, flags);
+    out[3] = kernel_round(bf ? a.w / lr : a.w, flags);
   }
   if (threadIdx.x < ATT_QT && t0 + (int)threadIdx.x < T)
     lse[((size_t)b * heads + h) * T + t0 + threadIdx.x] =
@@ -174,8 +211,10 @@ __global__ void __launch_bounds__(ATT_THREADS)
     attention_dq_kernel(float *dq, const float *dy, const float *D, const float *lse, const float *q,
                         const float *k, const float *v, int T, int heads, int kv_heads, int hd,
                         float scale, int flags) {
-  __shared__ float qs[ATT_QT][ATT_ROW], gs[ATT_QT][ATT_ROW];
-  __shared__ float ks[ATT_KT][ATT_ROW], vs[ATT_KT][ATT_ROW];
+  __shared__ __align__(16) float qs[ATT_QT][ATT_ROW];
+  __shared__ __align__(16) float gs[ATT_QT][ATT_ROW];
+  __shared__ __align__(16) float ks[ATT_KT][ATT_ROW];
+  __shared__ __align__(16) float vs[ATT_KT][ATT_ROW];
   __shared__ float dss[ATT_QT][ATT_KT], lrow[ATT_QT], drow[ATT_QT];
   const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * ATT_QT;
   const int kvh = h / (heads / kv_heads);
@@ -188,10 +227,10 @@ __global__ void __launch_bounds__(ATT_THREADS)
   att_stage(gs, dy + (size_t)b * T * qw, qw, (size_t)h * hd, t0, ATT_QT, T, hd);
   att_stage_rows(lrow, lse + row0, t0, ATT_QT, T);
   att_stage_rows(drow, D + row0, t0, ATT_QT, T);
-  const int n_out = ATT_QT * hd / ATT_THREADS;
-  float acc[ATT_OUT];
+  const int h4 = hd / 4, n_grp = ATT_QT * h4;
+  float4 acc[ATT_G];
   #pragma unroll
-  for (int o = 0; o < ATT_OUT; o++) acc[o] = 0.0f;
+  for (int o = 0; o < ATT_G; o++) acc[o] = float4{0.0f, 0.0f, 0.0f, 0.0f};
   for (int j0 = 0; j0 <= last; j0 += ATT_KT) {
     __syncthreads();
     att_stage(ks, kb, kw, (size_t)kvh * hd, j0, ATT_KT, T, hd);
@@ -199,24 +238,29 @@ __global__ void __launch_bounds__(ATT_THREADS)
     __syncthreads();
     float ds = 0.0f;
     if (t < T && j0 + c <= t) {
-      float p = det_expf_hd(att_dot(qs[r], ks[c], hd) * scale - lrow[r]);
-      ds = kernel_round(p * (att_dot(gs[r], vs[c], hd) - drow[r]), flags);
+      float p = det_expf_hd(att_dot4(qs[r], ks[c], hd) * scale - lrow[r]);
+      ds = kernel_round(p * (att_dot4(gs[r], vs[c], hd) - drow[r]), flags);
     }
     dss[r][c] = ds;
     __syncthreads();
     #pragma unroll
-    for (int o = 0; o < ATT_OUT; o++) {
-      if (o >= n_out) break;
-      int idx = threadIdx.x + o * ATT_THREADS, rr = idx / hd, d = idx % hd;
-      for (int i = 0; i < ATT_KT && j0 + i <= t0 + rr; i++)
-        acc[o] = fmaf(dss[rr][i], ks[i][d], acc[o]);
+    for (int o = 0; o < ATT_G; o++) {
+      const int g = threadIdx.x + o * ATT_THREADS, rr = g / h4, d = g % h4 * 4;
+      if (g >= n_grp) break;
+      for (int i = 0; i < ATT_KT && j0 + i <= t0 + rr; i++) acc[o] = att_axpy4(acc[o], dss[rr][i], &ks[i][d]);
     }
   }
   #pragma unroll
-    for (int o = 0; o < ATT_OUT; o++) {
-      if (o >= n_out) break;
-    int idx = threadIdx.x + o * ATT_THREADS, rr = idx / hd, d = idx % hd, tt = t0 + rr;
-    if (tt < T) dq[((size_t)b * T + tt) * qw + (size_t)h * hd + d] = kernel_round(acc[o] * scale, flags);
+  for (int o = 0; o < ATT_G; o++) {
+    const int g = threadIdx.x + o * ATT_THREADS, rr = g / h4, d = g % h4 * 4, tt = t0 + rr;
+    if (g >= n_grp) break;
+    if (tt >= T) continue;
+    float *out = dq + ((size_t)b * T + tt) * qw + (size_t)h * hd + d;
+    const float4 a = acc[o];
+    out[0] = kernel_round(a.x * scale, flags);
+    out[1] = kernel_round(a.y * scale, flags);
+    out[2] = kernel_round(a.z * scale, flags);
+    out[3] = kernel_round(a.w * scale, flags);
   }
 }
 
@@ -229,8 +273,10 @@ __global__ void __launch_bounds__(ATT_THREADS, 2)
     attention_dkv_kernel(float *dk, float *dv, const float *dy, const float *D, const float *lse,
                          const float *q, const float *k, const float *v, int T, int heads,
                          int kv_heads, int hd, float scale, int flags) {
-  __shared__ float qs[ATT_QT][ATT_ROW], gs[ATT_QT][ATT_ROW];
-  __shared__ float ks[ATT_KT][ATT_ROW], vs[ATT_KT][ATT_ROW];
+  __shared__ __align__(16) float qs[ATT_QT][ATT_ROW];
+  __shared__ __align__(16) float gs[ATT_QT][ATT_ROW];
+  __shared__ __align__(16) float ks[ATT_KT][ATT_ROW];
+  __shared__ __align__(16) float vs[ATT_KT][ATT_ROW];
   __shared__ float ps[ATT_QT][ATT_KT], dss[ATT_QT][ATT_KT], lrow[ATT_QT], drow[ATT_QT];
   const int b = blockIdx.z, kvh = blockIdx.y, j0 = blockIdx.x * ATT_KT;
   const int group = heads / kv_heads;
@@ -238,10 +284,10 @@ __global__ void __launch_bounds__(ATT_THREADS, 2)
   const int r = threadIdx.x / ATT_KT, c = threadIdx.x % ATT_KT, j = j0 + c;
   att_stage(ks, k + (size_t)b * T * kw, kw, (size_t)kvh * hd, j0, ATT_KT, T, hd);
   att_stage(vs, v + (size_t)b * T * kw, kw, (size_t)kvh * hd, j0, ATT_KT, T, hd);
-  const int n_out = ATT_KT * hd / ATT_THREADS;
-  float ak[ATT_OUT], av[ATT_OUT];
+  const int h4 = hd / 4, n_grp = ATT_KT * h4;
+  float4 ak[ATT_G], av[ATT_G];
   #pragma unroll
-  for (int o = 0; o < ATT_OUT; o++) ak[o] = av[o] = 0.0f;
+  for (int o = 0; o < ATT_G; o++) ak[o] = av[o] = float4{0.0f, 0.0f, 0.0f, 0.0f};
   for (int h = kvh * group; h < (kvh + 1) * group; h++) {
     const size_t row0 = ((size_t)b * heads + h) * T;
     for (int t0 = j0 / ATT_QT * ATT_QT; t0 < T; t0 += ATT_QT) {
@@ -254,33 +300,40 @@ __global__ void __launch_bounds__(ATT_THREADS, 2)
       int t = t0 + r;
       float p = 0.0f, ds = 0.0f;
       if (t < T && j < T && t >= j) {
-        p = det_expf_hd(att_dot(qs[r], ks[c], hd) * scale - lrow[r]);
-        ds = kernel_round(p * (att_dot(gs[r], vs[c], hd) - drow[r]), flags);
+        p = det_expf_hd(att_dot4(qs[r], ks[c], hd) * scale - lrow[r]);
+        ds = kernel_round(p * (att_dot4(gs[r], vs[c], hd) - drow[r]), flags);
         p = kernel_round(p, flags);
       }
       ps[r][c] = p;
       dss[r][c] = ds;
       __syncthreads();
       #pragma unroll
-    for (int o = 0; o < ATT_OUT; o++) {
-      if (o >= n_out) break;
-        int idx = threadIdx.x + o * ATT_THREADS, cc = idx / hd, d = idx % hd;
+      for (int o = 0; o < ATT_G; o++) {
+        const int g = threadIdx.x + o * ATT_THREADS, cc = g / h4, d = g % h4 * 4;
+        if (g >= n_grp) break;
         for (int i = 0; i < ATT_QT && t0 + i < T; i++) {
           if (t0 + i < j0 + cc) continue;
-          ak[o] = fmaf(dss[i][cc], qs[i][d], ak[o]);
-          av[o] = fmaf(ps[i][cc], gs[i][d], av[o]);
+          ak[o] = att_axpy4(ak[o], dss[i][cc], &qs[i][d]);
+          av[o] = att_axpy4(av[o], ps[i][cc], &gs[i][d]);
         }
       }
     }
   }
   #pragma unroll
-    for (int o = 0; o < ATT_OUT; o++) {
-      if (o >= n_out) break;
-    int idx = threadIdx.x + o * ATT_THREADS, cc = idx / hd, d = idx % hd, jj = j0 + cc;
+  for (int o = 0; o < ATT_G; o++) {
+    const int g = threadIdx.x + o * ATT_THREADS, cc = g / h4, d = g % h4 * 4, jj = j0 + cc;
+    if (g >= n_grp) break;
     if (jj >= T) continue;
-    size_t off = ((size_t)b * T + jj) * kw + (size_t)kvh * hd + d;
-    dk[off] = kernel_round(ak[o] * scale, flags);
-    dv[off] = kernel_round(av[o], flags);
+    const size_t off = ((size_t)b * T + jj) * kw + (size_t)kvh * hd + d;
+    const float4 a = ak[o], w = av[o];
+    dk[off] = kernel_round(a.x * scale, flags);
+    dk[off + 1] = kernel_round(a.y * scale, flags);
+    dk[off + 2] = kernel_round(a.z * scale, flags);
+    dk[off + 3] = kernel_round(a.w * scale, flags);
+    dv[off] = kernel_round(w.x, flags);
+    dv[off + 1] = kernel_round(w.y, flags);
+    dv[off + 2] = kernel_round(w.z, flags);
+    dv[off + 3] = kernel_round(w.w, flags);
   }
 }
 
