@@ -6,7 +6,8 @@
 #   row<TAB>CHECK<TAB>RESULT<TAB>DETAIL   (RESULT pass, fail, skipped, not run)
 # one per count in increasing order, "ms/step and tokens/s vs official
 # train_gpt.py (G GPU[s], baseline)", then the chains row, "train --device
-# cuda, baseline shape, twice: loss chains equal".
+# cuda, baseline shape, twice: loss chains equal", then the losses row
+# (below).
 #
 # The baseline shape at world size G on G GPUs, as the official script runs
 # there: 524,288 tokens a step, each of the G ranks doing 8/G gradient-
@@ -53,6 +54,16 @@
 # own exit says why.) The chains row needs the count 1; without it in
 # GPU_COUNTS that row is skipped.
 #
+# Both sides train the same schedule (pgolf's config takes iterations =
+# BENCH_STEPS, as the official's ITERATIONS, with the same warmdown_iters,
+# seed and data, and the official restores its initial state and loader
+# after its warmup), so their logged losses compare step by step: the row
+# "train --device cuda vs official train_gpt.py: baseline losses" (1 GPU)
+# passes when every step's train_loss of pgolf's first run is within 1e-2
+# of the official's (the GPU's mixed-precision tolerance against the
+# official goldens, tests/e2e/train_golden.sh; the logs round to 1e-4), and
+# gives the largest difference and its step.
+#
 # The official script is never part of pgolf: PGOLF_BASELINE_SCRIPT,
 # PGOLF_BASELINE_DATA and PGOLF_BASELINE_TOKENIZER say where it and its
 # data are (as for ci/baseline-replay.sh); torchrun is the one on PATH.
@@ -73,6 +84,8 @@ script=${PGOLF_BASELINE_SCRIPT:-}
 data=${PGOLF_BASELINE_DATA:-}
 tok=${PGOLF_BASELINE_TOKENIZER:-}
 CHAINS="train --device cuda, baseline shape, twice: loss chains equal"
+LOSSES="train --device cuda vs official train_gpt.py: baseline losses, same GPU and schedule"
+LOSS_TOL=1e-2
 T=$(printf '\t')
 
 row() { printf 'row\t%s\t%s\t%s\n' "$1" "$2" "$3"; }
@@ -83,10 +96,31 @@ gpus() { if [ "$1" = 1 ]; then echo "1 GPU"; else echo "$1 GPUs"; fi; }
 # speed_name G: the speed row's name at G GPUs.
 speed_name() { echo "ms/step and tokens/s vs official train_gpt.py ($(gpus "$1"), baseline)"; }
 
-# every_row RESULT DETAIL: each count's speed row and the chains row alike.
+# every_row RESULT DETAIL: each count's speed row, the chains row and the
+# losses row alike.
 every_row() {
   for g in $counts; do row "$(speed_name "$g")" "$1" "$2"; done
   row "$CHAINS" "$1" "$2"
+  row "$LOSSES" "$1" "$2"
+}
+
+# losses_vs PGOLF_LOG OFFICIAL_LOG: "RESULT<TAB>DETAIL" of the losses row:
+# each logged train_loss of steps 1..steps, pgolf's against the official's.
+losses_vs() {
+  awk -v n="$steps" -v tol="$LOSS_TOL" -v T="$T" '
+    $1 ~ /^step:[0-9]+\/[0-9]+$/ && $2 ~ /^train_loss:/ {
+      split($1, a, "[:/]"); i = a[2] + 0; v = $2; sub(/^train_loss:/, "", v)
+      if (FILENAME == ARGV[1]) p[i] = v; else o[i] = v
+    }
+    END {
+      for (i = 1; i <= n; i++) {
+        if (!(i in p) || !(i in o)) { printf "fail%sstep %d is missing from %s\n", T, i, !(i in p) ? "pgolf'"'"'s log" : "the official log"; exit }
+        d = p[i] - o[i]; if (d < 0) d = -d
+        if (i == 1 || d > worst) { worst = d; at = i }
+      }
+      printf "%s%smax |train_loss difference| %.4f at step %d of %d (tolerance %s); step 1: pgolf %s, official %s\n",
+        worst <= tol ? "pass" : "fail", T, worst, at, n, tol, p[1], o[1]
+    }' "$1" "$2"
 }
 
 # window_ms LOG: ms/step over logged steps skip+1..steps from step_avg;
@@ -143,7 +177,7 @@ data=$(cd "$data" && pwd)
 tok=$(cd "$(dirname "$tok")" && pwd)/$(basename "$tok")
 rm -rf "$out" && mkdir -p "$out"
 cat >"$out/pgolf.json" <<JSON
-{"preset": "baseline", "precision": "mixed", "val_loss_every": 0, "train_log_every": 1}
+{"preset": "baseline", "precision": "mixed", "iterations": $steps, "val_loss_every": 0, "train_log_every": 1}
 JSON
 
 # This machine's GPUs, as pgolf sees them (and why none, where it says).
@@ -192,6 +226,7 @@ official() {
 
 pg_tps1='' of_tps1=''
 chains_row="skipped${T}GPU_COUNTS ('$counts') has no 1: pgolf's two 1-GPU runs were not made"
+losses_row="skipped${T}GPU_COUNTS ('$counts') has no 1: nothing compared"
 for g in $counts; do
   name=$(speed_name "$g")
   if [ "$g" -gt 1 ] && [ "$g" -gt "$ngpu" ]; then
@@ -214,7 +249,7 @@ for g in $counts; do
   fi
   if [ -n "$pg_fail" ]; then
     row "$name" fail "$pg_fail (no number measured)"
-    [ "$g" = 1 ] && chains_row="fail${T}$pg_fail"
+    [ "$g" = 1 ] && chains_row="fail${T}$pg_fail" losses_row="fail${T}$pg_fail"
     continue
   fi
   c1=$(jq -r .chain "$dir/pgolf-1.out" 2>/dev/null)
@@ -259,7 +294,11 @@ for g in $counts; do
 
   # ---- the official script, once ----
   official "$g" "$dir"
-  [ "$g" = 1 ] && of_tps1=$of_tps
+  if [ "$g" = 1 ]; then
+    of_tps1=$of_tps
+    if [ "$of_res" = pass ]; then losses_row=$(losses_vs "$dir/pgolf-1/train.log" "$dir/official/logs/gpu-bench-1.txt")
+    else losses_row="$of_res${T}$of_why"; fi
+  fi
   # Each side's scaling efficiency at G > 1, where its 1-GPU row measured it.
   eff=
   if [ "$g" != 1 ]; then
@@ -277,4 +316,5 @@ for g in $counts; do
   fi
 done
 row "$CHAINS" "${chains_row%%"$T"*}" "${chains_row#*"$T"}"
+row "$LOSSES" "${losses_row%%"$T"*}" "${losses_row#*"$T"}"
 exit 0

@@ -19,7 +19,7 @@ printf '# standin: steps=6 step_ms=50\n' >"$TMP/train_gpt.py"
 # bench SCRIPT [VAR=VALUE...]: the bench with 6 steps, the first 2
 # skipped, at the default GPU counts 1, 2 and 8 (the stand-in has 1 GPU
 # unless STANDIN_GPUS says more); its rows (RESULT<TAB>DETAIL) in
-# $TMP/speed1, $TMP/speed2, $TMP/speed8 and $TMP/chains, the names of all
+# $TMP/speed1, $TMP/speed2, $TMP/speed8, $TMP/chains and $TMP/losses, the names of all
 # its rows in $TMP/names.
 bench() {
   s=$1
@@ -28,7 +28,8 @@ bench() {
     PGOLF_BASELINE_SCRIPT="$s" PGOLF_BASELINE_DATA="$TMP/data" PGOLF_BASELINE_TOKENIZER="$TMP/tok.model" \
     BENCH_STEPS=6 BENCH_SKIP=2 "$@" sh "$HERE/ci/gpu-bench.sh" >"$TMP/out" 2>&1
   for g in 1 2 8; do grep "^row	ms/step[^	]* ($g GPUs*, baseline)	" "$TMP/out" | cut -f3- >"$TMP/speed$g"; done
-  grep '^row	train --device cuda' "$TMP/out" | cut -f3- >"$TMP/chains"
+  grep '^row	train --device cuda, baseline shape' "$TMP/out" | cut -f3- >"$TMP/chains"
+  grep '^row	train --device cuda vs official' "$TMP/out" | cut -f3- >"$TMP/losses"
   grep '^row	' "$TMP/out" | cut -f2 >"$TMP/names"
 }
 
@@ -57,13 +58,35 @@ fi
 printf '%s\n' "ms/step and tokens/s vs official train_gpt.py (1 GPU, baseline)" \
   "ms/step and tokens/s vs official train_gpt.py (2 GPUs, baseline)" \
   "ms/step and tokens/s vs official train_gpt.py (8 GPUs, baseline)" \
-  "train --device cuda, baseline shape, twice: loss chains equal" >"$TMP/want-names"
+  "train --device cuda, baseline shape, twice: loss chains equal" \
+  "train --device cuda vs official train_gpt.py: baseline losses, same GPU and schedule" >"$TMP/want-names"
 expect_same gpu-bench-rows "$TMP/want-names" "$TMP/names"
 if [ "$(cat "$TMP/speed2")" = "not run	not run: only 1 GPU" ] && [ "$(cat "$TMP/speed8")" = "not run	not run: only 1 GPU" ]; then
   ok gpu-bench-one-gpu-machine
 else
   fail gpu-bench-one-gpu-machine "$(cat "$TMP/out")"
 fi
+
+# The losses, step by step against the official's (the same schedule):
+# equal, within the tolerance, and past it at one step.
+printf '# standin: steps=6 step_ms=50 loss0=7\n' >"$TMP/same.py"
+bench "$TMP/same.py" STANDIN_STEP_MS=40
+case $(cat "$TMP/losses") in
+  "pass	max |train_loss difference| 0.0000 at step 1 of 6 (tolerance 1e-2); step 1: pgolf 6.9900, official 6.9900")
+    grep -q '"iterations": 6,' "$TMP/o/pgolf.json" && ok gpu-bench-losses-equal ||
+      fail gpu-bench-losses-equal "pgolf's schedule is not the official's: $(cat "$TMP/o/pgolf.json")" ;;
+  *) fail gpu-bench-losses-equal "$(cat "$TMP/out")" ;;
+esac
+bench "$TMP/same.py" STANDIN_STEP_MS=40 STANDIN_LOSS0=7.0075
+case $(cat "$TMP/losses") in
+  "pass	max |train_loss difference| 0.0075 at step "*" of 6 (tolerance 1e-2); step 1: pgolf 6.9975, official 6.9900") ok gpu-bench-losses-within ;;
+  *) fail gpu-bench-losses-within "$(cat "$TMP/losses")" ;;
+esac
+bench "$TMP/same.py" STANDIN_STEP_MS=40 STANDIN_LOSS0=7.02
+case $(cat "$TMP/losses") in
+  "fail	max |train_loss difference| 0.0200 at step "*" of 6 (tolerance 1e-2)"*) ok gpu-bench-losses-differ ;;
+  *) fail gpu-bench-losses-differ "$(cat "$TMP/losses")" ;;
+esac
 
 # Slower than the official: reported, still a pass.
 bench "$TMP/train_gpt.py" STANDIN_STEP_MS=125
@@ -129,7 +152,11 @@ esac
 printf '# standin: steps=6 step_ms=50 fail_rank=0\n' >"$TMP/crash.py"
 bench "$TMP/crash.py" STANDIN_STEP_MS=40
 case $(cat "$TMP/speed1") in
-  "fail	official train_gpt.py (torchrun --nproc_per_node=1): exit 1: "*"(official not measured); measured: pgolf 40.00 ms/step"*) ok gpu-bench-official-crash ;;
+  "fail	official train_gpt.py (torchrun --nproc_per_node=1): exit 1: "*"(official not measured); measured: pgolf 40.00 ms/step"*)
+    case $(cat "$TMP/losses") in
+      "fail	official train_gpt.py (torchrun --nproc_per_node=1): exit 1: "*"(official not measured)") ok gpu-bench-official-crash ;;
+      *) fail gpu-bench-official-crash "the losses row: $(cat "$TMP/losses")" ;;
+    esac ;;
   *) fail gpu-bench-official-crash "$(cat "$TMP/speed1")" ;;
 esac
 
@@ -208,8 +235,8 @@ esac
 # Without the count 1: no efficiency (nothing to divide by) and no chains
 # row, each saying why.
 bench "$TMP/two.py" STANDIN_GPUS=2 STANDIN_STEP_MS_2=25 GPU_COUNTS=2
-case $(cat "$TMP/speed2")/$(cat "$TMP/chains")/$(wc -l <"$TMP/names") in
-  "pass	"*"pgolf/official tokens/s 1.200 (aim >= 1.0, reported, not a pass condition); scaling efficiency (tokens/s / 2 / 1 GPU's): pgolf not measured (no 1-GPU figure), official not measured (no 1-GPU figure)/skipped	GPU_COUNTS ('2') has no 1: pgolf's two 1-GPU runs were not made/2")
+case $(cat "$TMP/speed2")/$(cat "$TMP/chains")/$(cat "$TMP/losses")/$(wc -l <"$TMP/names") in
+  "pass	"*"pgolf/official tokens/s 1.200 (aim >= 1.0, reported, not a pass condition); scaling efficiency (tokens/s / 2 / 1 GPU's): pgolf not measured (no 1-GPU figure), official not measured (no 1-GPU figure)/skipped	GPU_COUNTS ('2') has no 1: pgolf's two 1-GPU runs were not made/skipped	GPU_COUNTS ('2') has no 1: nothing compared/3")
     ok gpu-bench-no-1gpu-count ;;
   *) fail gpu-bench-no-1gpu-count "$(cat "$TMP/out")" ;;
 esac
