@@ -3,7 +3,9 @@
 One row per profiled launch: a header row naming the columns, a row of
 units, then the launches. Takes "Kernel Name" and gpu__time_duration.sum
 (in the unit its units row gives: ns, us, ms or s), and prints per kernel
-the launches, total ms, share of the total and mean us, most time first.
+the launches, total ms, share of the total, mean us and, where the CSV has
+ncu's "Grid Size" and "Block Size" columns, the kernel's commonest launch
+shape (a GEMM with few blocks on 132 SMs shows there), most time first.
 Exit 1 when the file has no such columns or no launch.
     python3 ci/gpu_profile_table.py RAW.csv
 """
@@ -22,6 +24,8 @@ def main(path):
         return 1
     name_col = rows[head].index("Kernel Name")
     time_col = rows[head].index("gpu__time_duration.sum")
+    grid_col = rows[head].index("Grid Size") if "Grid Size" in rows[head] else None
+    block_col = rows[head].index("Block Size") if "Block Size" in rows[head] else None
     units = rows[head + 1] if head + 1 < len(rows) else []
     unit = units[time_col].strip() if time_col < len(units) else ""
     if unit in TO_MS:
@@ -33,7 +37,7 @@ def main(path):
         except ValueError:
             print(f"{path}:{head + 2}: unknown unit '{unit}' of gpu__time_duration.sum", file=sys.stderr)
             return 1
-    total, per = 0.0, {}
+    total, per, shapes = 0.0, {}, {}
     for line, r in enumerate(rows[first:], start=first + 1):
         if len(r) <= max(name_col, time_col) or not r[time_col].strip():
             continue
@@ -44,13 +48,19 @@ def main(path):
             return 1
         n, t = per.get(r[name_col], (0, 0.0))
         per[r[name_col]] = (n + 1, t + ms)
+        if grid_col is not None and block_col is not None and max(grid_col, block_col) < len(r):
+            shape = f"{r[grid_col].replace(' ', '')}x{r[block_col].replace(' ', '')}"
+            count = shapes.setdefault(r[name_col], {})
+            count[shape] = count.get(shape, 0) + 1
         total += ms
     if not per:
         print(f"{path}: no launch", file=sys.stderr)
         return 1
-    print(f"{'kernel':<60} {'launches':>8} {'total_ms':>10} {'share_%':>7} {'mean_us':>9}")
+    print(f"{'kernel':<60} {'launches':>8} {'total_ms':>10} {'share_%':>7} {'mean_us':>9}  grid x block")
     for name, (n, t) in sorted(per.items(), key=lambda kv: -kv[1][1]):
-        print(f"{name[:60]:<60} {n:>8} {t:>10.2f} {100 * t / total:>7.1f} {1000 * t / n:>9.1f}")
+        common = shapes.get(name)
+        shape = max(sorted(common), key=lambda k: common[k]) if common else "-"
+        print(f"{name[:60]:<60} {n:>8} {t:>10.2f} {100 * t / total:>7.1f} {1000 * t / n:>9.1f}  {shape}")
     print(f"{'total':<60} {sum(n for n, _ in per.values()):>8} {total:>10.2f} {100.0:>7.1f}")
     return 0
 

@@ -1,7 +1,8 @@
 # ci/gpu-profile.sh on the CPU with a stand-in ncu (PROFILE_NCU): the
 # profiled run is the baseline preset's, stopped after 2 steps, with the
 # launch window asked for; the import's launches are summed per kernel,
-# the most time first, in the unit of the units row; without ncu, without
+# the most time first, in the unit of the units row, with each kernel's
+# commonest grid and block; without ncu, without
 # a report, or with a CSV lacking the columns, it fails and says why.
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,22 +22,22 @@ exit 0
 SH
 chmod +x "$TMP/ncu"
 cat >"$TMP/raw.csv" <<'CSV'
-"ID","Process ID","Process Name","Kernel Name","Block Size","gpu__time_duration.sum"
-"","","","","","msecond"
-"0","7","pgolf","attention_dq_kernel","(256, 1, 1)","40.5"
-"1","7","pgolf","rmsnorm_forward_kernel","(256, 1, 1)","0.25"
-"2","7","pgolf","attention_dq_kernel","(256, 1, 1)","39.5"
-"3","7","pgolf","nvjet_sm90_tst_256x128","(384, 1, 1)","1,019.75"
+"ID","Process ID","Process Name","Kernel Name","Block Size","Grid Size","gpu__time_duration.sum"
+"","","","","","","msecond"
+"0","7","pgolf","attention_dq_kernel","(256, 1, 1)","(64, 8, 64)","40.5"
+"1","7","pgolf","rmsnorm_forward_kernel","(256, 1, 1)","(512, 1, 1)","0.25"
+"2","7","pgolf","attention_dq_kernel","(256, 1, 1)","(64, 8, 64)","39.5"
+"3","7","pgolf","nvjet_sm90_tst_256x128","(384, 1, 1)","(32, 1, 1)","1,019.75"
 CSV
 prof() { (cd "$HERE" && env PROFILE_NCU="$TMP/ncu" PROFILE_OUT="$TMP/p" "$@" sh ci/gpu-profile.sh >"$TMP/out" 2>"$TMP/err"); }
 
 prof PROFILE_SKIP=7 PROFILE_COUNT=11
 rc=$?
 first=$(sed -n 2p "$TMP/out" | awk '{ print $1, $2, $3 }')
-second=$(sed -n 3p "$TMP/out" | awk '{ print $1, $2, $3, $5 }')
+second=$(sed -n 3p "$TMP/out" | awk '{ print $1, $2, $3, $5, $6 }')
 total=$(awk '$1 == "total" { print $2, $3 }' "$TMP/out")
 if [ "$rc" -eq 0 ] && [ "$first" = "nvjet_sm90_tst_256x128 1 1019.75" ] &&
-   [ "$second" = "attention_dq_kernel 2 80.00 40000.0" ] && [ "$total" = "4 1100.00" ]; then
+   [ "$second" = "attention_dq_kernel 2 80.00 40000.0 (64,8,64)x(256,1,1)" ] && [ "$total" = "4 1100.00" ]; then
   ok gpu-profile-sums-per-kernel-most-first
 else
   fail gpu-profile-sums-per-kernel-most-first "exit $rc: $(cat "$TMP/out" "$TMP/err" | head -c 600)"
