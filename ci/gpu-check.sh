@@ -46,6 +46,9 @@ for s in $sections; do
   case " $all_sections " in *" $s "*) ;; *) echo "gpu-check: unknown section $s (known: $all_sections)" >&2; exit 2 ;; esac
 done
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
+for v in "${GPU_CHECK_TIMEOUT:-180}" "${SANITIZER_TIMEOUT:-40}"; do
+  case $v in '' | *[!0-9]*) echo "gpu-check: GPU_CHECK_TIMEOUT and SANITIZER_TIMEOUT are whole seconds ('$v')" >&2; exit 2 ;; esac
+done
 lim="timeout ${GPU_CHECK_TIMEOUT:-180}"
 
 if [ -n "${GPU_CHECK_PREBUILT:-}" ]; then

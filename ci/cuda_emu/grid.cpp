@@ -312,12 +312,10 @@ void emu_run_grid(dim3 grid, dim3 block, const std::function<void()> &body, cons
     abort();
   }
   std::lock_guard<std::mutex> hold(grid_lock);
+  /* emu_launch_ok (emu.cpp), before the launch was queued, refused or
+   * reported any other block: here it is 1-D, whole warps, at most
+   * MAX_THREADS. */
   unsigned n = block.x;
-  if (block.y != 1 || block.z != 1 || n % WARP || n == 0 || n > MAX_THREADS) {
-    fprintf(stderr, "cuda-emu: %s: a block of %ux%ux%u threads, which the stand-in cannot run\n",
-            name ? name : "a grid", block.x, block.y, block.z);
-    abort();
-  }
   setup();
 #if defined(__x86_64__)
   unsigned mxcsr;

@@ -7,11 +7,8 @@
 # written, and a check that runs past the deadline is stopped, its process
 # group and all, with a table that says after which row.
 . "$(dirname "$0")/lib.sh"
-HERE=$(cd "$(dirname "$0")/../.." && pwd)
 tree=$TMP/tree
-mkdir -p "$tree"
-(cd "$HERE" && git ls-files -co --exclude-standard -z 2>/dev/null | xargs -0 cp --parents -t "$tree" 2>/dev/null) ||
-  (cd "$HERE" && tar cf - --exclude=./build --exclude=./pgolf . | tar xf - -C "$tree")
+copy_tree "$tree"
 
 # A bundle: a stand-in pgolf (and one GPU test) in release.tar.xz, a
 # MANIFEST with this tree's source digest.

@@ -2,14 +2,11 @@
 # with a stand-in ./pgolf that has CUDA and no GPU: the sections named run
 # (here the world rows, "not run" for want of GPUs), the others are named
 # in one failing "sections not run" row, so that a proof split over two
-# calls never reads as a whole one; an unknown section is refused.
+# calls never reads as a whole one; an unknown section, or a timeout that
+# is not whole seconds, is refused.
 . "$(dirname "$0")/lib.sh"
-HERE=$(cd "$(dirname "$0")/../.." && pwd)
 tree=$TMP/tree
-mkdir -p "$tree"
-(cd "$HERE" && git ls-files -co --exclude-standard -z 2>/dev/null | xargs -0 cp --parents -t "$tree" 2>/dev/null) ||
-  (cd "$HERE" && tar cf - --exclude=./build --exclude=./pgolf . | tar xf - -C "$tree")
-rm -rf "$tree/build"
+copy_tree "$tree"
 cat >"$tree/pgolf" <<'SH'
 #!/bin/sh
 case $1 in
@@ -38,3 +35,8 @@ check GPU_CHECK_SECTIONS="world warp"
 rc=$?
 [ "$rc" -eq 2 ] && grep -q "unknown section warp" "$TMP/err" && ok gpu-check-unknown-section-refused ||
   fail gpu-check-unknown-section-refused "exit $rc: $(cat "$TMP/err")"
+
+check GPU_CHECK_SECTIONS=world GPU_CHECK_TIMEOUT=3m
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "whole seconds ('3m')" "$TMP/err" && ok gpu-check-bad-timeout-refused ||
+  fail gpu-check-bad-timeout-refused "exit $rc: $(cat "$TMP/err")"

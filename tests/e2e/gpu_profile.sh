@@ -3,7 +3,8 @@
 # launch window asked for; the import's launches are summed per kernel,
 # the most time first, in the unit of the units row, with each kernel's
 # commonest grid and block; without ncu, without
-# a report, or with a CSV lacking the columns, it fails and says why.
+# a report, or with a CSV lacking the columns, it fails and says why; a
+# launch count or preset name it cannot use is refused.
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 cat >"$TMP/ncu" <<'SH'
@@ -66,3 +67,7 @@ rc=$?
 prof PROFILE_COUNT=x
 rc=$?
 [ "$rc" -eq 2 ] && ok gpu-profile-bad-count-refused || fail gpu-profile-bad-count-refused "exit $rc"
+(cd "$(dirname "$0")/../.." && env PROFILE_NCU="$TMP/ncu" PROFILE_OUT="$TMP/p" sh ci/gpu-profile.sh 'base"line' >"$TMP/out" 2>"$TMP/err")
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "no preset name" "$TMP/err" && ok gpu-profile-bad-preset-refused ||
+  fail gpu-profile-bad-preset-refused "exit $rc: $(cat "$TMP/err")"

@@ -45,6 +45,16 @@ le32() {
   printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"
 }
 
+# copy_tree DIR: the repository's files (tracked and untracked, not the
+# ignored ones: no build/, no ./pgolf) copied into DIR, for a test that
+# plants stand-ins in a tree of its own.
+copy_tree() {
+  mkdir -p "$1"
+  here=$(cd "$(dirname "$0")/../.." && pwd)
+  (cd "$here" && git ls-files -co --exclude-standard -z 2>/dev/null | xargs -0 cp --parents -t "$1" 2>/dev/null) ||
+    (cd "$here" && tar cf - --exclude=./build --exclude=./pgolf . | tar xf - -C "$1")
+}
+
 # small_demo_data DIR N_VAL: a data directory for short runs: the demo's
 # train shard, and a validation shard of the demo's first N_VAL tokens.
 small_demo_data() {
