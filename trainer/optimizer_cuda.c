@@ -10,11 +10,11 @@
 
 #include "kernels/bf16.h"
 #include "kernels/cuda_common.h"
-#include "kernels/l2norm.h"
 #include "kernels/newton_schulz.h"
 #include "kernels/optim_step.h"
 #include "trainer/adam.h"
 #include "trainer/clip.h"
+#include "trainer/clip_cuda.h"
 #include "trainer/schedule.h"
 
 struct optimizer_cuda {
@@ -95,31 +95,6 @@ void optimizer_cuda_free(optimizer_cuda *o) {
   free(o);
 }
 
-/* clip_grad_norm_tree: the norms on the device, their total and the
- * coefficient on the host (clip.c's own functions), the scaling on the
- * device. */
-static int clip(optimizer_cuda *o, float *grads, gpt_precision prec, float *total, pg_error *err) {
-  const gpt_layout *l = o->l;
-  for (int i = 0; i < l->n_tensors; i++) {
-    const gpt_tensor *t = &l->tensors[i];
-    if (l2norm_cuda(o->norms + i, o->sumsq + i, grads + t->offset, t->numel, o->stream, err))
-      return -1;
-  }
-  CU(cudaMemcpyAsync(o->norms_h, o->norms, (size_t)l->n_tensors * sizeof(float),
-                     cudaMemcpyDeviceToHost, o->stream));
-  CU(cudaStreamSynchronize(o->stream));
-  *total = clip_total_from_norms(o->norms_h, l, prec);
-  float coef = clip_coef(*total, o->host.hp.grad_clip_norm);
-  for (int i = 0; i < l->n_tensors; i++) {
-    const gpt_tensor *t = &l->tensors[i];
-    int flags = clip_tensor_is_bf16(t, prec) ? KERNEL_BF16 : 0;
-    if (scale_round_cuda(grads + t->offset, grads + t->offset, t->numel, coef, flags, o->stream,
-                         err))
-      return -1;
-  }
-  return 0;
-}
-
 /* muon_update on the device. */
 static int muon(optimizer_cuda *o, const gpt_tensor *t, float *p, const float *g, float *buf,
                 double momentum, double lr, int flags, pg_error *err) {
@@ -146,7 +121,10 @@ int optimizer_cuda_step(optimizer_cuda *o, float *params, float *grads, int64_t 
         bf16_round_array_cuda(grads + l->tensors[i].offset, l->tensors[i].numel, o->stream, err))
       return -1;
   *norm = 0.0f;
-  if (hp->grad_clip_norm > 0.0 && clip(o, grads, prec, norm, err)) return -1;
+  if (hp->grad_clip_norm > 0.0 &&
+      clip_grad_norm_cuda(grads, l, hp->grad_clip_norm, prec, o->norms, o->sumsq, o->norms_h,
+                          o->stream, norm, err))
+    return -1;
   double momentum = schedule_muon_momentum(step, hp->muon_momentum_warmup_start, hp->muon_momentum,
                                            hp->muon_momentum_warmup_steps);
   o->host.adam_step += 1.0f;
