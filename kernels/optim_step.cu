@@ -29,6 +29,13 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
 }
 
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
+    sgd_momentum_kernel(float *w, float *buf, const float *g, size_t n, float lr, float mu) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    sgd_momentum_elem(&w[i], &buf[i], g[i], lr, mu);
+}
+
+__global__ void __launch_bounds__(CUDA_EW_THREADS)
     scale_round_kernel(float *y, const float *x, size_t n, float s, int flags) {
   size_t stride = (size_t)gridDim.x * blockDim.x;
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
@@ -56,6 +63,13 @@ extern "C" int muon_apply_cuda(float *p, const float *u, size_t n, float neg_lr,
   if (n == 0) return 0;
   muon_apply_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(p, u, n, neg_lr);
   return cuda_check_launch(err, "muon_apply_kernel");
+}
+
+extern "C" int sgd_momentum_cuda(float *w, float *buf, const float *g, size_t n, float lr,
+                                  float mu, cudaStream_t stream, pg_error *err) {
+  if (n == 0) return 0;
+  sgd_momentum_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(w, buf, g, n, lr, mu);
+  return cuda_check_launch(err, "sgd_momentum_kernel");
 }
 
 extern "C" int scale_round_cuda(float *y, const float *x, size_t n, float s, int flags,

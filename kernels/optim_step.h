@@ -41,6 +41,16 @@ PGOLF_HD float muon_momentum_elem(float *buf, float g, float mom) {
   return fmaf(b, mom, g);
 }
 
+/* torch.optim.SGD's step with momentum mu (dampening 0, no Nesterov, no
+ * weight decay): buf = buf * mu + g (torch's first step clones g, the
+ * same value from a zero buf), then w -= lr * buf; pgolf eval's
+ * test-time training (trainer/eval_adapt.c). */
+PGOLF_HD void sgd_momentum_elem(float *w, float *buf, float g, float lr, float mu) {
+  float b = *buf * mu + g;
+  *buf = b;
+  *w = *w - lr * b;
+}
+
 /* y = round(s * x): Newton-Schulz's scalings, Muon's shape factor and the
  * gradient clip's coefficient. */
 PGOLF_HD float scale_round_elem(float x, float s, int flags) { return kernel_round(s * x, flags); }
@@ -63,6 +73,9 @@ int muon_momentum_cuda(float *buf, float *u, const float *g, size_t n, float mom
 /* p = fma(u, neg_lr, p). */
 int muon_apply_cuda(float *p, const float *u, size_t n, float neg_lr, cudaStream_t stream,
                     pg_error *err);
+/* sgd_momentum_elem over n elements. */
+int sgd_momentum_cuda(float *w, float *buf, const float *g, size_t n, float lr, float mu,
+                      cudaStream_t stream, pg_error *err);
 /* y = round(s * x); y may be x. */
 int scale_round_cuda(float *y, const float *x, size_t n, float s, int flags, cudaStream_t stream,
                      pg_error *err);

@@ -20,6 +20,7 @@
 #include "kernels/det_math.h"
 #include "kernels/embedding.h"
 #include "kernels/l2norm.h"
+#include "kernels/optim_step.h"
 #include "kernels/q_gain.h"
 #include "kernels/reduce_tree.h"
 #include "kernels/relu_square.h"
@@ -316,6 +317,30 @@ static void test_l2norm(void **state) {
   }
 }
 
+/* ---- sgd_momentum: elementwise, against the shared arithmetic's loop ---- */
+
+static void test_sgd_momentum(void **state) {
+  (void)state;
+  NEED_GPU();
+  const size_t n = (1u << 20) + 5;
+  kc_rng rng = {211};
+  pg_error err;
+  float *w = fill_new(&rng, n, 1.0), *buf = fill_new(&rng, n, 0.1), *g = fill_new(&rng, n, 0.5);
+  float *want_w = copy_new(w, n), *want_buf = copy_new(buf, n);
+  const float lr = 0.002f, mu = 0.9f;
+  for (size_t i = 0; i < n; i++) sgd_momentum_elem(&want_w[i], &want_buf[i], g[i], lr, mu);
+  float *d_g = to_device(g, n);
+  TWICE {
+    float *d_w = to_device(w, n), *d_buf = to_device(buf, n);
+    assert_int_equal(sgd_momentum_cuda(d_w, d_buf, d_g, n, lr, mu, 0, &err), 0);
+    expect_device(d_w, want_w, n, "sgd_momentum w");
+    expect_device(d_buf, want_buf, n, "sgd_momentum buf");
+    cudaFree(d_w), cudaFree(d_buf);
+  }
+  cudaFree(d_g);
+  free(w), free(buf), free(g), free(want_w), free(want_buf);
+}
+
 /* ---- embedding: the gather, and the scatter-add in ascending position ---- */
 
 static void test_embedding(void **state) {
@@ -575,6 +600,7 @@ static void no_cuda(void **state) {
 #define test_residual_mix no_cuda
 #define test_q_gain no_cuda
 #define test_l2norm no_cuda
+#define test_sgd_momentum no_cuda
 #define test_embedding no_cuda
 #define test_rope_table no_cuda
 #define test_rope no_cuda
@@ -591,7 +617,7 @@ int main(void) {
       cmocka_unit_test(test_q_gain),         cmocka_unit_test(test_l2norm),
       cmocka_unit_test(test_embedding),      cmocka_unit_test(test_rope_table),
       cmocka_unit_test(test_rope),           cmocka_unit_test(test_softcap_ce),
-      cmocka_unit_test(test_det_math_sweep),
+      cmocka_unit_test(test_det_math_sweep), cmocka_unit_test(test_sgd_momentum),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,17 +4,15 @@
 
 #include <string.h>
 
+#include "kernels/optim_step.h"
 #include "trainer/clip.h"
 
 /* torch.optim.SGD(momentum=mu, dampening=0, nesterov=False,
- * weight_decay=0).step(): buf = mu*buf + g (torch clones g into buf at the
- * first step, which is the same value as 0*mu + g), then w -= lr*buf. */
+ * weight_decay=0).step(), element by element (kernels/optim_step.h, the
+ * arithmetic the GPU's twin shares). */
 static void sgd_momentum_step(float *w, float *buf, const float *g, size_t n, float lr, float mu) {
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) {
-    buf[i] = buf[i] * mu + g[i];
-    w[i] = w[i] - lr * buf[i];
-  }
+  for (size_t i = 0; i < n; i++) sgd_momentum_elem(&w[i], &buf[i], g[i], lr, mu);
 }
 
 /* One step on sequences [s0, s0 + b) of the range starting at first. */
@@ -26,10 +24,18 @@ static int adapt_step(eval_session *s, uint64_t first, uint64_t s0, int b, float
     memcpy(s->x + (size_t)j * T, s->win + (size_t)j * T, T * sizeof *s->x);
     memcpy(s->y + (size_t)j * T, s->win + (size_t)j * T + 1, T * sizeof *s->y);
   }
+  if (s->gpu) {
+    if (eval_gpu_adapt(s->gpu, s->x, s->y, b, (int)T, lr, (float)s->cfg.momentum, s->cfg.clip,
+                       err))
+      return -1;
+    s->adapt_steps++;
+    return 0;
+  }
   memset(s->grads, 0, s->l->n_params * sizeof *s->grads);
   gpt_forward(s->l, &s->p, s->acts, s->x, s->y, b, (int)T, s->cfg.precision, NULL);
   gpt_backward(s->l, &s->p, &s->g, s->acts, s->x, s->y, b, (int)T, s->cfg.precision, 1.0f);
-  if (s->cfg.clip > 0) clip_grad_norm(s->grads, s->l, s->cfg.clip, s->cfg.precision);
+  if (s->cfg.clip > 0)
+    clip_grad_norm_tree(s->grads, s->l, s->cfg.clip, s->cfg.precision, s->cfg.gpu_trees);
   sgd_momentum_step(s->flat, s->mom, s->grads, s->l->n_params, lr, (float)s->cfg.momentum);
   s->adapt_steps++;
   return 0;
@@ -37,7 +43,8 @@ static int adapt_step(eval_session *s, uint64_t first, uint64_t s0, int b, float
 
 int eval_adapt_range(eval_session *s, uint64_t chunk, uint64_t first, uint64_t last, double lr,
                      pg_error *err) {
-  if (!s->grads) return pg_fail(err, "", -1, "evaluation: this session cannot adapt");
+  if (s->cfg.mode != EVAL_MODE_TTT)
+    return pg_fail(err, "", -1, "evaluation: this session cannot adapt");
   if (first < 1 || first > last || last >= s->v->n_tokens)
     return pg_fail(err, "", -1, "evaluation: positions %llu..%llu outside 1..%llu",
                    (unsigned long long)first, (unsigned long long)last,
