@@ -121,6 +121,49 @@ static void test_gpt_mixed(void **state) {
   one_mode(GPT_MIXED);
 }
 
+/* pgolf eval's padding (trainer/eval_cuda.h): at one shape, a position's
+ * loss does not depend on the tokens after it in its row nor on the other
+ * rows, bit for bit, on a GPU as on the stand-in; and the shape can shrink
+ * within gpt_cuda_new's, never grow past it. */
+static void test_gpt_padding(void **state) {
+  (void)state;
+  NEED_GPU();
+  gpt_config cfg;
+  assert_int_equal(gpt_config_preset("tiny", &cfg), 0);
+  gpt_layout l;
+  pg_error err;
+  assert_int_equal(gpt_layout_init(&l, &cfg, &err), 0);
+  enum { KEEP = 20 }; /* positions of row 0 kept; everything after them changes */
+  const size_t np = l.n_params, N = (size_t)B * T;
+  float *params = malloc(np * sizeof *params), nll[2][B * T], loss;
+  uint16_t x[2][B * T], y[2][B * T];
+  assert_non_null(params);
+  assert_int_equal(gpt_init_params(&l, params, 1337, &err), 0);
+  kc_rng rng = {77};
+  for (size_t i = 0; i < N; i++) {
+    x[0][i] = (uint16_t)((kc_uniform(&rng) + 1.0) * 0.5 * cfg.vocab_size) % cfg.vocab_size;
+    y[0][i] = (uint16_t)((kc_uniform(&rng) + 1.0) * 0.5 * cfg.vocab_size) % cfg.vocab_size;
+    x[1][i] = i < KEEP ? x[0][i] : (uint16_t)((x[0][i] + 1 + i) % cfg.vocab_size);
+    y[1][i] = i < KEEP ? y[0][i] : 0;
+  }
+  gpt_cuda *gc = NULL;
+  assert_int_equal(gpt_cuda_new(&gc, &l, B, T, GPT_MIXED, 0, &err), 0);
+  CK(cudaMemcpy(gpt_cuda_params(gc), params, np * sizeof *params, cudaMemcpyHostToDevice));
+  for (int k = 0; k < 2; k++) {
+    assert_int_equal(gpt_cuda_forward(gc, x[k], y[k], &loss, &err), 0);
+    from_device(nll[k], gpt_cuda_token_losses(gc), N);
+  }
+  assert_memory_equal(nll[0], nll[1], KEEP * sizeof(float));
+  assert_int_equal(gpt_cuda_set_shape(gc, B + 1, T, &err), -1);
+  assert_non_null(strstr(err.msg, "outside the device's"));
+  assert_int_equal(gpt_cuda_set_shape(gc, B, T + 1, &err), -1);
+  assert_int_equal(gpt_cuda_set_shape(gc, 1, KEEP, &err), 0);
+  assert_int_equal(gpt_cuda_forward(gc, x[0], y[0], &loss, &err), 0);
+  gpt_cuda_free(gc);
+  gpt_layout_free(&l);
+  free(params);
+}
+
 /* Without a GPU the model refuses with the runtime's reason. */
 static int refuses_without_device(void) {
   gpt_config cfg;
@@ -168,6 +211,7 @@ static void no_cuda(void **state) {
 #define test_gpt_fp32 no_cuda
 #define test_gpt_mixed no_cuda
 #define test_gpt_no_device no_cuda
+#define test_gpt_padding no_cuda
 
 #endif
 
@@ -181,6 +225,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_gpt_no_device),
       cmocka_unit_test(test_gpt_fp32),
       cmocka_unit_test(test_gpt_mixed),
+      cmocka_unit_test(test_gpt_padding),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

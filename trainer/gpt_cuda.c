@@ -29,7 +29,8 @@
 
 struct gpt_cuda {
   const gpt_layout *l;
-  int B, T, mixed;
+  int B, T, mixed; /* the shape of the next forward (gpt_cuda_set_shape) */
+  int B_max, T_max; /* gpt_cuda_new's: what the buffers hold */
   cudaStream_t stream;
   matmul_cuda_ctx *mm;
   gpt_acts a;       /* carved from acts_mem (device) */
@@ -269,7 +270,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
     return pg_fail(err, "model", -1, "batch %d x %d outside 1..seq_len %d", B, T, l->cfg.seq_len);
   gpt_cuda *g = calloc(1, sizeof *g);
   if (!g) return pg_fail(err, "model", -1, "out of memory");
-  g->l = l, g->B = B, g->T = T, g->mixed = prec == GPT_MIXED, g->stream = stream;
+  g->l = l, g->B = B, g->T = T, g->B_max = B, g->T_max = T, g->mixed = prec == GPT_MIXED, g->stream = stream;
   g->a.B = B, g->a.T = T;
   g->a.layers = calloc((size_t)l->cfg.num_layers, sizeof *g->a.layers);
   if (!g->a.layers) {
@@ -330,7 +331,20 @@ void gpt_cuda_free(gpt_cuda *g) {
   free(g);
 }
 
+/* Every buffer was carved for B_max x T_max and each kernel reads the
+ * first N = B x T rows of it, as gpt_forward does with acts bigger than
+ * its batch; the rope tables hold positions 0 .. T_max - 1, whose values
+ * do not depend on the table's length. */
+int gpt_cuda_set_shape(gpt_cuda *g, int B, int T, pg_error *err) {
+  if (B < 1 || T < 1 || B > g->B_max || T > g->T_max)
+    return pg_fail(err, "model", -1, "batch %d x %d outside the device's 1..%d x 1..%d", B, T,
+                   g->B_max, g->T_max);
+  g->B = B, g->T = T;
+  return 0;
+}
+
 float *gpt_cuda_params(gpt_cuda *g) { return g->params; }
+const float *gpt_cuda_logits(const gpt_cuda *g) { return g->a.z; }
 float *gpt_cuda_grads(gpt_cuda *g) { return g->grads; }
 const float *gpt_cuda_token_losses(const gpt_cuda *g) { return g->nll; }
 json_t *gpt_cuda_plans_json(const gpt_cuda *g) { return matmul_cuda_plans_json(g->mm); }

@@ -35,6 +35,13 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
                  cudaStream_t stream, pg_error *err);
 void gpt_cuda_free(gpt_cuda *g);
 
+/* The shape of the forwards and backwards from now on: B x T within
+ * gpt_cuda_new's (which is the shape until this is called). The
+ * sequences' bits do not depend on it: each is computed alone, by the
+ * same kernels, as gpt_forward computes a smaller batch in its acts
+ * (pgolf eval's short last batch and its first sliding windows). */
+int gpt_cuda_set_shape(gpt_cuda *g, int B, int T, pg_error *err);
+
 /* The device's flat parameter and gradient buffers (l->n_params floats
  * each, gpt_params_bind's layout). */
 float *gpt_cuda_params(gpt_cuda *g);
@@ -54,6 +61,11 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
 /* The device's B*T per-token losses of the last forward, in token order
  * (sequence after sequence): what the mean it wrote was taken over. */
 const float *gpt_cuda_token_losses(const gpt_cuda *g);
+
+/* The device's logits of the last forward (B*T rows of vocab_size
+ * floats, the tied head's output before the softcap): what a probe's
+ * distribution is computed from. */
+const float *gpt_cuda_logits(const gpt_cuda *g);
 
 /* Backward of the last forward: ADDS loss_scale * d(mean loss)/d(param)
  * into the gradients, as gpt_backward does. Queued on the stream. */
