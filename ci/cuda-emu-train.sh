@@ -15,7 +15,8 @@
 # lazy) and an unordered access stops it (ci/cuda_emu/emu.h), so a missing
 # event or synchronisation fails here. Then (unless RESUME=0) a checkpoint
 # at step 1 resumed GPU to GPU, GPU to CPU and CPU to GPU must end on a
-# 2-step run's chain and artifact. PRECISIONS (default "fp32 mixed") picks
+# 2-step run's chain and artifact. pgolf eval --device cuda on the run's
+# artifact writes the CPU's score dumps (plain, sliding, TTT). PRECISIONS (default "fp32 mixed") picks
 # the precisions. Needs make build. Exits 1 on any difference.
 #   sh ci/cuda-emu-train.sh
 set -eu
@@ -70,6 +71,29 @@ JSON
   fi
   grep -q '"device": {' "$out/gpu-$prec/manifest.json" && echo "ok $prec manifest records the device" ||
     { echo "FAIL $prec manifest has no device"; bad=1; }
+  # pgolf eval --device cuda on the run's artifact, each mode against the
+  # CPU's evaluation with the GPU's trees: the same dump, byte for byte
+  # (every position's nll, the probes' distributions, the event chain's
+  # head). Batches of 4 windows of 64: plain's last batch is short (17
+  # windows), sliding starts with windows of 16, 32 and 48 (padded to
+  # 64 on the GPU), TTT trains on batches of 3 and 1 sequences with the
+  # clip on.
+  for mode in "plain" "sliding --stride 16" "ttt --stride 32 --chunk 256 --epochs 1 --ttt-batch 3"; do
+    m=${mode%% *}
+    ev="eval --artifact $out/cpu-$prec/model.int8.ptz --data $data --tokenizer data/tokenizers/fineweb_1024_bpe.model --threads 1 --batch 4 --precision $prec --json --mode $mode"
+    # shellcheck disable=SC2086
+    PGOLF_TEST_GPU_TREES=1 ./pgolf $ev --score-dump "$out/ev-cpu-$prec-$m.pgsd" >"$out/ev-cpu-$prec-$m.json" 2>"$out/ev-cpu-$prec-$m.err" || true
+    # shellcheck disable=SC2086
+    "$emu" $ev --device cuda --score-dump "$out/ev-gpu-$prec-$m.pgsd" >"$out/ev-gpu-$prec-$m.json" 2>"$out/ev-gpu-$prec-$m.err" || true
+    a=$(jq -r '"\(.nll_sum_bits) \(.chain)"' "$out/ev-cpu-$prec-$m.json" 2>/dev/null || true)
+    b=$(jq -r '"\(.nll_sum_bits) \(.chain)"' "$out/ev-gpu-$prec-$m.json" 2>/dev/null || true)
+    if [ -n "$a" ] && [ "$a" = "$b" ] && cmp -s "$out/ev-cpu-$prec-$m.pgsd" "$out/ev-gpu-$prec-$m.pgsd" &&
+       [ "$(jq -r .device.kind "$out/ev-gpu-$prec-$m.json")" = cuda ]; then
+      echo "ok $prec eval $m --device cuda: the CPU's dump, byte for byte ($a)"
+    else
+      echo "FAIL $prec eval $m --device cuda: cpu ${a:-none}, cuda (stand-in) ${b:-none}, or the dumps differ: $(tail -n 2 "$out/ev-cpu-$prec-$m.err" "$out/ev-gpu-$prec-$m.err" | tr '\n' ' ' | cut -c1-300)"; bad=1
+    fi
+  done
   # Checkpoints across the device (RESUME=0 leaves this out): two steps on
   # the CPU with the GPU's trees are the reference; a GPU run stopped after
   # step 1 (its checkpoint holds the device's parameters and optimizer

@@ -17,7 +17,8 @@
 # (and ITERATIONS, default 200), with torchrun on PATH; without them the row
 # says skipped, which fails the table like any skip.
 # The training rows run `pgolf train --device cuda` (the tiny preset) twice
-# and against the CPU, then at --world 8 on 1, 2 and 8 GPUs (a count the
+# and against the CPU, `pgolf eval --device cuda` on its artifact likewise
+# (plain, sliding, TTT), then at --world 8 on 1, 2 and 8 GPUs (a count the
 # machine lacks is a failing "not run" row); ci/gpu-bench.sh times the
 # baseline shape against the official script under torchrun on the same
 # GPUs, one row each for 1, 2 and 8 GPUs (GPU_COUNTS; world size = GPU
@@ -145,6 +146,44 @@ PY
   else
     row "train --device cuda vs CPU with GPU trees ($prec)" fail "max |loss diff| $worst > $tol"
   fi
+done
+# pgolf eval --device cuda on each precision's first GPU artifact, in
+# plain, sliding and TTT (chunks of 16,384 positions, one epoch) modes:
+# twice on the GPU (the score dumps equal byte for byte) and once on the
+# CPU with the GPU's trees (val_bpb within the training rows' tolerance:
+# the products' order is the only difference).
+eval_args="--data data/demo --tokenizer data/tokenizers/fineweb_1024_bpe.model --json"
+for prec in $precs; do
+  art=$out/gpu-$prec-1/model.int8.ptz
+  [ -f "$art" ] || { row "eval --device cuda ($prec)" fail "no artifact: the training row failed"; continue; }
+  tol=1e-4; [ "$prec" = mixed ] && tol=1e-2
+  for mode in plain sliding "ttt --chunk 16384 --epochs 1"; do
+    m=${mode%% *}
+    ok_runs=1
+    for r in 1 2; do
+      # shellcheck disable=SC2086
+      $lim ./pgolf eval --artifact "$art" $eval_args --precision "$prec" --mode $mode --device cuda \
+        --score-dump "$out/ev-$prec-$m-$r.pgsd" >"$out/ev-$prec-$m-$r.json" 2>"$out/ev-$prec-$m-$r.err" || ok_runs=0
+    done
+    # shellcheck disable=SC2086
+    PGOLF_TEST_GPU_TREES=1 $lim ./pgolf eval --artifact "$art" $eval_args --precision "$prec" --mode $mode \
+      --score-dump "$out/ev-$prec-$m-cpu.pgsd" >"$out/ev-$prec-$m-cpu.json" 2>"$out/ev-$prec-$m-cpu.err" || ok_runs=0
+    name="eval --device cuda $m ($prec): twice equal dumps, vs CPU with GPU trees"
+    if [ "$ok_runs" = 0 ]; then
+      row "$name" fail "$(cat "$out"/ev-$prec-$m-*.err | head -n 1)"
+      continue
+    fi
+    g=$(jq -r .val_bpb "$out/ev-$prec-$m-1.json"); c=$(jq -r .val_bpb "$out/ev-$prec-$m-cpu.json")
+    d=$(awk -v a="$g" -v b="$c" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%.3g", d }')
+    detail="val_bpb gpu $g, cpu $c, |diff| $d (tolerance $tol); seconds gpu $(jq -r .seconds "$out/ev-$prec-$m-1.json"), cpu $(jq -r .seconds "$out/ev-$prec-$m-cpu.json")"
+    if ! cmp -s "$out/ev-$prec-$m-1.pgsd" "$out/ev-$prec-$m-2.pgsd"; then
+      row "$name" fail "the two GPU runs' dumps differ; $detail"
+    elif awk -v d="$d" -v t="$tol" 'BEGIN { exit !(d <= t) }'; then
+      row "$name" pass "$detail"
+    else
+      row "$name" fail "$detail"
+    fi
+  done
 done
 # The tiny preset's 20 steps on the GPU against the official script's
 # goldens (tests/e2e/train_golden.sh: fp32 within 1e-4, mixed within

@@ -14,6 +14,7 @@
 #include "common/verbs.h"
 #include "common/sha256.h"
 #include "formats/byte_accounting.h"
+#include "kernels/cuda_common.h"
 #include "trainer/eval_session.h"
 
 static const char USAGE[] =
@@ -27,7 +28,7 @@ static const char FOOTER[] = "Exit codes: 0 ok, 2 usage or input error.";
 /* Options as given. A number not given keeps a value the parser never
  * stores: epochs and probes -1, the doubles NaN, the others 0. */
 typedef struct eval_args {
-  const char *artifact, *data, *tokenizer, *mode, *precision, *dump, *probe_at, *events;
+  const char *artifact, *data, *tokenizer, *mode, *precision, *dump, *probe_at, *events, *device;
   uint32_t seq_len, stride, chunk;
   int epochs, ttt_batch, batch, probes, threads;
   double lr, momentum, clip;
@@ -72,6 +73,10 @@ static int parse_args(int argc, char **argv, eval_args *a, pg_error *err) {
       CLI_UNSIGNED("batch", 0, &a->batch, "N", 1, 4096, "windows per forward pass (default 32)"),
       CLI_STRING("precision", 0, &a->precision, "fp32|mixed",
                  "fp32 (reference) or the official mixed rounding"),
+      CLI_STRING("device", 0, &a->device, "cpu|cuda",
+                 "where the forward passes and the test-time\n"
+                 "training run (default cpu); cuda: GPU 0 of those\n"
+                 "visible, exit 2 where there is none"),
       CLI_UNSIGNED("threads", 0, &a->threads, "N", 1, 1024,
                    "OpenMP threads (the results do not depend on it)"),
       CLI_STRING("score-dump", 0, &a->dump, "FILE", "the score dump to write (required)"),
@@ -177,6 +182,14 @@ static int apply_options(const eval_args *a, const gpt_layout *l, eval_config *c
     else if (!strcmp(a->precision, "mixed")) c->precision = GPT_MIXED;
     else return usage_error("--precision wants fp32 or mixed: ", a->precision);
   }
+  if (a->device && strcmp(a->device, "cpu") && strcmp(a->device, "cuda"))
+    return usage_error("--device wants cpu or cuda: ", a->device);
+  c->device_cuda = a->device && !strcmp(a->device, "cuda");
+  /* Test-only (README): the CPU sums by the GPU's trees, so a CUDA
+   * evaluation's dump can be required to equal this one where the
+   * products agree (as pgolf train reads it). */
+  const char *trees = getenv("PGOLF_TEST_GPU_TREES");
+  c->gpu_trees = !c->device_cuda && trees && !strcmp(trees, "1");
   if (a->probe_at) {
     if (a->probes >= 0) return usage_error("--probes and --probe-at exclude each other", NULL);
     if (parse_positions(a->probe_at, probe_at, &c->n_probe_at))
@@ -192,6 +205,8 @@ typedef struct eval_outcome {
   char chain[SHA256_HEX_LEN + 1], dump_sha256[SHA256_HEX_LEN + 1];
   size_t events;
   char *event_log; /* where the log went (malloc'd) */
+  json_t *device;  /* on the GPU: eval_gpu_json; else NULL */
+  char device_line[512];
 } eval_outcome;
 
 static double now_seconds(void) {
@@ -236,6 +251,10 @@ static int run(const eval_args *a, const eval_config *c, const val_data *v, cons
     o->adapt_steps = s.adapt_steps;
     o->val_loss = s.tokens ? s.nats / (double)s.tokens : 0.0;
     o->val_bpb = bpb_from_nats(s.nats, o->bytes);
+    if (s.gpu) {
+      o->device = eval_gpu_json(s.gpu);
+      eval_gpu_describe(s.gpu, o->device_line, sizeof o->device_line);
+    }
     rc = write_log(a, &s, o, err);
   }
   eval_session_close(&s);
@@ -257,6 +276,7 @@ static void print_result(const eval_args *a, const eval_config *c, const eval_ou
     printf("score_dump %s sha256:%s events:%zu chain:%s\n", a->dump, o->dump_sha256, o->events,
            o->chain);
     printf("event_log %s\n", o->event_log);
+    if (o->device) printf("%s\n", o->device_line);
     return;
   }
   char hexbits[19];
@@ -269,6 +289,7 @@ static void print_result(const eval_args *a, const eval_config *c, const eval_ou
                         o->seconds, "score_dump", a->dump, "score_dump_sha256", o->dump_sha256,
                         "chain", o->chain, "events", (json_int_t)o->events);
   if (j) json_object_set_new(j, "event_log", json_string(o->event_log));
+  if (j) json_object_set_new(j, "device", o->device ? json_incref(o->device) : json_string("cpu"));
   if (j && c->mode == EVAL_MODE_TTT)
     json_object_set_new(j, "ttt",
                         json_pack("{s:I, s:i, s:f, s:f, s:f, s:i, s:I}", "chunk",
@@ -300,6 +321,11 @@ int cmd_eval(int argc, char **argv) {
   val_data v = {0};
   int have_luts = 0, have_val = 0;
   if (apply_options(&a, &l, &c, &probe_at)) goto done;
+  int n_dev;
+  if (c.device_cuda && cuda_device_count(&n_dev, &err)) {
+    pg_die_msg("eval: --device cuda: %s", err.msg);
+    goto done;
+  }
   if (sp_model_load(a.tokenizer, &m, &err)) goto fail;
   int lrc = luts_from_model(&m, (uint32_t)l.cfg.vocab_size, &luts, &err);
   sp_model_free(&m);
@@ -312,10 +338,12 @@ int cmd_eval(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   if (run(&a, &c, &v, &luts, &l, flat, &o, &err)) {
     free(o.event_log);
+    json_decref(o.device);
     goto fail;
   }
   print_result(&a, &c, &o);
   free(o.event_log);
+  json_decref(o.device);
   rc = PG_EXIT_OK;
   goto done;
 fail:

@@ -56,11 +56,16 @@ static int next_batch(const eval_session *s, uint64_t *prev, uint64_t last, wind
   return b;
 }
 
-/* Hand one scored position to the hook or to eval_emit. */
+/* Hand one scored position to the hook or to eval_emit; z: the row of
+ * logits it was scored from (on the GPU: brought back for probes only). */
 static int emit_position(eval_session *s, uint64_t p, uint16_t target, float nll, const float *z,
-                         pg_error *err) {
+                         size_t row, pg_error *err) {
   double *dist = NULL;
   if (eval_is_probe(s, p)) {
+    if (s->gpu) {
+      if (eval_gpu_logits_row(s->gpu, row, s->zrow, err)) return -1;
+      z = s->zrow;
+    }
     row_distribution(z, s->l->cfg.vocab_size, s->l->cfg.logit_softcap, s->cfg.precision, s->dist);
     dist = s->dist;
   }
@@ -68,23 +73,41 @@ static int emit_position(eval_session *s, uint64_t p, uint16_t target, float nll
   return eval_emit(s, p, target, (double)nll, dist, err);
 }
 
-/* One forward pass over b windows of length L, then their positions in order. */
-static int score_batch(eval_session *s, const window *w, int b, uint32_t L, pg_error *err) {
+/* The windows' inputs and targets into x, y, rows of `stride` ids (L of
+ * them used); on the GPU the rest of each row, and the rows past b, are
+ * token 0 (eval_cuda.h: one shape for every batch). */
+static int load_windows(eval_session *s, const window *w, int b, uint32_t L, size_t stride,
+                        pg_error *err) {
+  if (s->gpu) {
+    memset(s->x, 0, (size_t)s->acts_B * stride * sizeof *s->x);
+    memset(s->y, 0, (size_t)s->acts_B * stride * sizeof *s->y);
+  }
   for (int j = 0; j < b; j++) {
     uint64_t start = w[j].end - L;
     if (val_data_copy(s->v, start, (uint64_t)L + 1, s->win, err)) return -1;
-    memcpy(s->x + (size_t)j * L, s->win, L * sizeof *s->x);
-    memcpy(s->y + (size_t)j * L, s->win + 1, L * sizeof *s->y);
+    memcpy(s->x + (size_t)j * stride, s->win, L * sizeof *s->x);
+    memcpy(s->y + (size_t)j * stride, s->win + 1, L * sizeof *s->y);
   }
-  gpt_forward(s->l, &s->p, s->acts, s->x, s->y, b, (int)L, s->cfg.precision, s->nll);
-  size_t nz;
-  const float *z = gpt_acts_tensor(s->acts, s->l, 0, "z", b, (int)L, &nz);
-  const size_t V = (size_t)s->l->cfg.vocab_size;
+  return 0;
+}
+
+/* One forward pass over b windows of length L, then their positions in order. */
+static int score_batch(eval_session *s, const window *w, int b, uint32_t L, pg_error *err) {
+  const size_t stride = s->gpu ? s->cfg.seq_len : L, V = (size_t)s->l->cfg.vocab_size;
+  const float *z = NULL;
+  if (load_windows(s, w, b, L, stride, err)) return -1;
+  if (s->gpu) {
+    if (eval_gpu_score(s->gpu, s->x, s->y, s->nll, err)) return -1;
+  } else {
+    gpt_forward(s->l, &s->p, s->acts, s->x, s->y, b, (int)L, s->cfg.precision, s->nll);
+    size_t nz;
+    z = gpt_acts_tensor(s->acts, s->l, 0, "z", b, (int)L, &nz);
+  }
   for (int j = 0; j < b; j++) {
     uint64_t start = w[j].end - L;
     for (uint64_t p = w[j].after + 1; p <= w[j].end; p++) {
-      size_t row = (size_t)j * L + (size_t)(p - start - 1);
-      if (emit_position(s, p, s->y[row], s->nll[row], z + row * V, err)) return -1;
+      size_t row = (size_t)j * stride + (size_t)(p - start - 1);
+      if (emit_position(s, p, s->y[row], s->nll[row], z ? z + row * V : NULL, row, err)) return -1;
     }
   }
   return 0;

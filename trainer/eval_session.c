@@ -83,13 +83,22 @@ static int make_probes(eval_session *s, pg_error *err) {
   return 0;
 }
 
+/* The host's buffers; the CPU's activations (with the GPU's trees when
+ * gpu_trees) or, on the GPU, a row of logits for the probes. */
 static int alloc_buffers(eval_session *s, pg_error *err) {
   const gpt_layout *l = s->l;
+  const int ttt = s->cfg.mode == EVAL_MODE_TTT, cpu = !s->cfg.device_cuda;
   int B = s->cfg.batch_seqs;
-  if (s->cfg.mode == EVAL_MODE_TTT && s->cfg.ttt_batch_seqs > B) B = s->cfg.ttt_batch_seqs;
+  if (ttt && s->cfg.ttt_batch_seqs > B) B = s->cfg.ttt_batch_seqs;
   s->acts_B = B;
-  s->acts = gpt_acts_new(l, B, (int)s->cfg.seq_len, err);
-  if (!s->acts) return -1;
+  if (cpu) {
+    s->acts = gpt_acts_new(l, B, (int)s->cfg.seq_len, err);
+    if (!s->acts) return -1;
+    if (s->cfg.gpu_trees) gpt_acts_use_tree_refs(s->acts);
+  } else {
+    s->zrow = malloc((size_t)l->cfg.vocab_size * sizeof *s->zrow);
+    if (!s->zrow) return pg_fail(err, "", -1, "evaluation: out of memory");
+  }
   size_t cap = (size_t)B * s->cfg.seq_len;
   s->win = malloc((cap + 1) * sizeof *s->win);
   s->x = malloc(cap * sizeof *s->x);
@@ -99,7 +108,7 @@ static int alloc_buffers(eval_session *s, pg_error *err) {
   s->flat = malloc(l->n_params * sizeof *s->flat);
   if (!s->win || !s->x || !s->y || !s->nll || !s->dist || !s->flat)
     return pg_fail(err, "", -1, "evaluation: out of memory");
-  if (s->cfg.mode == EVAL_MODE_TTT) {
+  if (ttt && cpu) {
     s->grads = calloc(l->n_params, sizeof *s->grads);
     s->mom = calloc(l->n_params, sizeof *s->mom);
     if (!s->grads || !s->mom) return pg_fail(err, "", -1, "evaluation: out of memory");
@@ -127,6 +136,9 @@ int eval_session_open(eval_session *s, const eval_config *c, const val_data *v,
   if (alloc_buffers(s, err) || make_probes(s, err)) goto fail;
   memcpy(s->flat, flat, l->n_params * sizeof *flat);
   gpt_params_bind(&s->p, l, s->flat);
+  if (c->device_cuda && eval_gpu_open(&s->gpu, l, s->acts_B, (int)c->seq_len, c->precision,
+                                      c->mode == EVAL_MODE_TTT, s->flat, err))
+    goto fail;
   if (dump_path && score_dump_writer_open(&s->dump, dump_path, (uint32_t)l->cfg.vocab_size,
                                           c->seq_len, err))
     goto fail;
@@ -148,10 +160,11 @@ int eval_session_finish(eval_session *s, pg_error *err) {
 
 void eval_session_close(eval_session *s) {
   score_dump_writer_abort(s->dump);
+  eval_gpu_close(s->gpu);
   gpt_acts_free(s->acts);
   if (s->p.blocks) gpt_params_free(&s->p);
   if (s->g.blocks) gpt_params_free(&s->g);
-  free(s->win), free(s->x), free(s->y), free(s->nll), free(s->dist);
+  free(s->win), free(s->x), free(s->y), free(s->nll), free(s->dist), free(s->zrow);
   free(s->flat), free(s->grads), free(s->mom), free(s->probes);
   eval_events_free(&s->events);
   memset(s, 0, sizeof *s);

@@ -44,6 +44,10 @@
  * rounds its weight copies to bf16), as torch keeps fp32 parameters under
  * autocast.
  *
+ * DEVICE. With device_cuda the forward passes and the adaptation run on
+ * the GPU (trainer/eval_cuda.h: the same dump as the CPU's with the GPU's
+ * reduction trees where the products agree); the rest stays here.
+ *
  * Determinism: the nll of every position is bit-identical for any thread
  * count and batch size (each window is an independent row block); so is
  * the adaptation (every kernel reduces in a fixed order). */
@@ -55,6 +59,7 @@
 
 #include "common/error.h"
 #include "trainer/eval.h"
+#include "trainer/eval_cuda.h"
 #include "trainer/eval_events.h"
 #include "trainer/gpt.h"
 #include "trainer/model.h"
@@ -88,6 +93,8 @@ typedef struct eval_config {
   uint32_t n_probes;            /* evenly spread probes (ignored with probe_at) */
   const uint64_t *probe_at;     /* explicit probe positions, increasing; or NULL */
   size_t n_probe_at;
+  int device_cuda;              /* forwards and adaptation on the GPU (trainer/eval_cuda.h) */
+  int gpu_trees;                /* on the CPU, sum by the GPU's trees (tests: PGOLF_TEST_GPU_TREES=1) */
 } eval_config;
 
 /* Defaults: the records' score-first TTT (stride 64, chunk 32768, 3 epochs,
@@ -111,11 +118,13 @@ struct eval_session {
   const val_data *v;
   const byte_luts *luts;
   const gpt_layout *l;
+  eval_gpu *gpu;        /* cfg.device_cuda: the model on the GPU; else NULL */
+  float *zrow;          /* on the GPU: a probe's row of logits, brought back */
   float *flat;          /* parameters (owned copy: TTT changes them) */
   gpt_params p;
   float *grads, *mom;   /* TTT only */
   gpt_params g;
-  gpt_acts *acts;
+  gpt_acts *acts;       /* the CPU's (NULL on the GPU) */
   int acts_B;
   uint16_t *win, *x, *y;
   float *nll;

@@ -10,7 +10,7 @@
 # every option the verb accepts (short forms included).
 COMMANDS='
 train:train:--preset --config --seed --steps --budget --threads --data --tokenizer --precision --out --checkpoint-every --stop-after --resume --world --device --gpus --comm-timeout --quiet --json
-eval:eval:--artifact --data --tokenizer --mode --seq-len --stride --chunk --epochs --lr --momentum --clip --ttt-batch --batch --precision --threads --score-dump --probes --probe-at --events --json
+eval:eval:--artifact --data --tokenizer --mode --seq-len --stride --chunk --epochs --lr --momentum --clip --ttt-batch --batch --precision --device --threads --score-dump --probes --probe-at --events --json
 audit:audit:--tokenizer --val --claim --manifest --seq-len --json
 audit --perturb:audit --perturb:--perturb --data --cut --chunk --tolerance --keep --json --self
 check:check:--json --track --against

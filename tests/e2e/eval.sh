@@ -88,6 +88,20 @@ expect_err eval-plain-stride 2 'do not overlap' ev --mode plain --stride 8 --sco
 expect_err eval-ttt-option 2 'for --mode ttt' ev --mode sliding --chunk 8 --score-dump "$TMP/x.pgsd"
 expect_err eval-long-window 2 'seq-len' ev --mode sliding --seq-len 65 --score-dump "$TMP/x.pgsd"
 expect_err eval-stride-too-long 2 'stride' ev --mode sliding --seq-len 32 --stride 33 --score-dump "$TMP/x.pgsd"
+expect_err eval-bad-device 2 'cpu or cuda' ev --mode plain --device gpu --score-dump "$TMP/x.pgsd"
+# No GPU here: --device cuda refuses with the runtime's reason (or says the
+# build has no CUDA path), exit 2, before reading the data.
+if "$PGOLF" gpu >"$TMP/gpu.out" 2>&1; then
+  skip eval-device-cuda-no-gpu "this machine has a GPU: $(head -n 1 "$TMP/gpu.out")"
+else
+  ev --mode plain --device cuda --score-dump "$TMP/x.pgsd" >/dev/null 2>"$TMP/cuda.err"
+  rc=$?
+  if [ "$rc" -eq 2 ] && grep -Eq '^pgolf: eval: --device cuda: (no CUDA device: |this pgolf was built without CUDA)' "$TMP/cuda.err"; then
+    ok eval-device-cuda-no-gpu
+  else
+    fail eval-device-cuda-no-gpu "exit $rc: $(cat "$TMP/cuda.err")"
+  fi
+fi
 head -c 1000 "$ART" >"$TMP/cut.ptz"
 expect_err eval-truncated-artifact 2 'cut.ptz' "$PGOLF" eval --artifact "$TMP/cut.ptz" --data "$DATA" \
   --tokenizer "$TOK" --mode plain --score-dump "$TMP/x.pgsd"
