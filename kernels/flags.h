@@ -10,7 +10,11 @@
  * KERNEL_OUT_FP32: the destination is a float32 tensor (a float32
  * parameter's .grad): under KERNEL_BF16 the result is still rounded (it is
  * the bf16 gradient of the parameter's bf16 copy) but the accumulated sum
- * is not. */
+ * is not.
+ * KERNEL_PARTIAL (matmul only): the product is a partial sum of a bigger
+ * one (kernels/matmul_split.h): its result is float32 and unrounded
+ * whatever the operands (bf16 under KERNEL_BF16), rounded only where the
+ * partials' sum is stored. */
 #ifndef PGOLF_KERNEL_FLAGS_H
 #define PGOLF_KERNEL_FLAGS_H
 
@@ -18,7 +22,13 @@
 
 /* KERNEL_TREE: a CPU kernel that reduces (a norm) sums by its CUDA twin's
  * fixed tree (the *_tree_ref order), so the CPU computes the GPU's bits. */
-enum { KERNEL_ACCUMULATE = 1, KERNEL_BF16 = 2, KERNEL_OUT_FP32 = 4, KERNEL_TREE = 8 };
+enum {
+  KERNEL_ACCUMULATE = 1,
+  KERNEL_BF16 = 2,
+  KERNEL_OUT_FP32 = 4,
+  KERNEL_TREE = 8,
+  KERNEL_PARTIAL = 16
+};
 
 /* x rounded to bf16 when the flags ask for it. */
 PGOLF_HD float kernel_round(float x, int flags) {

@@ -29,7 +29,7 @@ static const char *const OP_NAME[] = {"forward", "backward_input", "backward_wei
  * preset's 16 or 8. The same shape at another alignment is another plan,
  * as deterministic as the first (the offsets never change in a run). */
 typedef struct plan {
-  int op, n, in, out, bf16, accumulate;
+  int op, n, in, out, bf16, accumulate, partial; /* partial: a float32 result (KERNEL_PARTIAL) */
   unsigned align_a, align_b, align_d;
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t a, b, c;
@@ -111,7 +111,7 @@ static gemm_shape shape_of(const plan *p) {
 /* Descriptors and the one algorithm for p (key fields already set). */
 static int plan_build(matmul_cuda_ctx *c, plan *p, pg_error *err) {
   gemm_shape s = shape_of(p);
-  cudaDataType_t t = p->bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  cudaDataType_t t = p->bf16 ? CUDA_R_16BF : CUDA_R_32F, td = p->partial ? CUDA_R_32F : t;
   LT_TRY(err, cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   LT_TRY(err,
          cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &s.ta, sizeof s.ta));
@@ -119,7 +119,7 @@ static int plan_build(matmul_cuda_ctx *c, plan *p, pg_error *err) {
          cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &s.tb, sizeof s.tb));
   LT_TRY(err, cublasLtMatrixLayoutCreate(&p->a, t, s.a_rows, s.a_cols, (int64_t)s.a_rows));
   LT_TRY(err, cublasLtMatrixLayoutCreate(&p->b, t, s.b_rows, s.b_cols, (int64_t)s.b_rows));
-  LT_TRY(err, cublasLtMatrixLayoutCreate(&p->c, t, s.m, s.n, (int64_t)s.m));
+  LT_TRY(err, cublasLtMatrixLayoutCreate(&p->c, td, s.m, s.n, (int64_t)s.m));
   cublasLtMatmulPreference_t pref;
   LT_TRY(err, cublasLtMatmulPreferenceCreate(&pref));
   uint64_t ws = c->workspace_bytes;
@@ -163,10 +163,12 @@ static int plan_build(matmul_cuda_ctx *c, plan *p, pg_error *err) {
 static int plan_get(matmul_cuda_ctx *c, int op, int n, int in, int out, int flags,
                     const unsigned align[3], plan **res, pg_error *err) {
   int bf16 = (flags & KERNEL_BF16) != 0, acc = (flags & KERNEL_ACCUMULATE) != 0;
+  int partial = (flags & KERNEL_PARTIAL) != 0;
   for (int i = 0; i < c->n_plans; i++) {
     plan *p = &c->plans[i];
     if (p->op == op && p->n == n && p->in == in && p->out == out && p->bf16 == bf16 &&
-        p->accumulate == acc && p->align_a == align[0] && p->align_b == align[1] &&
+        p->accumulate == acc && p->partial == partial && p->align_a == align[0] &&
+        p->align_b == align[1] &&
         p->align_d == align[2]) {
       *res = p;
       return 0;
@@ -177,6 +179,7 @@ static int plan_get(matmul_cuda_ctx *c, int op, int n, int in, int out, int flag
   plan *p = &c->plans[c->n_plans];
   memset(p, 0, sizeof *p);
   p->op = op, p->n = n, p->in = in, p->out = out, p->bf16 = bf16, p->accumulate = acc;
+  p->partial = partial;
   p->align_a = align[0], p->align_b = align[1], p->align_d = align[2];
   if (plan_build(c, p, err)) return -1; /* partly built descriptors leak once, on a failed start */
   c->n_plans++;
@@ -192,6 +195,8 @@ static int run(matmul_cuda_ctx *c, int op, void *d, const void *a, const void *b
     return pg_fail(err, "", -1,
                    "matmul: accumulate is float32 only (round a bf16 product "
                    "into scratch, then add it with the elementwise kernels)");
+  if ((flags & KERNEL_PARTIAL) && (flags & KERNEL_ACCUMULATE))
+    return pg_fail(err, "", -1, "matmul: a partial product is stored, never accumulated");
   if (n == 0) return 0;
   plan *p = NULL;
   const unsigned align[3] = {matmul_cuda_alignment(a), matmul_cuda_alignment(b),
@@ -229,12 +234,14 @@ extern "C" json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c) {
     char hex[2 * sizeof p->algo + 1];
     const unsigned char *bytes = (const unsigned char *)&p->algo;
     for (size_t k = 0; k < sizeof p->algo; k++) snprintf(hex + 2 * k, 3, "%02x", bytes[k]);
+    const char *dtype = p->partial ? (p->bf16 ? "bf16, fp32 partial" : "fp32, partial")
+                                   : (p->bf16 ? "bf16" : "fp32");
     json_array_append_new(
         plans,
         json_pack("{s:s, s:i, s:i, s:i, s:s, s:b, s:[i, i, i], s:s, s:I}", "op", OP_NAME[p->op],
-                  "n", p->n, "in", p->in, "out", p->out, "dtype", p->bf16 ? "bf16" : "fp32",
-                  "accumulate", p->accumulate, "align_bytes", (int)p->align_a, (int)p->align_b,
-                  (int)p->align_d, "algo", hex, "algo_workspace_bytes", (json_int_t)p->algo_ws));
+                  "n", p->n, "in", p->in, "out", p->out, "dtype", dtype, "accumulate",
+                  p->accumulate, "align_bytes", (int)p->align_a, (int)p->align_b, (int)p->align_d,
+                  "algo", hex, "algo_workspace_bytes", (json_int_t)p->algo_ws));
   }
   return json_pack("{s:I, s:I, s:o}", "cublaslt_version", (json_int_t)cublasLtGetVersion(),
                    "workspace_bytes", (json_int_t)c->workspace_bytes, "plans", plans);

@@ -106,12 +106,15 @@ int matmul_backward_input_cuda(matmul_cuda_ctx *c, void *dx, const void *dy, con
                                int in, int out, int flags, cudaStream_t stream, pg_error *err);
 /* dw[out,in] = dy[n,out]^T x[n,in]; KERNEL_ACCUMULATE adds into dw
  * (float32 only: a bf16 gradient is added to its float32 .grad by the
- * caller, rounded first, as autograd does). */
+ * caller, rounded first, as autograd does). KERNEL_PARTIAL: dw is a
+ * float32 partial sum, unrounded even of bf16 operands, never
+ * accumulated (kernels/matmul_split.h). */
 int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const void *dy, const void *x, int n,
                                 int in, int out, int flags, cudaStream_t stream, pg_error *err);
 
 /* {"cublaslt_version": N, "workspace_bytes": N, "plans": [{"op", "n", "in",
- * "out", "dtype", "accumulate", "align_bytes": [A, B, D],
+ * "out", "dtype" ("fp32", "bf16", or with ", partial": KERNEL_PARTIAL's
+ * float32 result), "accumulate", "align_bytes": [A, B, D],
  * "algo": "<128 hex digits>", "algo_workspace_bytes"}...]} in the order
  * the plans were first used. */
 json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c);

@@ -58,14 +58,19 @@ static int run(cpu_op op, const char *name, cudaStream_t s, void *d, size_t d_n,
     return pg_fail(err, "", -1, "matmul: bad shape n=%d in=%d out=%d", n, in, out);
   if ((flags & KERNEL_BF16) && (flags & KERNEL_ACCUMULATE))
     return pg_fail(err, "", -1, "matmul: accumulate is float32 only");
+  if ((flags & KERNEL_PARTIAL) && (flags & KERNEL_ACCUMULATE))
+    return pg_fail(err, "", -1, "matmul: a partial product is stored, never accumulated");
   if (n == 0) return 0;
   emu_enqueue(s, name, {{a, false}, {b, false}, {d, true}}, [=]() {
-    int bf = (flags & KERNEL_BF16) != 0;
+    // KERNEL_PARTIAL: bf16 operands (under KERNEL_BF16), a float32 result
+    // the CPU kernel leaves unrounded.
+    int bf = (flags & KERNEL_BF16) != 0, partial = (flags & KERNEL_PARTIAL) != 0;
+    int bf_out = bf && !partial;
     float *fa = as_float(a, a_n, bf), *fb = as_float(b, b_n, bf);
-    float *fd = bf ? (float *)malloc(d_n * sizeof *fd) : (float *)d;
+    float *fd = bf_out ? (float *)malloc(d_n * sizeof *fd) : (float *)d;
     if (!fd) abort();
-    op(fd, fa, fb, n, in, out, flags);
-    if (bf) {
+    op(fd, fa, fb, n, in, out, partial ? 0 : flags);
+    if (bf_out) {
       bf16_pack((uint16_t *)d, fd, d_n);
       free(fd);
     }
