@@ -101,7 +101,7 @@ for ctx in asm ucontext; do
     bad=1
   fi
 done
-for t in ${*:-$(ls tests/test_cuda_*.c | grep -v test_cuda_matmul)}; do
+for t in ${*:-$(ls tests/test_cuda_*.c | grep -v 'test_cuda_matmul\.c')}; do
   n=$(basename "$t" .c)
   # shellcheck disable=SC2046,SC2086
   cc -std=c11 -Wall -Wextra -Werror -O2 -ffp-contract=off -fno-strict-aliasing -D_GNU_SOURCE -rdynamic \

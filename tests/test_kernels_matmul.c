@@ -10,6 +10,7 @@
 
 #include "kernels/gemm.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_split.h"
 #include "tests/kernel_check.h"
 #include "tests/test_util.h"
 
@@ -443,6 +444,71 @@ static void test_cuda_operand_alignment(void **state) {
   free(base);
 }
 
+/* The split weight gradient (kernels/matmul_split.h): each element is the
+ * chunks' fmaf sums (rows ascending from 0 within a chunk) added in chunk
+ * order, then stored by the flags; written out here element by element,
+ * independently of the blocked kernels. One chunk is the plain product's
+ * bits; several stay within float32 rounding of the float64 product and
+ * differ from the unsplit sum somewhere (so the split is really taken). */
+static void test_split_weight_gradient(void **state) {
+  (void)state;
+  enum { N = 203, IN = 19, OUT = 13, ROWS = 64 };
+  const int flag_sets[] = {0, KERNEL_ACCUMULATE | KERNEL_OUT_FP32, KERNEL_BF16,
+                           KERNEL_BF16 | KERNEL_ACCUMULATE | KERNEL_OUT_FP32};
+  kc_rng rng = {31};
+  float dy[N * OUT], x[N * IN], base[OUT * IN];
+  kc_fill(&rng, dy, N * OUT, 1.0);
+  kc_fill(&rng, x, N * IN, 1.0);
+  kc_fill(&rng, base, OUT * IN, 1.0);
+  static float partials[(N + ROWS - 1) / ROWS * OUT * IN];
+  assert_int_equal(matmul_split_chunks(N, ROWS), 4);
+  assert_int_equal(matmul_split_chunks(ROWS, ROWS), 1);
+  assert_int_equal((int)matmul_split_floats(N, ROWS, IN, OUT), 4 * OUT * IN);
+  int differs = 0;
+  for (int f = 0; f < 4; f++) {
+    int flags = flag_sets[f];
+    float d[N * OUT], xx[N * IN];
+    memcpy(d, dy, sizeof d), memcpy(xx, x, sizeof xx);
+    if (flags & KERNEL_BF16) bf16_round_array(d, N * OUT), bf16_round_array(xx, N * IN);
+    float got[OUT * IN], want[OUT * IN], one[OUT * IN], plain[OUT * IN];
+    memcpy(got, base, sizeof got), memcpy(want, base, sizeof want);
+    memcpy(one, base, sizeof one), memcpy(plain, base, sizeof plain);
+    matmul_backward_weight_split(got, d, xx, N, IN, OUT, flags, ROWS, partials);
+    for (int o = 0; o < OUT; o++)
+      for (int i = 0; i < IN; i++) {
+        float s = 0.0f;
+        for (int c = 0; c * ROWS < N; c++) {
+          float p = 0.0f;
+          for (int n = c * ROWS; n < N && n < (c + 1) * ROWS; n++)
+            p = fmaf(d[n * OUT + o], xx[n * IN + i], p);
+          s = c == 0 ? p : s + p;
+        }
+        kernel_store(&want[o * IN + i], s, flags);
+      }
+    assert_memory_equal(got, want, sizeof got);
+    /* one chunk: the plain product */
+    matmul_backward_weight_split(one, d, xx, ROWS, IN, OUT, flags, ROWS, partials);
+    matmul_backward_weight(plain, d, xx, ROWS, IN, OUT, flags);
+    assert_memory_equal(one, plain, sizeof one);
+    /* several: within rounding of the float64 product, not the unsplit bits */
+    memcpy(plain, base, sizeof plain);
+    matmul_backward_weight(plain, d, xx, N, IN, OUT, flags);
+    differs |= memcmp(plain, got, sizeof got) != 0;
+    if (flags)
+      continue;
+    for (int o = 0; o < OUT; o++)
+      for (int i = 0; i < IN; i++) {
+        double t = 0.0, a = 0.0;
+        for (int n = 0; n < N; n++) {
+          t += (double)d[n * OUT + o] * xx[n * IN + i];
+          a += fabs((double)d[n * OUT + o] * xx[n * IN + i]);
+        }
+        assert_true(fabs(got[o * IN + i] - t) <= 2.4e-7 * N * a);
+      }
+  }
+  assert_true(differs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cuda_operand_alignment),
@@ -453,6 +519,7 @@ int main(void) {
       cmocka_unit_test(test_forward_and_gradients),
       cmocka_unit_test(test_blocked_equals_simple_bitwise),
       cmocka_unit_test(test_bf16_rounds_the_float32_sum),
+      cmocka_unit_test(test_split_weight_gradient),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
