@@ -14,6 +14,7 @@
 #include <math.h>
 #include <sys/wait.h>
 
+#include "kernels/matmul_split.h"
 #include "trainer/gpt.h"
 #include "trainer/gpt_cuda.h"
 #include "trainer/model_init.h"
@@ -164,6 +165,91 @@ static void test_gpt_padding(void **state) {
   free(params);
 }
 
+/* A batch of more than MATMUL_SPLIT_ROWS tokens, where the weight
+ * gradients are split into chunks (kernels/matmul_split.h) on the GPU and,
+ * with the GPU's trees, on the CPU: a small model (so the batch is cheap
+ * on the stand-in), fp32 and mixed, every gradient compared as in
+ * one_mode. The CPU's split must also differ from its unsplit sums
+ * somewhere, or this test would not be testing the split. */
+static void split_mode(gpt_precision prec) {
+  const gpt_config cfg = {.vocab_size = 96, .num_layers = 2, .model_dim = 32, .num_heads = 2,
+                          .num_kv_heads = 1, .mlp_mult = 2, .seq_len = 32, .rope_base = 10000.0f,
+                          .logit_softcap = 30.0f, .qk_gain_init = 1.5f,
+                          .tied_embed_init_std = 0.005f};
+  enum { SB = MATMUL_SPLIT_ROWS / 32 + 1, ST = 32 }; /* 8,224 tokens: two chunks */
+  gpt_layout l;
+  pg_error err;
+  assert_int_equal(gpt_layout_init(&l, &cfg, &err), 0);
+  const size_t np = l.n_params, N = (size_t)SB * ST;
+  float *params = malloc(np * sizeof *params), *want = calloc(np, sizeof *want);
+  float *plain = calloc(np, sizeof *plain), *got = malloc(np * sizeof *got);
+  uint16_t *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+  assert_true(params && want && plain && got && x && y);
+  assert_int_equal(gpt_init_params(&l, params, 7, &err), 0);
+  kc_rng rng = {99};
+  for (size_t i = 0; i < np; i++) params[i] += (float)(0.02 * kc_uniform(&rng));
+  for (size_t i = 0; i < N; i++) {
+    x[i] = (uint16_t)((kc_uniform(&rng) + 1.0) * 0.5 * cfg.vocab_size) % cfg.vocab_size;
+    y[i] = (uint16_t)((kc_uniform(&rng) + 1.0) * 0.5 * cfg.vocab_size) % cfg.vocab_size;
+  }
+  gpt_params p, g, gp;
+  gpt_params_bind(&p, &l, params);
+  gpt_params_bind(&g, &l, want);
+  gpt_params_bind(&gp, &l, plain);
+  gpt_acts *a = gpt_acts_new(&l, SB, ST, &err);
+  assert_non_null(a);
+  gpt_forward(&l, &p, a, x, y, SB, ST, prec, NULL);
+  gpt_backward(&l, &p, &gp, a, x, y, SB, ST, prec, 1.0f);
+  gpt_acts_use_tree_refs(a);
+  float loss_want = gpt_forward(&l, &p, a, x, y, SB, ST, prec, NULL);
+  gpt_backward(&l, &p, &g, a, x, y, SB, ST, prec, 1.0f);
+  assert_true(memcmp(want, plain, np * sizeof *want) != 0);
+  gpt_cuda *gc = NULL;
+  float loss = NAN;
+  assert_int_equal(gpt_cuda_new(&gc, &l, SB, ST, prec, 0, &err), 0);
+  CK(cudaMemcpy(gpt_cuda_params(gc), params, np * sizeof *params, cudaMemcpyHostToDevice));
+  OK(gpt_cuda_forward(gc, x, y, &loss, &err), err);
+  OK(gpt_cuda_backward(gc, 1.0f, &err), err);
+  CK(cudaDeviceSynchronize());
+  from_device(got, gpt_cuda_grads(gc), np);
+  if (on_stand_in()) {
+    assert_memory_equal(&loss, &loss_want, sizeof loss);
+    assert_same_bits(got, want, np, "split gradients");
+  } else {
+    double gtol = prec == GPT_MIXED ? GRAD_RTOL_MIXED : GRAD_RTOL_FP32;
+    for (int t = 0; t < l.n_tensors; t++) {
+      const gpt_tensor *ts = &l.tensors[t];
+      double e2 = 0, n2 = 0;
+      for (size_t i = ts->offset; i < ts->offset + ts->numel; i++) {
+        e2 += ((double)got[i] - want[i]) * ((double)got[i] - want[i]);
+        n2 += (double)want[i] * want[i];
+      }
+      if (!(sqrt(e2) <= gtol * sqrt(n2) + 1e-30)) {
+        fprintf(stderr, "split grad %s: |gpu - cpu| %.3g, |cpu| %.3g\n", ts->name, sqrt(e2),
+                sqrt(n2));
+        fail();
+      }
+    }
+  }
+  gpt_cuda_free(gc);
+  gpt_acts_free(a);
+  gpt_params_free(&p), gpt_params_free(&g), gpt_params_free(&gp);
+  gpt_layout_free(&l);
+  free(params), free(want), free(plain), free(got), free(x), free(y);
+}
+
+static void test_gpt_split_fp32(void **state) {
+  (void)state;
+  NEED_GPU();
+  split_mode(GPT_FP32);
+}
+
+static void test_gpt_split_mixed(void **state) {
+  (void)state;
+  NEED_GPU();
+  split_mode(GPT_MIXED);
+}
+
 /* Without a GPU the model refuses with the runtime's reason. */
 static int refuses_without_device(void) {
   gpt_config cfg;
@@ -212,6 +298,8 @@ static void no_cuda(void **state) {
 #define test_gpt_mixed no_cuda
 #define test_gpt_no_device no_cuda
 #define test_gpt_padding no_cuda
+#define test_gpt_split_fp32 no_cuda
+#define test_gpt_split_mixed no_cuda
 
 #endif
 
@@ -226,6 +314,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_gpt_fp32),
       cmocka_unit_test(test_gpt_mixed),
       cmocka_unit_test(test_gpt_padding),
+      cmocka_unit_test(test_gpt_split_fp32),
+      cmocka_unit_test(test_gpt_split_mixed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

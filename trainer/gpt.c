@@ -78,6 +78,7 @@
 #include "kernels/bf16.h"
 #include "kernels/embedding.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_split.h"
 #include "kernels/q_gain.h"
 #include "kernels/relu_square.h"
 #include "kernels/residual_mix.h"
@@ -158,6 +159,12 @@ size_t gpt_acts_carve(gpt_acts *a, const gpt_layout *l, const dims *d, float *me
   a->dz = take(p, N * d->V);
   a->dtok = take(p, (size_t)d->V * D);
   a->dskip = take(p, (size_t)(d->E > 0 ? d->E : 1) * N * D);
+  /* The weight gradients' partials: room for the widest (the tied head's
+   * V x D or the MLP's M x D) when the batch spans several chunks. */
+  size_t widest = (size_t)(d->V > d->M ? d->V : d->M) * D;
+  if (D * D > widest) widest = D * D;
+  int chunks = matmul_split_chunks(d->N, a->split_rows);
+  a->split = take(p, chunks > 1 ? (size_t)chunks * widest : 0);
   return cv.used;
 }
 
@@ -170,6 +177,7 @@ gpt_acts *gpt_acts_new(const gpt_layout *l, int B, int T, pg_error *err) {
   if (!a) goto oom;
   a->B = B;
   a->T = T;
+  a->split_rows = MATMUL_SPLIT_ROWS;
   a->layers = calloc((size_t)l->cfg.num_layers, sizeof *a->layers);
   if (!a->layers) goto oom;
   dims d = gpt_dims(l, B, T);
@@ -306,6 +314,17 @@ float gpt_forward(const gpt_layout *l, const gpt_params *p, gpt_acts *a, const u
 }
 
 /* dx: gradient of the block's output on entry, of its input x_in on exit. */
+/* dw (+)= dy^T x (matmul_backward_weight's flags): with the GPU's trees
+ * and a batch of several chunks, split as the GPU splits it
+ * (kernels/matmul_split.h); otherwise one sum per element. */
+static void mm_bw(const gpt_acts *a, float *dw, const float *dy, const float *x, int n, int in,
+                  int out, int flags) {
+  if (a->tree && matmul_split_chunks(n, a->split_rows) > 1)
+    matmul_backward_weight_split(dw, dy, x, n, in, out, flags, a->split_rows, a->split);
+  else
+    matmul_backward_weight(dw, dy, x, n, in, out, flags);
+}
+
 static void block_backward(const dims *d, const gpt_block_params *bp, const gpt_block_params *bw,
                            gpt_block_params *g, layer_acts *la, gpt_acts *a, int T, int mixed) {
   const int N = d->N, D = d->D, fb = mixed ? KERNEL_BF16 : 0;
@@ -314,16 +333,16 @@ static void block_backward(const dims *d, const gpt_block_params *bp, const gpt_
   scale_add_bwd(a, a->dm, g->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D, 0);
   round_if(a->dm, (size_t)N * D, mixed); /* B3 */
   matmul_backward_input(a->dh, a->dm, bw->mlp_proj, N, d->M, D, fb);
-  matmul_backward_weight(g->mlp_proj, a->dm, la->h_act, N, d->M, D, facc);
+  mm_bw(a, g->mlp_proj, a->dm, la->h_act, N, d->M, D, facc);
   relu_square_backward(a->dh, a->dh, la->h_pre, (size_t)N * d->M, fb); /* B5 */
   matmul_backward_input(a->dn, a->dh, bw->fc, N, D, d->M, fb);
-  matmul_backward_weight(g->fc, a->dh, la->n2, N, D, d->M, facc);
+  mm_bw(a, g->fc, a->dh, la->n2, N, D, d->M, facc);
   rms_bwd(a, a->dx, a->dn, la->x_mid, la->rstd2, N, D, KERNEL_ACCUMULATE);
   /* x_mid = x_mix + attn_scale * attn_out */
   scale_add_bwd(a, a->dm, g->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D, 0);
   round_if(a->dm, (size_t)N * D, mixed);
   matmul_backward_input(a->datt, a->dm, bw->attn_proj, N, D, D, fb);
-  matmul_backward_weight(g->attn_proj, a->dm, la->att, N, D, D, facc);
+  mm_bw(a, g->attn_proj, a->dm, la->att, N, D, D, facc);
   attention_backward(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin, la->v,
                      N / T, T, d->H, d->KV, d->hd, fb);
   q_gain_bwd(a, a->dq, g->q_gain, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd);
@@ -335,9 +354,9 @@ static void block_backward(const dims *d, const gpt_block_params *bp, const gpt_
   matmul_backward_input(a->dn, a->dq, bw->c_q, N, D, D, fb);
   matmul_backward_input(a->dn, a->dk, bw->c_k, N, D, d->kvd, facc);
   matmul_backward_input(a->dn, a->dv, bw->c_v, N, D, d->kvd, facc);
-  matmul_backward_weight(g->c_q, a->dq, la->n1, N, D, D, facc);
-  matmul_backward_weight(g->c_k, a->dk, la->n1, N, D, d->kvd, facc);
-  matmul_backward_weight(g->c_v, a->dv, la->n1, N, D, d->kvd, facc);
+  mm_bw(a, g->c_q, a->dq, la->n1, N, D, D, facc);
+  mm_bw(a, g->c_k, a->dk, la->n1, N, D, d->kvd, facc);
+  mm_bw(a, g->c_v, a->dv, la->n1, N, D, d->kvd, facc);
   rms_bwd(a, a->dx, a->dn, la->x_mix, la->rstd1, N, D, KERNEL_ACCUMULATE);
   /* x_mix = mix0 * x_in + mix1 * x0 */
   mix_bwd(a, a->dx, a->dx0, g->resid_mix, a->dx, la->x_in, a->x0, bp->resid_mix, N, D);
@@ -358,7 +377,7 @@ void gpt_backward(const gpt_layout *l, const gpt_params *p, gpt_params *grads, g
   softcap_cross_entropy_backward(a->dz, a->th, a->lse_ce, y, d.N, d.V, l->cfg.logit_softcap,
                                  loss_scale, fb);
   matmul_backward_input(a->dm, a->dz, w.tok_emb, d.N, d.D, d.V, fb);
-  matmul_backward_weight(a->dtok, a->dz, a->xf, d.N, d.D, d.V, fb);
+  mm_bw(a, a->dtok, a->dz, a->xf, d.N, d.D, d.V, fb);
   const float *x_last = a->layers[d.L - 1].x_out;
   rms_bwd(a, a->dx, a->dm, x_last, a->rstdf, d.N, d.D, 0);
   memset(a->dx0, 0, ND * sizeof *a->dx0);

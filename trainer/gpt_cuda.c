@@ -13,6 +13,7 @@
 #include "kernels/cuda_common.h"
 #include "kernels/embedding.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_split.h"
 #include "kernels/q_gain.h"
 #include "kernels/reduce_tree.h"
 #include "kernels/relu_square.h"
@@ -87,10 +88,22 @@ static int mm_bin(gpt_cuda *g, float *dx, const float *dy, const float *w, int n
 }
 
 /* dw[out,in] (+)= dy^T x: matmul_backward_weight with facc (a float32
- * .grad) when acc, else with fb (the tied head's part, dtok). */
+ * .grad) when acc, else with fb (the tied head's part, dtok); split into
+ * chunks of rows when the batch spans several (kernels/matmul_split.h). */
 static int mm_bw(gpt_cuda *g, float *dw, const float *dy, const float *x, int n, int in, int out,
                  int acc, pg_error *err) {
   int f = acc ? KERNEL_ACCUMULATE : 0;
+  if (matmul_split_chunks(n, g->a.split_rows) > 1) { /* gpt.c's mm_bw with the GPU's trees */
+    int fs = (acc ? KERNEL_ACCUMULATE | KERNEL_OUT_FP32 : 0) | (g->mixed ? KERNEL_BF16 : 0);
+    const void *a = dy, *b = x;
+    if (g->mixed) {
+      TRY(bf16_pack_cuda(g->s16a, dy, (size_t)n * out, g->stream, err));
+      TRY(bf16_pack_cuda(g->s16b, x, (size_t)n * in, g->stream, err));
+      a = g->s16a, b = g->s16b;
+    }
+    return matmul_backward_weight_split_cuda(g->mm, dw, a, b, n, in, out, fs, g->a.split_rows,
+                                             g->a.split, g->stream, err);
+  }
   if (!g->mixed) return matmul_backward_weight_cuda(g->mm, dw, dy, x, n, in, out, f, g->stream, err);
   TRY(bf16_pack_cuda(g->s16a, dy, (size_t)n * out, g->stream, err));
   TRY(bf16_pack_cuda(g->s16b, x, (size_t)n * in, g->stream, err));
@@ -271,7 +284,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   gpt_cuda *g = calloc(1, sizeof *g);
   if (!g) return pg_fail(err, "model", -1, "out of memory");
   g->l = l, g->B = B, g->T = T, g->B_max = B, g->T_max = T, g->mixed = prec == GPT_MIXED, g->stream = stream;
-  g->a.B = B, g->a.T = T;
+  g->a.B = B, g->a.T = T, g->a.split_rows = MATMUL_SPLIT_ROWS;
   g->a.layers = calloc((size_t)l->cfg.num_layers, sizeof *g->a.layers);
   if (!g->a.layers) {
     free(g);

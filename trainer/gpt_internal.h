@@ -19,6 +19,8 @@ typedef struct layer_acts {
 struct gpt_acts {
   int B, T;            /* capacity */
   int tree;            /* reductions by the GPU's trees (gpt_acts_use_tree_refs) */
+  int split_rows;      /* the weight gradients' chunk width (kernels/matmul_split.h) */
+  float *split;        /* their partials, when a batch spans several chunks */
   float *mem;          /* one allocation for everything below */
   float *wcopy;        /* bf16-rounded copy of the parameters (mixed) */
   float *cos_t, *sin_t;     /* RoPE tables of a float32 module (GPT_FP32) */
