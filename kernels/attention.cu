@@ -21,7 +21,8 @@
  *
  * Shapes: head_dim a multiple of ATT_HD_STEP up to ATT_HD_MAX (tiles are
  * staged at full head width and read a float4 at a time; each thread owns
- * groups of 4 consecutive outputs); heads a multiple of kv_heads. */
+ * groups of 4 consecutive outputs); heads a multiple of kv_heads; the
+ * staged operands (q, k, v, dy) 16-byte aligned. */
 #include "kernels/attention.h"
 #include "kernels/bf16.h"
 #include "kernels/cuda_common.h"
@@ -29,6 +30,7 @@
 #include "kernels/flags.h"
 
 #include <math.h>
+#include <stdint.h>
 
 enum {
   ATT_QT = 16,       /* query rows per tile */
@@ -88,12 +90,21 @@ __device__ static float4 att_axpy4(float4 acc, float w, const float *x) {
 }
 
 /* Rows [r0, r0 + R) of x (row stride width floats, head_dim columns from
- * col) into tile; rows at or past n are zero (staged, never used). */
+ * col) into tile, a float4 at a time (x 16-byte aligned, which the
+ * launchers check; width, col and hd are multiples of 4): one division
+ * per four floats, where a float at a time took a division and a
+ * remainder per float. Rows at or past n are zero (staged, never used). */
 __device__ static void att_stage(float (*tile)[ATT_ROW], const float *x, size_t width,
                                  size_t col, int r0, int R, int n, int hd) {
-  for (int i = threadIdx.x; i < R * hd; i += ATT_THREADS) {
-    int r = i / hd, d = i % hd;
-    tile[r][d] = r0 + r < n ? x[(size_t)(r0 + r) * width + col + d] : 0.0f;
+  const int h4 = hd / 4;
+  /* Not unrolled: once or twice round (ATT_QT rows of at most 32
+   * float4s), and unrolled nvcc 13 spilled in the dq kernel. */
+  #pragma unroll 1
+  for (int i = threadIdx.x; i < R * h4; i += ATT_THREADS) {
+    const int r = i / h4, d = (i - r * h4) * 4;
+    float4 v = float4{0.0f, 0.0f, 0.0f, 0.0f};
+    if (r0 + r < n) v = *(const float4 *)(x + (size_t)(r0 + r) * width + col + d);
+    *(float4 *)&tile[r][d] = v;
   }
 }
 
@@ -352,6 +363,15 @@ static int check_shape(int B, int T, int heads, int kv_heads, int hd, pg_error *
   return 0;
 }
 
+/* The staged operands are read a float4 at a time (att_stage). */
+static int check_aligned(const float *const *p, int n, pg_error *err) {
+  for (int i = 0; i < n; i++)
+    if ((uintptr_t)p[i] % 16)
+      return pg_fail(err, "", -1, "attention: operand %d at %p is not 16-byte aligned", i,
+                     (const void *)p[i]);
+  return 0;
+}
+
 /* attention.c's scale, computed the same way. */
 static float att_scale(int hd) { return 1.0f / sqrtf((float)hd); }
 
@@ -359,7 +379,8 @@ extern "C" int attention_forward_cuda(float *y, float *lse, const float *q, cons
                                       const float *v, int B, int T, int heads, int kv_heads,
                                       int head_dim, int flags, cudaStream_t stream,
                                       pg_error *err) {
-  if (check_shape(B, T, heads, kv_heads, head_dim, err)) return -1;
+  const float *staged[] = {q, k, v};
+  if (check_shape(B, T, heads, kv_heads, head_dim, err) || check_aligned(staged, 3, err)) return -1;
   if (B == 0 || T == 0) return 0;
   dim3 grid((unsigned)((T + ATT_QT - 1) / ATT_QT), (unsigned)heads, (unsigned)B);
   attention_forward_kernel<<<grid, ATT_THREADS, 0, stream>>>(y, lse, q, k, v, T, heads, kv_heads,
@@ -372,7 +393,8 @@ extern "C" int attention_backward_cuda(float *dq, float *dk, float *dv, const fl
                                        const float *k, const float *v, float *scratch, int B,
                                        int T, int heads, int kv_heads, int head_dim, int flags,
                                        cudaStream_t stream, pg_error *err) {
-  if (check_shape(B, T, heads, kv_heads, head_dim, err)) return -1;
+  const float *staged[] = {dy, q, k, v};
+  if (check_shape(B, T, heads, kv_heads, head_dim, err) || check_aligned(staged, 4, err)) return -1;
   if (B == 0 || T == 0) return 0;
   flags &= ~KERNEL_ACCUMULATE; /* as attention_backward: the gradients are overwritten */
   const float scale = att_scale(head_dim);

@@ -64,7 +64,8 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
 /* The CUDA twins (kernels/attention.cu): device pointers, launched on
  * stream, the same bits as attention_forward_simple and
  * attention_backward_simple. head_dim must be a multiple of 16 up to 128
- * (else err, before any launch). The backward takes caller-supplied
+ * and q, k, v (and dy) 16-byte aligned (else err, before any launch:
+ * the kernels read them a float4 at a time). The backward takes caller-supplied
  * scratch of B * heads * T floats (the row dots D) and allocates
  * nothing. */
 int attention_forward_cuda(float *y, float *lse, const float *q, const float *k, const float *v,

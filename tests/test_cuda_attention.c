@@ -115,6 +115,17 @@ static void test_attention_bad_shapes(void **state) {
                                            NULL, 1, 8, 3, 2, 64, 0, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "attention: bad shape"));
+  /* Operands the kernels would read a float4 at a time from a misaligned
+   * address (never dereferenced: refused first). */
+  static _Alignas(16) float buf[64];
+  const float *odd = buf + 1;
+  assert_int_equal(attention_forward_cuda(buf, buf, buf, odd, buf, 1, 8, 2, 1, 16, 0, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "operand 1 at"));
+  assert_non_null(strstr(err.msg, "not 16-byte aligned"));
+  assert_int_equal(attention_backward_cuda(buf, buf, buf, odd, buf, buf, buf, buf, buf, buf, 1, 8, 2,
+                                           1, 16, 0, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "operand 0 at"));
 }
 
 #else

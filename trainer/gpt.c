@@ -100,7 +100,11 @@ typedef struct carver {
   size_t used;
 } carver;
 
+/* Each tensor starts a multiple of 16 floats (64 bytes) into the buffer,
+ * so a kernel may read any of them a float4 at a time (the GPU's
+ * attention stages its tiles so) and cuBLASLt sees aligned operands. */
 static float *take(carver *c, size_t n) {
+  c->used = (c->used + 15) / 16 * 16;
   float *r = c->base ? c->base + c->used : NULL;
   c->used += n;
   return r;
