@@ -182,9 +182,7 @@ static int apply_options(const eval_args *a, const gpt_layout *l, eval_config *c
     else if (!strcmp(a->precision, "mixed")) c->precision = GPT_MIXED;
     else return usage_error("--precision wants fp32 or mixed: ", a->precision);
   }
-  if (a->device && strcmp(a->device, "cpu") && strcmp(a->device, "cuda"))
-    return usage_error("--device wants cpu or cuda: ", a->device);
-  c->device_cuda = a->device && !strcmp(a->device, "cuda");
+  c->device_cuda = a->device && !strcmp(a->device, "cuda"); /* checked by check_device */
   /* Test-only (README): the CPU sums by the GPU's trees, so a CUDA
    * evaluation's dump can be required to equal this one where the
    * products agree (as pgolf train reads it). */
@@ -302,11 +300,26 @@ static void print_result(const eval_args *a, const eval_config *c, const eval_ou
   json_decref(j);
 }
 
+/* --device: cpu, or cuda where a GPU is usable (exit 2 with the runtime's
+ * reason, or the build's, where none is), before anything is read. */
+static int check_device(const eval_args *a) {
+  if (!a->device || !strcmp(a->device, "cpu")) return 0;
+  if (strcmp(a->device, "cuda") != 0) return usage_error("--device wants cpu or cuda: ", a->device);
+  int n;
+  pg_error e;
+  if (cuda_device_count(&n, &e) != 0) {
+    pg_die_msg("eval: --device cuda: %s", e.msg);
+    return PG_EXIT_USAGE;
+  }
+  return 0;
+}
+
 int cmd_eval(int argc, char **argv) {
   eval_args a;
   pg_error err;
   int pr = parse_args(argc, argv, &a, &err);
   if (pr != CLI_OK) return cli_status(pr, &err);
+  if (check_device(&a)) return PG_EXIT_USAGE;
   gpt_layout l;
   float *flat;
   if (eval_model_load(a.artifact, &l, &flat, &err)) {
@@ -321,11 +334,6 @@ int cmd_eval(int argc, char **argv) {
   val_data v = {0};
   int have_luts = 0, have_val = 0;
   if (apply_options(&a, &l, &c, &probe_at)) goto done;
-  int n_dev;
-  if (c.device_cuda && cuda_device_count(&n_dev, &err)) {
-    pg_die_msg("eval: --device cuda: %s", err.msg);
-    goto done;
-  }
   if (sp_model_load(a.tokenizer, &m, &err)) goto fail;
   int lrc = luts_from_model(&m, (uint32_t)l.cfg.vocab_size, &luts, &err);
   sp_model_free(&m);
