@@ -14,9 +14,10 @@
  * Why: with split-K masked off (determinism, kernels/matmul.h) cuBLASLt
  * computes a weight gradient as one long sum per output tile: for the
  * baseline's 65,536-token micro-batch a 512 x 512 gradient is K = 65,536
- * on a few dozen thread blocks of a GPU with 132 SMs (ncu on an H200: one
- * bf16 GEMM of 1.47 ms, 190 times in 3,000 launches, the weight
- * gradients' share of the work). Split into chunks of R rows the same
+ * on 16 thread blocks (tiles of 64 x 256) of a GPU with 132 SMs (ncu on an
+ * H200: a bf16 GEMM with such tiles took 1.47 ms, 190 times in 3,000
+ * launches; taken to be the weight gradients, not yet confirmed by its
+ * grid). Split into chunks of R rows the same
  * product runs S times as many blocks, and because R is fixed the tree's
  * shape depends on the batch alone, never on the GPU or the launch, so
  * the bits repeat run to run and the CPU computes the same tree
