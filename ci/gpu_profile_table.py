@@ -7,15 +7,55 @@ the launches, total ms, share of the total, mean us and, where the CSV has
 ncu's "Grid Size" and "Block Size" columns, the kernel's commonest launch
 shape (a GEMM with few blocks on 132 SMs shows there), most time first.
 Exit 1 when the file has no such columns or no launch.
-    python3 ci/gpu_profile_table.py RAW.csv
+
+With --attention GROUP,HEAD_DIM,PRECISION (query heads per KV head, the
+head width, mixed or fp32) it also prints each attention kernel's
+float32 throughput on the CUDA cores, counted from every launch's grid
+with the model of docs/GPU-RUNS.md ("What the speed aim needs"): the
+kernels' tiles are 16 rows (kernels/attention.cu), so a launch of grid
+(X, Y, Z) covers sequences of T = 16 X (exact where T is a multiple of
+16, an upper bound otherwise), Z sequences and Y heads (Y x GROUP query
+heads for dkv); it visits Z heads T (T + 1) / 2 causal pairs, and per pair
+takes dots and sums of HEAD_DIM fused multiply-adds (2 HEAD_DIM flops
+each): forward 3 (4 in fp32, whose probabilities wait for the finished
+sum), dq 3, dkv 4. The share is of 67 TFLOP/s, an H100's or H200's
+float32 peak.
+    python3 ci/gpu_profile_table.py RAW.csv [--attention GROUP,HEAD_DIM,PRECISION]
 """
 import csv
 import sys
 
+ATT_TILE = 16
+PEAK_TFLOPS = 67.0
+# dots and sums of HEAD_DIM terms per causal pair: (mixed, fp32)
+ATT_TERMS = {"attention_forward_kernel": (3, 4), "attention_dq_kernel": (3, 3), "attention_dkv_kernel": (4, 4)}
+
 TO_MS = {"ns": 1e-6, "nsecond": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0, "s": 1e3, "second": 1e3}
 
 
-def main(path):
+def parse_attention(arg):
+    """GROUP,HEAD_DIM,PRECISION into (group, head_dim, fp32), or None."""
+    parts = arg.split(",")
+    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or parts[2] not in ("mixed", "fp32"):
+        return None
+    group, hd = int(parts[0]), int(parts[1])
+    return (group, hd, parts[2] == "fp32") if group > 0 and hd > 0 else None
+
+
+def attention_flops(name, grid, att):
+    """The model's float32 flops of one attention launch, or None."""
+    terms = ATT_TERMS.get(name)
+    dims = grid.strip("()").replace(" ", "").split(",")
+    if terms is None or len(dims) != 3 or not all(d.isdigit() for d in dims):
+        return None
+    group, hd, fp32 = att
+    x, y, z = (int(d) for d in dims)
+    t = ATT_TILE * x
+    heads = y * group if name == "attention_dkv_kernel" else y
+    return z * heads * t * (t + 1) // 2 * terms[1 if fp32 else 0] * 2 * hd
+
+
+def main(path, att=None):
     with open(path, newline="") as f:
         rows = [r for r in csv.reader(f)]
     head = next((i for i, r in enumerate(rows) if "Kernel Name" in r and "gpu__time_duration.sum" in r), None)
@@ -37,7 +77,7 @@ def main(path):
         except ValueError:
             print(f"{path}:{head + 2}: unknown unit '{unit}' of gpu__time_duration.sum", file=sys.stderr)
             return 1
-    total, per, shapes = 0.0, {}, {}
+    total, per, shapes, flops = 0.0, {}, {}, {}
     for line, r in enumerate(rows[first:], start=first + 1):
         if len(r) <= max(name_col, time_col) or not r[time_col].strip():
             continue
@@ -52,6 +92,9 @@ def main(path):
             shape = f"{r[grid_col].replace(' ', '')}x{r[block_col].replace(' ', '')}"
             count = shapes.setdefault(r[name_col], {})
             count[shape] = count.get(shape, 0) + 1
+            f = attention_flops(r[name_col], r[grid_col], att) if att else None
+            if f is not None:
+                flops[r[name_col]] = flops.get(r[name_col], 0) + f
         total += ms
     if not per:
         print(f"{path}: no launch", file=sys.stderr)
@@ -62,11 +105,26 @@ def main(path):
         shape = max(sorted(common), key=lambda k: common[k]) if common else "-"
         print(f"{name[:60]:<60} {n:>8} {t:>10.2f} {100 * t / total:>7.1f} {1000 * t / n:>9.1f}  {shape}")
     print(f"{'total':<60} {sum(n for n, _ in per.values()):>8} {total:>10.2f} {100.0:>7.1f}")
+    if att:
+        print(f"attention on the CUDA cores (float32 flops counted from the grids; peak {PEAK_TFLOPS:g} TFLOP/s):")
+        for name in sorted(flops, key=lambda k: -per[k][1]):
+            tflops = flops[name] / (per[name][1] * 1e-3) / 1e12
+            print(f"  {name:<28} {flops[name] / 1e12:>9.3f} TFLOP {tflops:>8.2f} TFLOP/s {100 * tflops / PEAK_TFLOPS:>6.1f}% of peak")
+        if not flops:
+            print("  no attention launch with a grid")
     return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    att = None
+    if len(args) == 3 and args[1] == "--attention":
+        att = parse_attention(args[2])
+        if att is None:
+            print(f"--attention wants GROUP,HEAD_DIM,mixed|fp32, not '{args[2]}'", file=sys.stderr)
+            sys.exit(2)
+        args = args[:1]
+    if len(args) != 1:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(args[0], att))

@@ -2,7 +2,8 @@
 # profiled run is the baseline preset's, stopped after 2 steps, with the
 # launch window asked for; the import's launches are summed per kernel,
 # the most time first, in the unit of the units row, with each kernel's
-# commonest grid and block; without ncu, without
+# commonest grid and block, and the attention kernels' float32 throughput
+# from their grids; without ncu, without
 # a report, or with a CSV lacking the columns, it fails and says why; a
 # launch count or preset name it cannot use is refused.
 . "$(dirname "$0")/lib.sh"
@@ -43,6 +44,19 @@ if [ "$rc" -eq 0 ] && [ "$first" = "nvjet_sm90_tst_256x128 1 1019.75" ] &&
 else
   fail gpu-profile-sums-per-kernel-most-first "exit $rc: $(cat "$TMP/out" "$TMP/err" | head -c 600)"
 fi
+# The baseline's attention model (docs/GPU-RUNS.md): two dq launches of
+# grid (64, 8, 64) are 2 x 64 x 8 x 524,800 pairs x 3 x 128 flops,
+# 0.206 TFLOP in 80 ms.
+att=$(awk '$1 == "attention_dq_kernel" && $3 == "TFLOP" { print $2, $4, $6 }' "$TMP/out")
+if [ "$att" = "0.206 2.58 3.8%" ] && ! grep -q '^  nvjet' "$TMP/out"; then
+  ok gpu-profile-attention-throughput
+else
+  fail gpu-profile-attention-throughput "got '$att': $(tail -n 3 "$TMP/out")"
+fi
+python3 "$HERE/ci/gpu_profile_table.py" "$TMP/raw.csv" --attention 2,64,bf16 >/dev/null 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "wants GROUP,HEAD_DIM" "$TMP/err" && ok gpu-profile-bad-attention-refused ||
+  fail gpu-profile-bad-attention-refused "exit $rc: $(cat "$TMP/err")"
 args=$(head -n 1 "$TMP/ncu.args")
 case $args in
   *"--launch-skip 7 --launch-count 11 "*"./pgolf train --config $TMP/p/config.json"*"--device cuda --stop-after 2"*)
