@@ -89,6 +89,22 @@ __device__ static float4 att_axpy4(float4 acc, float w, const float *x) {
   return float4{fmaf(w, v.x, acc.x), fmaf(w, v.y, acc.y), fmaf(w, v.z, acc.z), fmaf(w, v.w, acc.w)};
 }
 
+/* a * s and a / d, component by component (one rounding each). */
+__device__ static float4 att_mul4(float4 a, float s) {
+  return float4{a.x * s, a.y * s, a.z * s, a.w * s};
+}
+__device__ static float4 att_div4(float4 a, float d) {
+  return float4{a.x / d, a.y / d, a.z / d, a.w / d};
+}
+
+/* out[0..4) = v rounded as the flags say (out need not be 16-byte aligned). */
+__device__ static void att_store4(float *out, float4 v, int flags) {
+  out[0] = kernel_round(v.x, flags);
+  out[1] = kernel_round(v.y, flags);
+  out[2] = kernel_round(v.z, flags);
+  out[3] = kernel_round(v.w, flags);
+}
+
 /* Rows [r0, r0 + R) of x (row stride width floats, head_dim columns from
  * col) into tile, a float4 at a time (x 16-byte aligned, which the
  * launchers check; width, col and hd are multiples of 4): one division
@@ -193,13 +209,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
     const int g = threadIdx.x + o * ATT_THREADS, rr = g / h4, d = g % h4 * 4, tt = t0 + rr;
     if (g >= n_grp) break;
     if (tt >= T) continue;
-    float *out = y + ((size_t)b * T + tt) * qw + (size_t)h * hd + d;
-    const float4 a = acc[o];
-    const float lr = lrow[rr];
-    out[0] = kernel_round(bf ? a.x / lr : a.x, flags);
-    out[1] = kernel_round(bf ? a.y / lr : a.y, flags);
-    out[2] = kernel_round(bf ? a.z / lr : a.z, flags);
-    out[3] = kernel_round(bf ? a.w / lr : a.w, flags);
+    att_store4(y + ((size_t)b * T + tt) * qw + (size_t)h * hd + d,
+               bf ? att_div4(acc[o], lrow[rr]) : acc[o], flags);
   }
   if (threadIdx.x < ATT_QT && t0 + (int)threadIdx.x < T)
     lse[((size_t)b * heads + h) * T + t0 + threadIdx.x] =
@@ -258,7 +269,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
     for (int o = 0; o < ATT_G; o++) {
       const int g = threadIdx.x + o * ATT_THREADS, rr = g / h4, d = g % h4 * 4;
       if (g >= n_grp) break;
-      for (int i = 0; i < ATT_KT && j0 + i <= t0 + rr; i++) acc[o] = att_axpy4(acc[o], dss[rr][i], &ks[i][d]);
+      for (int i = 0; i < ATT_KT && j0 + i <= t0 + rr; i++)
+        acc[o] = att_axpy4(acc[o], dss[rr][i], &ks[i][d]);
     }
   }
   #pragma unroll
@@ -266,12 +278,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
     const int g = threadIdx.x + o * ATT_THREADS, rr = g / h4, d = g % h4 * 4, tt = t0 + rr;
     if (g >= n_grp) break;
     if (tt >= T) continue;
-    float *out = dq + ((size_t)b * T + tt) * qw + (size_t)h * hd + d;
-    const float4 a = acc[o];
-    out[0] = kernel_round(a.x * scale, flags);
-    out[1] = kernel_round(a.y * scale, flags);
-    out[2] = kernel_round(a.z * scale, flags);
-    out[3] = kernel_round(a.w * scale, flags);
+    att_store4(dq + ((size_t)b * T + tt) * qw + (size_t)h * hd + d, att_mul4(acc[o], scale), flags);
   }
 }
 
@@ -336,15 +343,8 @@ __global__ void __launch_bounds__(ATT_THREADS, 2)
     if (g >= n_grp) break;
     if (jj >= T) continue;
     const size_t off = ((size_t)b * T + jj) * kw + (size_t)kvh * hd + d;
-    const float4 a = ak[o], w = av[o];
-    dk[off] = kernel_round(a.x * scale, flags);
-    dk[off + 1] = kernel_round(a.y * scale, flags);
-    dk[off + 2] = kernel_round(a.z * scale, flags);
-    dk[off + 3] = kernel_round(a.w * scale, flags);
-    dv[off] = kernel_round(w.x, flags);
-    dv[off + 1] = kernel_round(w.y, flags);
-    dv[off + 2] = kernel_round(w.z, flags);
-    dv[off + 3] = kernel_round(w.w, flags);
+    att_store4(dk + off, att_mul4(ak[o], scale), flags);
+    att_store4(dv + off, av[o], flags);
   }
 }
 

@@ -3,6 +3,20 @@
 #include <stdio.h>
 #include <string.h>
 
+json_t *cuda_device_json(const cuda_device_info *d, const cuda_versions *v) {
+  char cc[16];
+  snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
+  return json_pack("{s:s, s:s, s:i, s:i, s:s, s:I, s:s, s:i, s:i}", "kind", "cuda", "name", d->name,
+                   "index", d->index, "sm_count", d->sm_count, "compute_capability", cc,
+                   "memory_bytes", (json_int_t)d->memory_bytes, "pci_bus_id", d->pci_bus_id,
+                   "driver_version", v->driver, "runtime_version", v->runtime);
+}
+
+void cuda_device_line(char *buf, size_t cap, const cuda_device_info *d, const cuda_versions *v) {
+  snprintf(buf, cap, "device:cuda:%d name:%s sm_count:%d compute_capability:%d.%d driver:%d runtime:%d",
+           d->index, d->name, d->sm_count, d->cc_major, d->cc_minor, v->driver, v->runtime);
+}
+
 #ifdef PGOLF_HAVE_CUDA
 
 int cuda_built(void) { return 1; }

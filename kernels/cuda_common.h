@@ -5,6 +5,7 @@
 #ifndef PGOLF_CUDA_COMMON_H
 #define PGOLF_CUDA_COMMON_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "common/error.h"
@@ -31,6 +32,17 @@ typedef struct cuda_versions {
   int driver;  /* cudaDriverGetVersion, e.g. 13000; 0 without a driver */
   int runtime; /* cudaRuntimeGetVersion */
 } cuda_versions;
+
+/* What a manifest records of one GPU: {"kind": "cuda", "name", "index",
+ * "sm_count", "compute_capability", "memory_bytes", "pci_bus_id",
+ * "driver_version", "runtime_version"} (train's and eval's "device"; the
+ * caller adds what it has beside, cuBLASLt's plans first). NULL when out of
+ * memory. */
+json_t *cuda_device_json(const cuda_device_info *d, const cuda_versions *v);
+
+/* The same as one log line: "device:cuda:I name:N sm_count:S
+ * compute_capability:M.m driver:D runtime:R". */
+void cuda_device_line(char *buf, size_t cap, const cuda_device_info *d, const cuda_versions *v);
 
 /* 1 when this pgolf was built with the CUDA path. */
 int cuda_built(void);

@@ -32,6 +32,13 @@
 #include "kernels/hd.h"
 #include "kernels/ordered_sum.h"
 
+#ifdef PGOLF_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "common/error.h"
+#include "kernels/matmul.h"
+#endif
+
 /* The model's chunk width: 8 chunks of the baseline's micro-batch, so a
  * 512 x 512 gradient runs on 8 times the blocks of the unsplit product
  * (about one wave of an H100's 132 SMs). */
@@ -68,11 +75,6 @@ void matmul_backward_weight_split(float *dw, const float *dy, const float *x, in
                                   int out, int flags, int rows, float *partials);
 
 #ifdef PGOLF_HAVE_CUDA
-#include <cuda_runtime_api.h>
-
-#include "common/error.h"
-#include "kernels/matmul.h"
-
 /* The CUDA twin of matmul_split_sum (kernels/matmul_split.cu). */
 int matmul_split_sum_cuda(float *dw, const float *partials, int chunks, size_t len, int flags,
                           cudaStream_t stream, pg_error *err);

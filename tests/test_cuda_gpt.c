@@ -34,6 +34,26 @@ enum { B = 2, T = 48 };
 #define LOSS_RTOL_MIXED 2e-3
 #define GRAD_RTOL_MIXED 5e-2
 
+/* On a GPU: each gradient tensor within the precision's tolerance of the
+ * CPU's, in L2 relative to its norm. */
+static void grads_within(const gpt_layout *l, const float *got, const float *want,
+                         gpt_precision prec, const char *what) {
+  double gtol = prec == GPT_MIXED ? GRAD_RTOL_MIXED : GRAD_RTOL_FP32;
+  for (int t = 0; t < l->n_tensors; t++) {
+    const gpt_tensor *ts = &l->tensors[t];
+    double e2 = 0, n2 = 0;
+    for (size_t i = ts->offset; i < ts->offset + ts->numel; i++) {
+      double dlt = (double)got[i] - want[i];
+      e2 += dlt * dlt;
+      n2 += (double)want[i] * want[i];
+    }
+    if (!(sqrt(e2) <= gtol * sqrt(n2) + 1e-30)) {
+      fprintf(stderr, "%s %s: |gpu - cpu| %.3g, |cpu| %.3g\n", what, ts->name, sqrt(e2), sqrt(n2));
+      fail();
+    }
+  }
+}
+
 static void one_mode(gpt_precision prec) {
   gpt_config cfg;
   assert_int_equal(gpt_config_preset("tiny", &cfg), 0);
@@ -82,25 +102,11 @@ static void one_mode(gpt_precision prec) {
       continue;
     }
     double ltol = prec == GPT_MIXED ? LOSS_RTOL_MIXED : LOSS_RTOL_FP32;
-    double gtol = prec == GPT_MIXED ? GRAD_RTOL_MIXED : GRAD_RTOL_FP32;
     if (!(fabs((double)loss - want) <= ltol * fabs((double)want))) {
       fprintf(stderr, "gpt loss: gpu %.9g cpu %.9g\n", (double)loss, (double)want);
       fail();
     }
-    for (int t = 0; t < l.n_tensors; t++) {
-      const gpt_tensor *ts = &l.tensors[t];
-      double e2 = 0, n2 = 0;
-      for (size_t i = ts->offset; i < ts->offset + ts->numel; i++) {
-        double dlt = (double)got[i] - grads[i];
-        e2 += dlt * dlt;
-        n2 += (double)grads[i] * grads[i];
-      }
-      if (!(sqrt(e2) <= gtol * sqrt(n2) + 1e-30)) {
-        fprintf(stderr, "gpt grad %s: |gpu - cpu| %.3g, |cpu| %.3g\n", ts->name, sqrt(e2),
-                sqrt(n2));
-        fail();
-      }
-    }
+    grads_within(&l, got, grads, prec, "gpt grad");
   }
   gpt_cuda_free(gc);
   gpt_acts_free(a);
@@ -216,20 +222,7 @@ static void split_mode(gpt_precision prec) {
     assert_memory_equal(&loss, &loss_want, sizeof loss);
     assert_same_bits(got, want, np, "split gradients");
   } else {
-    double gtol = prec == GPT_MIXED ? GRAD_RTOL_MIXED : GRAD_RTOL_FP32;
-    for (int t = 0; t < l.n_tensors; t++) {
-      const gpt_tensor *ts = &l.tensors[t];
-      double e2 = 0, n2 = 0;
-      for (size_t i = ts->offset; i < ts->offset + ts->numel; i++) {
-        e2 += ((double)got[i] - want[i]) * ((double)got[i] - want[i]);
-        n2 += (double)want[i] * want[i];
-      }
-      if (!(sqrt(e2) <= gtol * sqrt(n2) + 1e-30)) {
-        fprintf(stderr, "split grad %s: |gpu - cpu| %.3g, |cpu| %.3g\n", ts->name, sqrt(e2),
-                sqrt(n2));
-        fail();
-      }
-    }
+    grads_within(&l, got, want, prec, "split grad");
   }
   gpt_cuda_free(gc);
   gpt_acts_free(a);

@@ -122,19 +122,13 @@ int eval_gpu_adapt(eval_gpu *g, const uint16_t *x, const uint16_t *y, int b, int
 }
 
 json_t *eval_gpu_json(const eval_gpu *g) {
-  char cc[16];
-  snprintf(cc, sizeof cc, "%d.%d", g->dev.cc_major, g->dev.cc_minor);
-  return json_pack("{s:s, s:s, s:i, s:i, s:s, s:I, s:s, s:i, s:i, s:o}", "kind", "cuda", "name",
-                   g->dev.name, "index", g->dev.index, "sm_count", g->dev.sm_count,
-                   "compute_capability", cc, "memory_bytes", (json_int_t)g->dev.memory_bytes,
-                   "pci_bus_id", g->dev.pci_bus_id, "driver_version", g->ver.driver,
-                   "runtime_version", g->ver.runtime, "cublaslt", gpt_cuda_plans_json(g->gc));
+  json_t *j = cuda_device_json(&g->dev, &g->ver);
+  if (j) json_object_set_new(j, "cublaslt", gpt_cuda_plans_json(g->gc));
+  return j;
 }
 
 void eval_gpu_describe(const eval_gpu *g, char *buf, size_t cap) {
-  snprintf(buf, cap, "device:cuda:%d name:%s sm_count:%d compute_capability:%d.%d driver:%d runtime:%d",
-           g->dev.index, g->dev.name, g->dev.sm_count, g->dev.cc_major, g->dev.cc_minor,
-           g->ver.driver, g->ver.runtime);
+  cuda_device_line(buf, cap, &g->dev, &g->ver);
 }
 
 #else

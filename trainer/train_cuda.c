@@ -390,14 +390,9 @@ int trainer_gpu_validate(trainer *t, const float *params, eval_result *r, pg_err
 
 json_t *trainer_gpu_json(trainer *t) {
   const struct trainer_gpu *g = t->gpu;
-  char cc[16];
-  snprintf(cc, sizeof cc, "%d.%d", g->dev.cc_major, g->dev.cc_minor);
-  json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:s, s:I, s:s, s:i, s:i, s:o}", "kind", "cuda",
-                        "name", g->dev.name, "index", g->device, "sm_count", g->dev.sm_count,
-                        "compute_capability", cc, "memory_bytes", (json_int_t)g->dev.memory_bytes,
-                        "pci_bus_id", g->dev.pci_bus_id, "driver_version", g->ver.driver,
-                        "runtime_version", g->ver.runtime, "cublaslt", gpt_cuda_plans_json(g->gc));
+  json_t *j = cuda_device_json(&g->dev, &g->ver); /* its index: this process's GPU */
   if (!j) return NULL;
+  json_object_set_new(j, "cublaslt", gpt_cuda_plans_json(g->gc));
   json_object_set_new(j, "gpus", json_integer(t->comm->size));
   json_object_set_new(j, "devices", devices_json(t));
   if (g->nccl) json_object_set_new(j, "nccl", nccl_describe());
@@ -406,10 +401,9 @@ json_t *trainer_gpu_json(trainer *t) {
 
 void trainer_gpu_log(trainer *t) {
   const struct trainer_gpu *g = t->gpu;
-  train_log_printf(
-      &t->log, "device:cuda:%d name:%s sm_count:%d compute_capability:%d.%d driver:%d runtime:%d",
-      g->device, g->dev.name, g->dev.sm_count, g->dev.cc_major, g->dev.cc_minor, g->ver.driver,
-      g->ver.runtime);
+  char line[512];
+  cuda_device_line(line, sizeof line, &g->dev, &g->ver);
+  train_log_printf(&t->log, "%s", line);
   if (!g->nccl) return;
   char ver[32];
   pg_error e;
