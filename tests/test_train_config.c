@@ -85,6 +85,8 @@ static void bad_keys_named(void **state) {
       {"{\"matrix_lr\": -0.1}", "matrix_lr"},
       {"{\"matrix_lr\": \"x\"}", "matrix_lr"},
       {"{\"adam_eps\": 0}", "adam_eps"},
+      {"{\"rope_base\": 2e-101}", "rope_base"}, /* above 0, but 0 as a float */
+      {"{\"logit_softcap\": 1e-46}", "logit_softcap"},
       {"{\"beta2\": 1.5}", "beta2"},
       {"{\"precision\": \"bf16\"}", "precision"},
       {"{\"num_layers\": 0}", "num_layers"},

@@ -134,6 +134,14 @@ static int set_real(train_config *c, const key_spec *k, json_t *v, const char *n
   if (!json_is_number(v)) return key_error(err, name, k->name, "expected a number");
   double d = json_number_value(v);
   if (!isfinite(d) || !in_range(k, d)) return range_error(err, name, k, d);
+  /* A float key is checked again as the float it becomes: 2e-101 is above
+   * an open 0 but rounds to 0, which would print back as a refused value. */
+  if (k->type == K_FLT && !in_range(k, (double)(float)d)) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "%.17g rounds to the float %.9g, outside %s%.17g, %.17g]", d,
+             (double)(float)d, k->lo_open ? "(" : "[", k->lo, k->hi);
+    return key_error(err, name, k->name, msg);
+  }
   char *p = (char *)c + k->offset;
   if (k->type == K_DBL) *(double *)(void *)p = d;
   else *(float *)(void *)p = (float)d;
