@@ -109,7 +109,21 @@ void emu_syncthreads();
 unsigned emu_ballot(int pred);
 #define __syncthreads() emu_syncthreads()
 #define __ballot_sync(mask, pred) emu_ballot(pred)
+#define __syncwarp(...) ((void)emu_ballot(1))
 #define __popc(x) __builtin_popcount(x)
+
+/* Kernel code that must differ on the stand-in (an instruction written in
+ * PTX, which g++ cannot run) tests this. */
+#define PGOLF_CUDA_EMU 1
+
+/* mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 with C = D: d += a b
+ * over the warp, each lane passing its fragments in the PTX ISA's layout
+ * for that shape (grid.cpp). Its arithmetic is the stand-in's, not the
+ * tensor core's: each element of d adds its 16 products one fmaf at a
+ * time, k ascending (the bf16 products are exact in float32), which is
+ * the CPU's order for a sum taken 16 terms at a time. A tensor core adds
+ * them another way, so on a GPU the result is only close to this. */
+void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2]);
 
 /* One access of a queued operation to memory at p, for the race check:
  * the whole allocation that holds p. */

@@ -205,6 +205,61 @@ unsigned emu_ballot(int pred) {
   return c->mask;
 }
 
+/* emu.h's tensor-core product. The lanes of a warp leave their fragments
+ * in the warp's slot, meet at a ballot (which also reports a lane that
+ * finished or waits elsewhere, as for __ballot_sync), then each computes
+ * its four results from everyone's fragments. Two slots are used in turn
+ * (each lane counts its calls), so a lane already at its next product
+ * cannot overwrite fragments another lane still reads: it would need the
+ * whole warp at the ballot after, which comes only when every lane has
+ * finished this one.
+ * The layout, from the PTX ISA's "Matrix Fragments for mma.m16n8k16"
+ * (floating point types), for lane l, group g = l / 4 and t = l % 4:
+ *   A (16 x 16, row): a[i] holds two bf16s, (row g + 8 (i % 2), columns
+ *     2t + 8 (i / 2) and the next), the lower column in the low half;
+ *   B (16 x 8, col): b[i] holds (rows 2t + 8 i and the next, column g);
+ *   C, D (16 x 8): d[i] is (row g + 8 (i / 2), column 2t + i % 2). */
+static struct {
+  unsigned a[2][MAX_THREADS][4], b[2][MAX_THREADS][2];
+  unsigned calls[MAX_THREADS];
+} mma;
+
+static float mma_bf16(unsigned word, int high) {
+  uint32_t bits = (high ? word >> 16 : word & 0xffffu) << 16;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+/* Element (r, k) of the warp's A and (k, n) of its B, from the slot. */
+static float mma_a(unsigned slot, unsigned lane0, unsigned r, unsigned k) {
+  unsigned lane = lane0 + r % 8 * 4 + k % 8 / 2, reg = r / 8 + 2 * (k / 8);
+  return mma_bf16(mma.a[slot][lane][reg], k % 2);
+}
+static float mma_b(unsigned slot, unsigned lane0, unsigned k, unsigned n) {
+  unsigned lane = lane0 + n * 4 + k % 8 / 2, reg = k / 8;
+  return mma_bf16(mma.b[slot][lane][reg], k % 2);
+}
+
+void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2]) {
+  coro *c = current("mma");
+  const unsigned t = (unsigned)(c - cos), lane0 = t / WARP * WARP, l = t - lane0;
+  if (g.n % WARP)
+    fail(t, "runs a warp-wide mma in a block of %u threads (not whole warps)", g.n);
+  const unsigned slot = mma.calls[t]++ % 2;
+  memcpy(mma.a[slot][t], a, sizeof mma.a[slot][t]);
+  memcpy(mma.b[slot][t], b, sizeof mma.b[slot][t]);
+  emu_ballot(1);
+  for (unsigned i = 0; i < 4; i++) {
+    const unsigned r = l / 4 + 8 * (i / 2), n = l % 4 * 2 + i % 2;
+    float acc = d[i];
+    /* (__builtin_fmaf: math.h's cos() would clash with the threads'
+     * array here) */
+    for (unsigned k = 0; k < 16; k++) acc = __builtin_fmaf(mma_a(slot, lane0, r, k), mma_b(slot, lane0, k, n), acc);
+    d[i] = acc;
+  }
+}
+
 /* A coroutine: the kernel's body, then finished; never resumed after. */
 static void co_main() {
   coro *c = g.cur;
@@ -256,6 +311,7 @@ static void start(unsigned t, const emu_place &p) {
   coro *c = &cos[t];
   c->place = p;
   c->state = RUNNABLE;
+  mma.calls[t] = 0;
   char *lo = stacks + t * slot + (slot - STACK);
 #if defined(__x86_64__)
   if (use_asm) {

@@ -1,5 +1,5 @@
 """Rewrite each CUDA launch  kernel<<<grid, block, shared, stream>>>(args)
-of a .cu file into
+(or a template's  kernel<ARGS><<<...>>>(args)) of a .cu file into
   emu_launch(dim3(grid), dim3(block), shared, stream, bounds, "kernel", kernel, args)
 for ci/cuda_emu/emu.h: shared and stream default to 0 as in CUDA, and
 bounds is the first argument of the kernel's __launch_bounds__ in the same
@@ -61,10 +61,11 @@ def launch_bounds(src):
 def rewrite(src):
     bounds = launch_bounds(src)
     out, at = [], 0
-    for m in re.finditer(r"(\w+)<<<", src):
+    # kernel<<<...>>> or a template's kernel<ARGS><<<...>>>
+    for m in re.finditer(r"(\w+)(<[^<>;(){}]*>)?<<<", src):
         if m.start() < at:
             continue
-        name = m.group(1)
+        name, targs = m.group(1), m.group(2) or ""
         if name not in bounds:
             raise SystemExit("cuda-emu: %s is launched but not a __global__ of this file" % name)
         cfg_end = src.index(">>>", m.end())
@@ -78,7 +79,7 @@ def rewrite(src):
         out.append(src[at:m.start()])
         out.append('emu_launch(dim3(%s), dim3(%s), (size_t)(%s), (cudaStream_t)(%s), '
                    '(unsigned)(%s), "%s", %s%s)'
-                   % (grid, block, shared, stream, bounds[name], name, name,
+                   % (grid, block, shared, stream, bounds[name], name, name + targs,
                       ", " + args if args else ""))
         at = args_close + 1
     return "".join(out) + src[at:]
