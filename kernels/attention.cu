@@ -382,6 +382,9 @@ extern "C" int attention_forward_cuda(float *y, float *lse, const float *q, cons
   const float *staged[] = {q, k, v};
   if (check_shape(B, T, heads, kv_heads, head_dim, err) || check_aligned(staged, 3, err)) return -1;
   if (B == 0 || T == 0) return 0;
+  if (attention_mma_supported(head_dim, flags))
+    return attention_mma_forward_cuda(y, lse, q, k, v, B, T, heads, kv_heads, head_dim, flags,
+                                      stream, err);
   dim3 grid((unsigned)((T + ATT_QT - 1) / ATT_QT), (unsigned)heads, (unsigned)B);
   attention_forward_kernel<<<grid, ATT_THREADS, 0, stream>>>(y, lse, q, k, v, T, heads, kv_heads,
                                                              head_dim, att_scale(head_dim), flags);
@@ -402,6 +405,9 @@ extern "C" int attention_backward_cuda(float *dq, float *dk, float *dv, const fl
   attention_row_dots_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, stream>>>(
       scratch, dy, y, T, heads, head_dim, rows);
   if (cuda_check_launch(err, "attention_row_dots_kernel")) return -1;
+  if (attention_mma_supported(head_dim, flags))
+    return attention_mma_backward_cuda(dq, dk, dv, dy, scratch, lse, q, k, v, B, T, heads,
+                                       kv_heads, head_dim, flags, stream, err);
   dim3 gq((unsigned)((T + ATT_QT - 1) / ATT_QT), (unsigned)heads, (unsigned)B);
   attention_dq_kernel<<<gq, ATT_THREADS, 0, stream>>>(dq, dy, scratch, lse, q, k, v, T, heads,
                                                       kv_heads, head_dim, scale, flags);

@@ -61,9 +61,10 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
 
 #include "common/error.h"
 
-/* The CUDA twins (kernels/attention.cu): device pointers, launched on
- * stream, the same bits as attention_forward_simple and
- * attention_backward_simple. head_dim must be a multiple of 16 up to 128
+/* The CUDA entry points (kernels/attention.cu): device pointers,
+ * launched on stream. In fp32, and wherever the tensor-core kernels below
+ * do not apply, the CUDA-core kernels: the same bits as
+ * attention_forward_simple and attention_backward_simple. head_dim must be a multiple of 16 up to 128
  * and q, k, v (and dy) 16-byte aligned (else err, before any launch:
  * the kernels read them a float4 at a time). The backward takes caller-supplied
  * scratch of B * heads * T floats (the row dots D) and allocates
@@ -75,6 +76,31 @@ int attention_backward_cuda(float *dq, float *dk, float *dv, const float *dy, co
                             const float *lse, const float *q, const float *k, const float *v,
                             float *scratch, int B, int T, int heads, int kv_heads, int head_dim,
                             int flags, cudaStream_t stream, pg_error *err);
+
+/* The tensor-core kernels (kernels/attention_mma.cu), which the two entry
+ * points above run instead of the CUDA-core ones when
+ * attention_mma_supported(head_dim, flags): KERNEL_BF16 (every product
+ * then has two bf16 factors), head_dim 16, 32, 48 or 64, and not
+ * KERNEL_CUDA_CORES. The same sums in the same order as the CPU's simple
+ * kernels, but a tensor core adds each group of 16 products its own way:
+ * on a GPU each output d is within ATTENTION_MMA_TOL of the CPU's c,
+ *   |d - c| <= ATTENTION_MMA_TOL * (|c| + rms(c over the tensor)),
+ * (a bf16 output can round the other way: one bf16 step is 2^-8 of it,
+ * and the backward's sums carry such steps of their terms), and equal run
+ * to run; on ci/cuda-emu.sh's stand-in, whose mma is an fmaf chain, equal
+ * to the CPU bit for bit. The backward takes D[b, h, t] = dot(dy_t, y_t)
+ * (attention_backward_cuda computes it in its scratch). Shapes are checked
+ * by the callers above; these check only the head width and flags. */
+enum { ATTENTION_MMA_HD_MAX = 64 };
+#define ATTENTION_MMA_TOL (1.0 / 128)
+int attention_mma_supported(int head_dim, int flags);
+int attention_mma_forward_cuda(float *y, float *lse, const float *q, const float *k, const float *v,
+                               int B, int T, int heads, int kv_heads, int head_dim, int flags,
+                               cudaStream_t stream, pg_error *err);
+int attention_mma_backward_cuda(float *dq, float *dk, float *dv, const float *dy, const float *D,
+                                const float *lse, const float *q, const float *k, const float *v,
+                                int B, int T, int heads, int kv_heads, int head_dim, int flags,
+                                cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

@@ -14,7 +14,10 @@
  * KERNEL_PARTIAL (matmul only): the product is a partial sum of a bigger
  * one (kernels/matmul_split.h): its result is float32 and unrounded
  * whatever the operands (bf16 under KERNEL_BF16), rounded only where the
- * partials' sum is stored. */
+ * partials' sum is stored.
+ * KERNEL_CUDA_CORES (GPU attention only): run the CUDA-core kernels, the
+ * CPU's bitwise twins, even where the tensor-core ones apply
+ * (attention_mma_supported): to compare the two on a GPU. */
 #ifndef PGOLF_KERNEL_FLAGS_H
 #define PGOLF_KERNEL_FLAGS_H
 
@@ -27,7 +30,8 @@ enum {
   KERNEL_BF16 = 2,
   KERNEL_OUT_FP32 = 4,
   KERNEL_TREE = 8,
-  KERNEL_PARTIAL = 16
+  KERNEL_PARTIAL = 16,
+  KERNEL_CUDA_CORES = 32
 };
 
 /* x rounded to bf16 when the flags ask for it. */

@@ -1,16 +1,24 @@
-/* The CUDA attention (kernels/attention.cu) against the CPU's definition,
- * attention_forward_simple and attention_backward_simple, bit for bit:
+/* The CUDA attention (kernels/attention.cu, attention_mma.cu) against the
+ * CPU's definition, attention_forward_simple and attention_backward_simple:
  * y, lse, dq, dk, dv in fp32 and bf16 modes (bf16 inputs in bf16 mode),
- * on shapes that end mid-tile (T = 37, 70), with grouped KV heads (4 over
- * 2, 2 over 1) and every head width class (16, 64, 128); each launch
- * twice, the second result equal to the first. The CPU's blocked kernels
- * equal the simple ones (tests/test_kernels_attention.c), so the GPU
- * equals what the CPU trainer computes.
+ * on shapes that end mid-tile (T = 37, 65, 70, 130), with grouped KV heads
+ * (4 over 2, 2 over 1, 4 over 1) and every head width class (16, 32, 48,
+ * 64, 128); each launch twice, the second result equal to the first bit
+ * for bit.
+ * The CUDA-core kernels (fp32, head_dim 128, KERNEL_CUDA_CORES) equal the
+ * CPU bit for bit. The tensor-core kernels (bf16, head_dim up to 64) do on
+ * the stand-in, whose mma is the CPU's fmaf chain; on a GPU they are held
+ * to ATTENTION_MMA_TOL (attention.h) and to equality run to run. The
+ * CPU's blocked kernels equal the simple ones (tests/
+ * test_kernels_attention.c), so the GPU computes what the CPU trainer
+ * does.
  *
  * Needs a GPU: without one these skip and say why (ci/gpu-check.sh runs
  * them on a GPU machine and fails on any skip there; ci/cuda-emu.sh runs
  * them on its CPU stand-in). The shape refusals need no GPU. */
 #include "tests/test_util.h"
+
+#include <math.h>
 
 #include "kernels/attention.h"
 #include "kernels/bf16.h"
@@ -23,7 +31,8 @@ typedef struct shape {
   int B, T, heads, kv_heads, hd;
 } shape;
 
-static const shape SHAPES[] = {{2, 37, 4, 2, 16}, {1, 70, 2, 1, 64}, {1, 20, 2, 2, 128}};
+static const shape SHAPES[] = {{2, 37, 4, 2, 16}, {1, 70, 2, 1, 64}, {1, 20, 2, 2, 128},
+                               {1, 130, 4, 1, 32}, {2, 65, 2, 2, 48}};
 
 static float *filled(kc_rng *rng, size_t n, double scale, int flags) {
   float *x = malloc(n * sizeof *x);
@@ -39,10 +48,33 @@ static float *zeros(size_t n) {
   return x;
 }
 
+/* got against the CPU's want: bit for bit when exact, else within
+ * ATTENTION_MMA_TOL * (|want| + the tensor's rms). */
+static void expect_result(const float *got, const float *want, size_t n, int exact,
+                          const char *what) {
+  if (exact) {
+    assert_same_bits(got, want, n, what);
+    return;
+  }
+  double ss = 0.0;
+  for (size_t i = 0; i < n; i++) ss += (double)want[i] * want[i];
+  const double rms = n ? sqrt(ss / (double)n) : 0.0;
+  for (size_t i = 0; i < n; i++) {
+    const double tol = ATTENTION_MMA_TOL * (fabs(want[i]) + rms);
+    if (!(fabs((double)got[i] - want[i]) <= tol))
+      fail_msg("%s: element %zu: gpu %.9g, cpu %.9g, beyond %.3g", what, i, (double)got[i],
+               (double)want[i], tol);
+  }
+}
+
+enum { Y, LSE, DQ, DK, DV, N_OUT };
+
 static void one_shape(const shape *s, int flags) {
   const size_t nq = (size_t)s->B * s->T * s->heads * s->hd;
   const size_t nk = (size_t)s->B * s->T * s->kv_heads * s->hd;
   const size_t nr = (size_t)s->B * s->heads * s->T;
+  /* The CUDA-core kernels and the stand-in give the CPU's bits. */
+  const int exact = on_stand_in() || !attention_mma_supported(s->hd, flags);
   kc_rng rng = {(uint64_t)(977 + s->T + 31 * s->hd + flags)};
   /* Scores of a few units: the softmax is neither uniform nor one-hot. */
   float *q = filled(&rng, nq, 1.5, flags), *k = filled(&rng, nk, 1.5, flags);
@@ -55,36 +87,44 @@ static void one_shape(const shape *s, int flags) {
   float *d_dy = to_device(dy, nq), *d_y = to_device(y, nq), *d_lse = to_device(lse, nr);
   float *d_out = to_device(y, nq), *d_lse_out = to_device(lse, nr), *d_scratch = to_device(lse, nr);
   float *d_dq = to_device(dq, nq), *d_dk = to_device(dk, nk), *d_dv = to_device(dv, nk);
+  const float *want[N_OUT] = {y, lse, dq, dk, dv};
+  float *dev[N_OUT] = {d_out, d_lse_out, d_dq, d_dk, d_dv};
+  const size_t len[N_OUT] = {nq, nr, nq, nk, nk};
+  static const char *const name[N_OUT] = {"y", "lse", "dq", "dk", "dv"};
+  float *got[2][N_OUT];
   pg_error err;
-  char what[96];
+  char what[128];
   for (int rep = 0; rep < 2; rep++) {
-    CK(cudaMemset(d_out, 0xff, nq * sizeof *d_out)); /* NaNs: every element must be written */
-    CK(cudaMemset(d_lse_out, 0xff, nr * sizeof *d_lse_out));
+    /* NaNs: every element must be written. */
+    for (int o = 0; o < N_OUT; o++) CK(cudaMemset(dev[o], 0xff, len[o] * sizeof(float)));
     assert_int_equal(attention_forward_cuda(d_out, d_lse_out, d_q, d_k, d_v, s->B, s->T, s->heads,
                                             s->kv_heads, s->hd, flags, 0, &err),
                      0);
-    snprintf(what, sizeof what, "attention y T=%d hd=%d flags=%d rep %d", s->T, s->hd, flags, rep);
-    expect_device(d_out, y, nq, what);
-    snprintf(what, sizeof what, "attention lse T=%d hd=%d flags=%d rep %d", s->T, s->hd, flags, rep);
-    expect_device(d_lse_out, lse, nr, what);
     /* The backward from the CPU's y and lse: the comparison is of the
      * backward alone. */
-    CK(cudaMemset(d_dq, 0xff, nq * sizeof *d_dq));
-    CK(cudaMemset(d_dk, 0xff, nk * sizeof *d_dk));
-    CK(cudaMemset(d_dv, 0xff, nk * sizeof *d_dv));
     assert_int_equal(attention_backward_cuda(d_dq, d_dk, d_dv, d_dy, d_y, d_lse, d_q, d_k, d_v,
                                              d_scratch, s->B, s->T, s->heads, s->kv_heads, s->hd,
                                              flags, 0, &err),
                      0);
-    snprintf(what, sizeof what, "attention dq T=%d hd=%d flags=%d rep %d", s->T, s->hd, flags, rep);
-    expect_device(d_dq, dq, nq, what);
-    snprintf(what, sizeof what, "attention dk T=%d hd=%d flags=%d rep %d", s->T, s->hd, flags, rep);
-    expect_device(d_dk, dk, nk, what);
-    snprintf(what, sizeof what, "attention dv T=%d hd=%d flags=%d rep %d", s->T, s->hd, flags, rep);
-    expect_device(d_dv, dv, nk, what);
+    CK(cudaDeviceSynchronize());
+    for (int o = 0; o < N_OUT; o++) {
+      got[rep][o] = malloc(len[o] * sizeof(float));
+      assert_non_null(got[rep][o]);
+      from_device(got[rep][o], dev[o], len[o]);
+      snprintf(what, sizeof what, "attention %s T=%d hd=%d flags=%d rep %d%s", name[o], s->T,
+               s->hd, flags, rep, exact ? "" : " (tensor cores)");
+      expect_result(got[rep][o], want[o], len[o], exact, what);
+      if (rep == 1) { /* run to run: bit for bit, whichever kernels */
+        snprintf(what, sizeof what, "attention %s T=%d hd=%d flags=%d: second run against first",
+                 name[o], s->T, s->hd, flags);
+        assert_same_bits(got[1][o], got[0][o], len[o], what);
+      }
+    }
   }
-  float *dev[] = {d_q, d_k, d_v, d_dy, d_y, d_lse, d_out, d_lse_out, d_scratch, d_dq, d_dk, d_dv};
-  for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) CK(cudaFree(dev[i]));
+  for (int rep = 0; rep < 2; rep++)
+    for (int o = 0; o < N_OUT; o++) free(got[rep][o]);
+  float *devs[] = {d_q, d_k, d_v, d_dy, d_y, d_lse, d_out, d_lse_out, d_scratch, d_dq, d_dk, d_dv};
+  for (size_t i = 0; i < sizeof devs / sizeof *devs; i++) CK(cudaFree(devs[i]));
   float *host[] = {q, k, v, dy, y, lse, dq, dk, dv};
   for (size_t i = 0; i < sizeof host / sizeof *host; i++) free(host[i]);
 }
@@ -95,10 +135,40 @@ static void test_attention_fp32(void **state) {
   for (size_t i = 0; i < sizeof SHAPES / sizeof *SHAPES; i++) one_shape(&SHAPES[i], 0);
 }
 
+/* bf16: the tensor cores where they apply (head_dim up to 64). */
 static void test_attention_bf16(void **state) {
   (void)state;
   NEED_GPU();
   for (size_t i = 0; i < sizeof SHAPES / sizeof *SHAPES; i++) one_shape(&SHAPES[i], KERNEL_BF16);
+}
+
+/* bf16 on the CUDA cores (KERNEL_CUDA_CORES): the CPU's bits everywhere. */
+static void test_attention_bf16_cuda_cores(void **state) {
+  (void)state;
+  NEED_GPU();
+  for (size_t i = 0; i < sizeof SHAPES / sizeof *SHAPES; i++)
+    one_shape(&SHAPES[i], KERNEL_BF16 | KERNEL_CUDA_CORES);
+}
+
+/* Which kernels run: the tensor cores only for bf16 heads of 16..64 in
+ * steps of 16, and the direct entry points refuse anything else. */
+static void test_attention_mma_choice(void **state) {
+  (void)state;
+  for (int hd = 16; hd <= 128; hd += 16) {
+    assert_int_equal(attention_mma_supported(hd, KERNEL_BF16), hd <= 64);
+    assert_int_equal(attention_mma_supported(hd, 0), 0);
+    assert_int_equal(attention_mma_supported(hd, KERNEL_BF16 | KERNEL_CUDA_CORES), 0);
+  }
+  assert_int_equal(attention_mma_supported(24, KERNEL_BF16), 0);
+  pg_error err;
+  assert_int_equal(attention_mma_forward_cuda(NULL, NULL, NULL, NULL, NULL, 1, 8, 2, 1, 128,
+                                              KERNEL_BF16, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "got head_dim 128"));
+  assert_int_equal(attention_mma_backward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                               1, 8, 2, 1, 64, 0, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "flags 0"));
 }
 
 /* Shapes the launchers refuse before touching the device. No GPU needed. */
@@ -137,6 +207,8 @@ static void no_cuda(void **state) {
 }
 #define test_attention_fp32 no_cuda
 #define test_attention_bf16 no_cuda
+#define test_attention_bf16_cuda_cores no_cuda
+#define test_attention_mma_choice no_cuda
 #define test_attention_bad_shapes no_cuda
 
 #endif
@@ -145,7 +217,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_attention_bad_shapes),
       cmocka_unit_test(test_attention_fp32),
+      cmocka_unit_test(test_attention_mma_choice),
       cmocka_unit_test(test_attention_bf16),
+      cmocka_unit_test(test_attention_bf16_cuda_cores),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

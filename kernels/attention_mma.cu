@@ -1,0 +1,542 @@
+/* Causal grouped-query attention on the tensor cores, for the official
+ * mixed precision (KERNEL_BF16; contract in attention.h).
+ *
+ * Why: every product of the mixed-precision attention has two bf16
+ * factors (q, k, v, dy are bf16 tensors; the probabilities and ds are
+ * rounded to bf16 before their products, attention.h), which is what an
+ * mma.sync m16n8k16 bf16 instruction multiplies, with float32
+ * accumulation. The CUDA-core kernels (attention.cu) spend 1,280 float32
+ * flops per causal pair and cannot reach the official step time at any
+ * efficiency (docs/GPU-RUNS.md); these put the five products of a pair
+ * (the scores twice, dy.v, and the three output sums) on the tensor
+ * cores and keep on the CUDA cores only what is per element: the
+ * exponentials, the roundings and the sum of exponentials.
+ *
+ * Same sums, same order, other adder: the kernels take every sum in the
+ * CPU's order (attention_forward_simple, attention_backward_simple): a
+ * dot product over d ascending, y and dq over keys ascending, dk and dv
+ * over (head, query) ascending, each a chain of mma instructions 16
+ * terms at a time with the running sum as the accumulator; the softmax
+ * is not online (the row maxima come first, as in attention.cu). What a
+ * tensor core does inside one instruction (16 exact products and the
+ * accumulator added at a wider precision, one rounding) is not an fmaf
+ * chain, so on a GPU the results are close to the CPU's, not equal
+ * (tests/test_cuda_attention.c's tolerance), and equal run to run: the
+ * instruction sequence and every tree are fixed by the shape. On
+ * ci/cuda-emu.sh's stand-in an mma is an fmaf chain, k ascending
+ * (ci/cuda_emu/emu.h), so there the kernels must equal the CPU bit for bit,
+ * which checks every index, fragment and mask. Masked terms (a key after
+ * its query, rows past T) enter the chains as exact zeros.
+ *
+ * The sum of exponentials l_t is float32, j ascending, as the CPU's:
+ * each warp writes its tile of exponentials to shared memory and 16 of
+ * its lanes add a row each. No float is added atomically.
+ *
+ * Tiles: a block is four warps; a warp owns 16 rows (an mma's M) of the
+ * block's 64 (queries for the forward and dq, keys for dk and dv) and
+ * walks the other side in tiles of 32 rows staged in shared memory as
+ * bf16, row-major where the tile is a B operand indexed (n, k) and
+ * transposed where it is indexed (k, n), each row padded by 8 bf16s so
+ * that the 8 rows a fragment load touches start in different banks.
+ * head_dim is a template argument (16, 32, 48 or 64: the fragments and
+ * accumulators stay in registers); wider heads run on the CUDA cores. */
+#include "kernels/attention.h"
+#include "kernels/bf16.h"
+#include "kernels/cuda_common.h"
+#include "kernels/det_math_hd.h"
+#include "kernels/flags.h"
+
+#include <math.h>
+#include <stdint.h>
+
+enum {
+  AM_WARPS = 4,
+  AM_THREADS = 32 * AM_WARPS,
+  AM_WR = 16,               /* rows per warp: an mma's M */
+  AM_BR = AM_WR * AM_WARPS, /* rows per block */
+  AM_BC = 32,               /* rows of the other side per staged tile */
+  AM_PAD = 8,               /* bf16s of padding per staged row */
+  AM_NT = AM_BC / 8,        /* n-tiles of 8 across a staged tile */
+};
+
+/* ---- kernels ---- */
+
+/* d += a b for one m16n8k16 tile (fragments in the PTX ISA's layout). */
+__device__ static __forceinline__ void am_mma(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+#ifdef PGOLF_CUDA_EMU
+  emu_mma_bf16_m16n8k16(d, a, b);
+#else
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+/* Two values as packed bf16s, the first in the low half (exact for the
+ * bf16 values KERNEL_BF16 promises; rounded to nearest even otherwise). */
+__device__ static __forceinline__ uint32_t am_pack(float lo, float hi) {
+  return (uint32_t)bf16_from_float(lo) | (uint32_t)bf16_from_float(hi) << 16;
+}
+
+/* The 32 bits at bf16 element i of a staged tile (i even). */
+__device__ static __forceinline__ uint32_t am_word(const uint16_t *tile, int i) {
+  return *(const uint32_t *)(tile + i);
+}
+
+/* Rows [r0, r0 + R) of x (row stride width floats, HD columns from col)
+ * into shared memory as bf16: row-major into rm (stride HD + AM_PAD) and
+ * transposed into tm (tm[d][r], stride R + AM_PAD), either may be null.
+ * Rows at or past n are zeros. x is read a float4 at a time (16-byte
+ * aligned: the launchers check). */
+template <int HD>
+__device__ static void am_stage(uint16_t *rm, uint16_t *tm, const float *x, size_t width,
+                                size_t col, int r0, int R, int n) {
+  constexpr int H4 = HD / 4;
+  for (int i = threadIdx.x; i < R * H4; i += AM_THREADS) {
+    const int r = i / H4, d = i % H4 * 4;
+    float4 v = float4{0.0f, 0.0f, 0.0f, 0.0f};
+    if (r0 + r < n) v = *(const float4 *)(x + (size_t)(r0 + r) * width + col + d);
+    if (rm) {
+      uint32_t *w = (uint32_t *)(rm + r * (HD + AM_PAD) + d);
+      w[0] = am_pack(v.x, v.y);
+      w[1] = am_pack(v.z, v.w);
+    }
+    if (tm) {
+      const int s = R + AM_PAD;
+      tm[(d + 0) * s + r] = bf16_from_float(v.x);
+      tm[(d + 1) * s + r] = bf16_from_float(v.y);
+      tm[(d + 2) * s + r] = bf16_from_float(v.z);
+      tm[(d + 3) * s + r] = bf16_from_float(v.w);
+    }
+  }
+}
+
+/* The A fragment of rows [r0, r0 + 16), columns [16 kc, 16 kc + 16) of a
+ * row-major tile of row stride s. */
+__device__ static __forceinline__ void am_load_a(uint32_t a[4], const uint16_t *tile, int s, int r0,
+                                                 int kc) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const uint16_t *p = tile + (r0 + g) * s + kc * 16 + 2 * t;
+  a[0] = am_word(p, 0);
+  a[1] = am_word(p, 8 * s);
+  a[2] = am_word(p, 8);
+  a[3] = am_word(p, 8 * s + 8);
+}
+
+/* The B fragment B(k, n) = tile[n0 + n][16 kc + k] of a tile of row
+ * stride s (the product with a matrix stored by rows of n). */
+__device__ static __forceinline__ void am_load_b(uint32_t b[2], const uint16_t *tile, int s, int n0,
+                                                 int kc) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const uint16_t *p = tile + (n0 + g) * s + kc * 16 + 2 * t;
+  b[0] = am_word(p, 0);
+  b[1] = am_word(p, 8);
+}
+
+/* The A fragment of a 16 x 16 slice held as two n-tiles of accumulators
+ * (x[2 kc], x[2 kc + 1]): an accumulator's layout is the A operand's. */
+__device__ static __forceinline__ void am_acc_to_a(uint32_t a[4], const float (*x)[4], int kc) {
+  a[0] = am_pack(x[2 * kc][0], x[2 * kc][1]);
+  a[1] = am_pack(x[2 * kc][2], x[2 * kc][3]);
+  a[2] = am_pack(x[2 * kc + 1][0], x[2 * kc + 1][1]);
+  a[3] = am_pack(x[2 * kc + 1][2], x[2 * kc + 1][3]);
+}
+
+/* s[n] = the 16 x 32 products of the warp's A fragments (KC of them) with
+ * the rows of a staged row-major tile: a dot product over d ascending. */
+template <int HD>
+__device__ static __forceinline__ void am_scores(float (*s)[4], const uint32_t (*a)[4],
+                                                 const uint16_t *tile) {
+  #pragma unroll
+  for (int n = 0; n < AM_NT; n++) {
+    s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+    #pragma unroll
+    for (int kc = 0; kc < HD / 16; kc++) {
+      uint32_t b[2];
+      am_load_b(b, tile, HD + AM_PAD, n * 8, kc);
+      am_mma(s[n], a[kc], b);
+    }
+  }
+}
+
+/* acc[o] += x (16 x 32, accumulator layout, rounded to bf16 by the
+ * packing) times the staged transposed tile tm (tm[d][j]). */
+template <int HD>
+__device__ static __forceinline__ void am_accumulate(float (*acc)[4], const float (*x)[4],
+                                                     const uint16_t *tm) {
+  #pragma unroll
+  for (int kc = 0; kc < AM_BC / 16; kc++) {
+    uint32_t a[4];
+    am_acc_to_a(a, x, kc);
+    #pragma unroll
+    for (int o = 0; o < HD / 8; o++) {
+      uint32_t b[2];
+      am_load_b(b, tm, AM_BC + AM_PAD, o * 8, kc);
+      am_mma(acc[o], a, b);
+    }
+  }
+}
+
+/* Where element i of n-tile n of a lane's accumulators lies: row (of the
+ * warp's 16) and column. */
+__device__ static __forceinline__ int am_row(int i) { return threadIdx.x % 32 / 4 + 8 * (i / 2); }
+__device__ static __forceinline__ int am_col(int n, int i) {
+  return n * 8 + threadIdx.x % 4 * 2 + i % 2;
+}
+
+__device__ static __forceinline__ int am_min(int a, int b) { return a < b ? a : b; }
+
+/* The largest of four maxima (NaN never enters: x > NaN is false, as in
+ * the CPU's running maximum). */
+__device__ static __forceinline__ float am_max4(const float *m) {
+  float mm = -INFINITY;
+  for (int i = 0; i < 4; i++)
+    if (m[i] > mm) mm = m[i];
+  return mm;
+}
+
+/* Forward of query rows [t0, t0 + 64) of head h of sequence b. */
+template <int HD>
+__global__ void __launch_bounds__(AM_THREADS)
+    attention_mma_forward_kernel(float *y, float *lse, const float *q, const float *k,
+                                 const float *v, int T, int heads, int kv_heads, float scale,
+                                 int flags) {
+  constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
+  __shared__ __align__(16) uint16_t qs[AM_BR * SQ];
+  __shared__ __align__(16) uint16_t ks[AM_BC * SQ];
+  __shared__ __align__(16) uint16_t vt[HD * (AM_BC + AM_PAD)];
+  __shared__ float es[AM_BR][AM_BC + 1], mx[AM_BR][4], lrow[AM_BR];
+  const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * AM_BR;
+  const int kvh = h / (heads / kv_heads), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const size_t qw = (size_t)heads * HD, kw = (size_t)kv_heads * HD;
+  const float *kb = k + (size_t)b * T * kw, *vb = v + (size_t)b * T * kw;
+  const int w0 = warp * AM_WR, first = t0 + w0;        /* the warp's first query row */
+  const int wlast = am_min(first + AM_WR, T) - 1;         /* and its last */
+  const int last = am_min(t0 + AM_BR, T) - 1;             /* the block's last */
+  am_stage<HD>(qs, nullptr, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  __syncthreads();
+  uint32_t qa[KC][4];
+  #pragma unroll
+  for (int kc = 0; kc < KC; kc++) am_load_a(qa[kc], qs, SQ, w0, kc);
+
+  /* Pass 1: each lane's maxima of its two rows, then each row's over the
+   * four lanes that hold it (a maximum is exact in any order). */
+  float m[2] = {-INFINITY, -INFINITY};
+  for (int j0 = 0; j0 <= last; j0 += AM_BC) {
+    __syncthreads();
+    am_stage<HD>(ks, nullptr, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    __syncthreads();
+    if (first >= T || j0 > wlast) continue; /* the whole warp: no key it sees */
+    float s[AM_NT][4];
+    am_scores<HD>(s, qa, ks);
+    #pragma unroll
+    for (int n = 0; n < AM_NT; n++)
+      #pragma unroll
+      for (int i = 0; i < 4; i++) {
+        const int t = first + am_row(i), j = j0 + am_col(n, i);
+        const float x = s[n][i] * scale;
+        if (t < T && j <= t && x > m[i / 2]) m[i / 2] = x;
+      }
+  }
+  mx[w0 + am_row(0)][lane % 4] = m[0];
+  mx[w0 + am_row(2)][lane % 4] = m[1];
+  __syncwarp();
+  const float mrow[2] = {am_max4(mx[w0 + am_row(0)]), am_max4(mx[w0 + am_row(2)])};
+
+  /* Pass 2: e_tj = exp(s_tj - m_t), y_t += bf16(e_tj) v_j on the tensor
+   * cores, and l_t = sum_j e_tj by lane t of the warp (rows 0..15). */
+  float acc[ON][4];
+  #pragma unroll
+  for (int o = 0; o < ON; o++) acc[o][0] = acc[o][1] = acc[o][2] = acc[o][3] = 0.0f;
+  float l = 0.0f;
+  for (int j0 = 0; j0 <= last; j0 += AM_BC) {
+    __syncthreads();
+    am_stage<HD>(ks, nullptr, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    am_stage<HD>(nullptr, vt, vb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    __syncthreads();
+    if (first >= T || j0 > wlast) continue;
+    float s[AM_NT][4];
+    am_scores<HD>(s, qa, ks);
+    #pragma unroll
+    for (int n = 0; n < AM_NT; n++)
+      #pragma unroll
+      for (int i = 0; i < 4; i++) {
+        const int t = first + am_row(i), j = j0 + am_col(n, i);
+        float e = 0.0f;
+        if (t < T && j <= t) e = det_expf_hd(s[n][i] * scale - mrow[i / 2]);
+        es[w0 + am_row(i)][am_col(n, i)] = e;
+        s[n][i] = e;
+      }
+    am_accumulate<HD>(acc, s, vt);
+    __syncwarp();
+    if (lane < AM_WR) {
+      const int t = first + lane;
+      for (int i = 0; i < AM_BC && j0 + i <= t && t < T; i++) l += es[w0 + lane][i];
+    }
+  }
+  if (lane < AM_WR) lrow[w0 + lane] = l;
+  __syncwarp();
+  if (first >= T) return;
+  #pragma unroll
+  for (int o = 0; o < ON; o++)
+    #pragma unroll
+    for (int r = 0; r < 2; r++) {
+      const int t = first + am_row(2 * r);
+      if (t >= T) continue;
+      const float lt = lrow[w0 + am_row(2 * r)];
+      float *out = y + ((size_t)b * T + t) * qw + (size_t)h * HD + am_col(o, 0);
+      out[0] = kernel_round(acc[o][2 * r] / lt, flags);
+      out[1] = kernel_round(acc[o][2 * r + 1] / lt, flags);
+    }
+  if (lane < AM_WR && first + lane < T)
+    lse[((size_t)b * heads + h) * T + first + lane] =
+        am_max4(mx[w0 + lane]) + det_logf_hd(l);
+}
+
+/* dq of query rows [t0, t0 + 64) of head h of sequence b:
+ * dq_t = scale * sum_{j <= t} ds_tj k_j, j ascending, with
+ * ds_tj = bf16(p_tj (dy_t . v_j - D_t)), p_tj = exp(q_t . k_j scale - lse_t). */
+template <int HD>
+__global__ void __launch_bounds__(AM_THREADS)
+    attention_mma_dq_kernel(float *dq, const float *dy, const float *D, const float *lse,
+                            const float *q, const float *k, const float *v, int T, int heads,
+                            int kv_heads, float scale, int flags) {
+  constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
+  __shared__ __align__(16) uint16_t rows[AM_BR * SQ]; /* q, then dy */
+  __shared__ __align__(16) uint16_t ks[AM_BC * SQ];
+  __shared__ __align__(16) uint16_t vs[AM_BC * SQ];
+  __shared__ __align__(16) uint16_t kt[HD * (AM_BC + AM_PAD)];
+  const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * AM_BR;
+  const int kvh = h / (heads / kv_heads), warp = threadIdx.x / 32;
+  const size_t qw = (size_t)heads * HD, kw = (size_t)kv_heads * HD;
+  const float *kb = k + (size_t)b * T * kw, *vb = v + (size_t)b * T * kw;
+  const size_t row0 = ((size_t)b * heads + h) * T;
+  const int w0 = warp * AM_WR, first = t0 + w0;
+  const int wlast = am_min(first + AM_WR, T) - 1, last = am_min(t0 + AM_BR, T) - 1;
+  uint32_t qa[KC][4], ga[KC][4];
+  am_stage<HD>(rows, nullptr, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  __syncthreads();
+  #pragma unroll
+  for (int kc = 0; kc < KC; kc++) am_load_a(qa[kc], rows, SQ, w0, kc);
+  __syncthreads();
+  am_stage<HD>(rows, nullptr, dy + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  __syncthreads();
+  #pragma unroll
+  for (int kc = 0; kc < KC; kc++) am_load_a(ga[kc], rows, SQ, w0, kc);
+  float lt[2], Dt[2];
+  #pragma unroll
+  for (int r = 0; r < 2; r++) {
+    const int t = first + am_row(2 * r);
+    lt[r] = t < T ? lse[row0 + t] : 0.0f;
+    Dt[r] = t < T ? D[row0 + t] : 0.0f;
+  }
+  float acc[ON][4];
+  #pragma unroll
+  for (int o = 0; o < ON; o++) acc[o][0] = acc[o][1] = acc[o][2] = acc[o][3] = 0.0f;
+  for (int j0 = 0; j0 <= last; j0 += AM_BC) {
+    __syncthreads();
+    am_stage<HD>(ks, kt, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    am_stage<HD>(vs, nullptr, vb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    __syncthreads();
+    if (first >= T || j0 > wlast) continue;
+    float s[AM_NT][4], dp[AM_NT][4];
+    am_scores<HD>(s, qa, ks);
+    am_scores<HD>(dp, ga, vs);
+    #pragma unroll
+    for (int n = 0; n < AM_NT; n++)
+      #pragma unroll
+      for (int i = 0; i < 4; i++) {
+        const int t = first + am_row(i), j = j0 + am_col(n, i);
+        float ds = 0.0f;
+        if (t < T && j <= t) {
+          const float p = det_expf_hd(s[n][i] * scale - lt[i / 2]);
+          ds = kernel_round(p * (dp[n][i] - Dt[i / 2]), flags);
+        }
+        s[n][i] = ds;
+      }
+    am_accumulate<HD>(acc, s, kt);
+  }
+  if (first >= T) return;
+  #pragma unroll
+  for (int o = 0; o < ON; o++)
+    #pragma unroll
+    for (int r = 0; r < 2; r++) {
+      const int t = first + am_row(2 * r);
+      if (t >= T) continue;
+      float *out = dq + ((size_t)b * T + t) * qw + (size_t)h * HD + am_col(o, 0);
+      out[0] = kernel_round(acc[o][2 * r] * scale, flags);
+      out[1] = kernel_round(acc[o][2 * r + 1] * scale, flags);
+    }
+}
+
+/* dk, dv of key rows [j0, j0 + 64) of KV head kvh of sequence b, over the
+ * group's query heads h ascending and their rows t >= j ascending:
+ * dk_j = scale * sum ds_tj q_t, dv_j = sum bf16(p_tj) dy_t. The warp
+ * computes the transposed scores (keys as rows), whose accumulators are
+ * the A operands of both sums. */
+template <int HD>
+__global__ void __launch_bounds__(AM_THREADS)
+    attention_mma_dkv_kernel(float *dk, float *dv, const float *dy, const float *D,
+                             const float *lse, const float *q, const float *k, const float *v,
+                             int T, int heads, int kv_heads, float scale, int flags) {
+  constexpr int SQ = HD + AM_PAD, ST = AM_BC + AM_PAD, KC = HD / 16, ON = HD / 8;
+  __shared__ __align__(16) uint16_t ks[AM_BR * SQ], vs[AM_BR * SQ];
+  __shared__ __align__(16) uint16_t qs[AM_BC * SQ], gs[AM_BC * SQ];
+  __shared__ __align__(16) uint16_t qt[HD * ST], gt[HD * ST];
+  __shared__ float ls[AM_BC], ds_[AM_BC];
+  const int b = blockIdx.z, kvh = blockIdx.y, j0 = blockIdx.x * AM_BR;
+  const int group = heads / kv_heads, warp = threadIdx.x / 32;
+  const size_t qw = (size_t)heads * HD, kw = (size_t)kv_heads * HD;
+  const int w0 = warp * AM_WR, first = j0 + w0; /* the warp's first key */
+  /* k and v stay staged: their fragments are loaded where used (held in
+   * registers all along, the 64-wide kernel spilled). */
+  am_stage<HD>(ks, nullptr, k + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
+  am_stage<HD>(vs, nullptr, v + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
+  float ak[ON][4], av[ON][4];
+  #pragma unroll
+  for (int o = 0; o < ON; o++)
+    #pragma unroll
+    for (int i = 0; i < 4; i++) ak[o][i] = av[o][i] = 0.0f;
+  for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+    const size_t row0 = ((size_t)b * heads + h) * T;
+    const float *qb = q + (size_t)b * T * qw, *gb = dy + (size_t)b * T * qw;
+    for (int t0 = j0 / AM_BC * AM_BC; t0 < T; t0 += AM_BC) {
+      __syncthreads();
+      am_stage<HD>(qs, qt, qb, qw, (size_t)h * HD, t0, AM_BC, T);
+      am_stage<HD>(gs, gt, gb, qw, (size_t)h * HD, t0, AM_BC, T);
+      if ((int)threadIdx.x < AM_BC) {
+        const int t = t0 + threadIdx.x;
+        ls[threadIdx.x] = t < T ? lse[row0 + t] : 0.0f;
+        ds_[threadIdx.x] = t < T ? D[row0 + t] : 0.0f;
+      }
+      __syncthreads();
+      if (first >= T || t0 + AM_BC <= first) continue; /* every query before the warp's keys */
+      float p[AM_NT][4], ds[AM_NT][4];
+      uint32_t a[KC][4];
+      #pragma unroll
+      for (int kc = 0; kc < KC; kc++) am_load_a(a[kc], ks, SQ, w0, kc);
+      am_scores<HD>(p, a, qs);
+      #pragma unroll
+      for (int kc = 0; kc < KC; kc++) am_load_a(a[kc], vs, SQ, w0, kc);
+      am_scores<HD>(ds, a, gs);
+      #pragma unroll
+      for (int n = 0; n < AM_NT; n++)
+        #pragma unroll
+        for (int i = 0; i < 4; i++) {
+          const int j = first + am_row(i), c = am_col(n, i), t = t0 + c;
+          float pj = 0.0f, dj = 0.0f;
+          if (j < T && t < T && t >= j) {
+            pj = det_expf_hd(p[n][i] * scale - ls[c]);
+            dj = kernel_round(pj * (ds[n][i] - ds_[c]), flags);
+            pj = kernel_round(pj, flags);
+          }
+          p[n][i] = pj;
+          ds[n][i] = dj;
+        }
+      am_accumulate<HD>(ak, ds, qt);
+      am_accumulate<HD>(av, p, gt);
+    }
+  }
+  if (first >= T) return;
+  #pragma unroll
+  for (int o = 0; o < ON; o++)
+    #pragma unroll
+    for (int r = 0; r < 2; r++) {
+      const int j = first + am_row(2 * r);
+      if (j >= T) continue;
+      const size_t off = ((size_t)b * T + j) * kw + (size_t)kvh * HD + am_col(o, 0);
+      dk[off] = kernel_round(ak[o][2 * r] * scale, flags);
+      dk[off + 1] = kernel_round(ak[o][2 * r + 1] * scale, flags);
+      dv[off] = kernel_round(av[o][2 * r], flags);
+      dv[off + 1] = kernel_round(av[o][2 * r + 1], flags);
+    }
+}
+
+/* ---- launchers ---- */
+
+int attention_mma_supported(int head_dim, int flags) {
+  return (flags & KERNEL_BF16) && !(flags & KERNEL_CUDA_CORES) && head_dim % 16 == 0 &&
+         head_dim >= 16 && head_dim <= ATTENTION_MMA_HD_MAX;
+}
+
+/* One launch of each kernel's instance for head_dim HD. */
+template <int HD>
+static void am_forward(dim3 grid, cudaStream_t stream, float *y, float *lse, const float *q,
+                       const float *k, const float *v, int T, int heads, int kv_heads, float scale,
+                       int flags) {
+  attention_mma_forward_kernel<HD><<<grid, AM_THREADS, 0, stream>>>(y, lse, q, k, v, T, heads,
+                                                                    kv_heads, scale, flags);
+}
+
+template <int HD>
+static void am_dq(dim3 grid, cudaStream_t stream, float *dq, const float *dy, const float *D,
+                  const float *lse, const float *q, const float *k, const float *v, int T,
+                  int heads, int kv_heads, float scale, int flags) {
+  attention_mma_dq_kernel<HD><<<grid, AM_THREADS, 0, stream>>>(dq, dy, D, lse, q, k, v, T, heads,
+                                                               kv_heads, scale, flags);
+}
+
+template <int HD>
+static void am_dkv(dim3 grid, cudaStream_t stream, float *dk, float *dv, const float *dy,
+                   const float *D, const float *lse, const float *q, const float *k,
+                   const float *v, int T, int heads, int kv_heads, float scale, int flags) {
+  attention_mma_dkv_kernel<HD><<<grid, AM_THREADS, 0, stream>>>(dk, dv, dy, D, lse, q, k, v, T,
+                                                                heads, kv_heads, scale, flags);
+}
+
+static int am_refuse(int hd, int flags, pg_error *err) {
+  if (attention_mma_supported(hd, flags)) return 0;
+  return pg_fail(err, "", -1,
+                 "attention: the tensor-core kernels take KERNEL_BF16 and a head_dim of 16, 32, "
+                 "48 or 64 (got head_dim %d, flags %d)",
+                 hd, flags);
+}
+
+extern "C" int attention_mma_forward_cuda(float *y, float *lse, const float *q, const float *k,
+                                          const float *v, int B, int T, int heads, int kv_heads,
+                                          int head_dim, int flags, cudaStream_t stream,
+                                          pg_error *err) {
+  if (am_refuse(head_dim, flags, err)) return -1;
+  dim3 grid((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)heads, (unsigned)B);
+  const float scale = 1.0f / sqrtf((float)head_dim); /* attention.c's */
+  switch (head_dim) {
+#define AM_ARGS y, lse, q, k, v, T, heads, kv_heads, scale, flags
+    case 16: am_forward<16>(grid, stream, AM_ARGS); break;
+    case 32: am_forward<32>(grid, stream, AM_ARGS); break;
+    case 48: am_forward<48>(grid, stream, AM_ARGS); break;
+    default: am_forward<64>(grid, stream, AM_ARGS); break;
+#undef AM_ARGS
+  }
+  return cuda_check_launch(err, "attention_mma_forward_kernel");
+}
+
+extern "C" int attention_mma_backward_cuda(float *dq, float *dk, float *dv, const float *dy,
+                                           const float *D, const float *lse, const float *q,
+                                           const float *k, const float *v, int B, int T,
+                                           int heads, int kv_heads, int head_dim, int flags,
+                                           cudaStream_t stream, pg_error *err) {
+  if (am_refuse(head_dim, flags, err)) return -1;
+  const float scale = 1.0f / sqrtf((float)head_dim);
+  dim3 gq((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)heads, (unsigned)B);
+#define AM_ARGS dq, dy, D, lse, q, k, v, T, heads, kv_heads, scale, flags
+  switch (head_dim) {
+    case 16: am_dq<16>(gq, stream, AM_ARGS); break;
+    case 32: am_dq<32>(gq, stream, AM_ARGS); break;
+    case 48: am_dq<48>(gq, stream, AM_ARGS); break;
+    default: am_dq<64>(gq, stream, AM_ARGS); break;
+  }
+#undef AM_ARGS
+  if (cuda_check_launch(err, "attention_mma_dq_kernel")) return -1;
+  dim3 gk((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)kv_heads, (unsigned)B);
+#define AM_ARGS dk, dv, dy, D, lse, q, k, v, T, heads, kv_heads, scale, flags
+  switch (head_dim) {
+    case 16: am_dkv<16>(gk, stream, AM_ARGS); break;
+    case 32: am_dkv<32>(gk, stream, AM_ARGS); break;
+    case 48: am_dkv<48>(gk, stream, AM_ARGS); break;
+    default: am_dkv<64>(gk, stream, AM_ARGS); break;
+  }
+#undef AM_ARGS
+  return cuda_check_launch(err, "attention_mma_dkv_kernel");
+}
