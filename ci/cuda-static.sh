@@ -10,7 +10,9 @@
 #   - where cuobjdump is found (PATH, the CUDA toolkit, or PyPI's
 #     nvidia-cuda-cuobjdump with nvidia-cuda-nvdisasm), the same on SASS;
 #   - ptxas -v reports no register spills; registers and shared memory of
-#     each kernel are printed.
+#     each kernel are printed;
+#   - a file that writes mma.sync in PTX has tensor-core instructions
+#     (HMMA) in its SASS: the tensor-core path was compiled, not lost.
 # Prints "ok NAME" / "FAIL NAME: why" / "SKIP NAME: why" lines (the e2e
 # format) and exits 1 on any FAIL.
 #   sh ci/cuda-static.sh [FILE.cu...]
@@ -75,6 +77,12 @@ for f in $files; do
       hits=$(grep -E "$FLOAT_ATOMIC_SASS" "$tmp/$name.sass" | head -3)
       if [ -z "$hits" ]; then echo "ok $name: no floating-point atomics in SASS"; else
         say_fail "$name: no floating-point atomics in SASS" "$hits"
+      fi
+      if grep -q 'mma\.sync' "$f"; then
+        n=$(grep -c 'HMMA' "$tmp/$name.sass")
+        if [ "$n" -gt 0 ]; then echo "ok $name: $n tensor-core instructions (HMMA) in SASS"; else
+          say_fail "$name: tensor-core instructions in SASS" "no HMMA in $name's SASS"
+        fi
       fi
     else
       say_fail "$name: SASS readable" "$(head -c 300 "$tmp/$name.sasserr")"

@@ -10,25 +10,45 @@ Exit 1 when the file has no such columns or no launch.
 
 With --attention GROUP,HEAD_DIM,PRECISION (query heads per KV head, the
 head width, mixed or fp32) it also prints each attention kernel's
-float32 throughput on the CUDA cores, counted from every launch's grid
-with the model of docs/GPU-RUNS.md ("What the speed aim needs"): the
-kernels' tiles are 16 rows (kernels/attention.cu), so a launch of grid
-(X, Y, Z) covers sequences of T = 16 X (exact where T is a multiple of
-16, an upper bound otherwise), Z sequences and Y heads (Y x GROUP query
-heads for dkv); it visits Z heads T (T + 1) / 2 causal pairs, and per pair
-takes dots and sums of HEAD_DIM fused multiply-adds (2 HEAD_DIM flops
-each): forward 3 (4 in fp32, whose probabilities wait for the finished
-sum), dq 3, dkv 4. The share is of 67 TFLOP/s, an H100's or H200's
-float32 peak.
+throughput, counted from every launch's grid with the model of
+docs/GPU-RUNS.md ("What the speed aim needs"): a kernel's tiles are R
+rows (16 on the CUDA cores, kernels/attention.cu; 64 on the tensor
+cores, kernels/attention_mma.cu), so a launch of grid (X, Y, Z) covers
+sequences of T = R X (exact where T is a multiple of R, an upper bound
+otherwise), Z sequences and Y heads (Y x GROUP query heads for dkv); it
+visits Z heads T (T + 1) / 2 causal pairs, and per pair takes dots and
+sums of HEAD_DIM multiply-adds (2 HEAD_DIM flops each): forward 3 (4 in
+fp32, whose probabilities wait for the finished sum), dq 3, dkv 4 (the
+tensor-core kernels also multiply the masked half of their diagonal
+tiles; that work is not counted). The share is of the units' peak: 67
+TFLOP/s float32 on the CUDA cores, 989 TFLOP/s dense bf16 on an H100's
+tensor cores (an H200's are the same chip). ncu's names may carry
+template arguments and parameters ("void k<64>(float *, ...)"); a
+kernel is matched by its bare name.
     python3 ci/gpu_profile_table.py RAW.csv [--attention GROUP,HEAD_DIM,PRECISION]
 """
 import csv
 import sys
 
-ATT_TILE = 16
-PEAK_TFLOPS = 67.0
-# dots and sums of HEAD_DIM terms per causal pair: (mixed, fp32)
-ATT_TERMS = {"attention_forward_kernel": (3, 4), "attention_dq_kernel": (3, 3), "attention_dkv_kernel": (4, 4)}
+import re
+
+CUDA_CORES_TFLOPS, TENSOR_TFLOPS = 67.0, 989.0
+# bare name: (tile rows, dots and sums of HEAD_DIM terms per causal pair
+# in mixed and fp32, the unit's peak TFLOP/s, its name)
+ATT_KERNELS = {
+    "attention_forward_kernel": (16, (3, 4), CUDA_CORES_TFLOPS, "CUDA cores"),
+    "attention_dq_kernel": (16, (3, 3), CUDA_CORES_TFLOPS, "CUDA cores"),
+    "attention_dkv_kernel": (16, (4, 4), CUDA_CORES_TFLOPS, "CUDA cores"),
+    "attention_mma_forward_kernel": (64, (3, 3), TENSOR_TFLOPS, "tensor cores"),
+    "attention_mma_dq_kernel": (64, (3, 3), TENSOR_TFLOPS, "tensor cores"),
+    "attention_mma_dkv_kernel": (64, (4, 4), TENSOR_TFLOPS, "tensor cores"),
+}
+
+
+def bare_name(name):
+    """'void k<64>(float *, int)' -> 'k'."""
+    m = re.match(r"\s*(?:void\s+)?([A-Za-z_]\w*)", name)
+    return m.group(1) if m else name
 
 TO_MS = {"ns": 1e-6, "nsecond": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0, "s": 1e3, "second": 1e3}
 
@@ -43,15 +63,16 @@ def parse_attention(arg):
 
 
 def attention_flops(name, grid, att):
-    """The model's float32 flops of one attention launch, or None."""
-    terms = ATT_TERMS.get(name)
+    """The model's flops of one attention launch, or None."""
+    kernel = ATT_KERNELS.get(bare_name(name))
     dims = grid.strip("()").replace(" ", "").split(",")
-    if terms is None or len(dims) != 3 or not all(d.isdigit() for d in dims):
+    if kernel is None or len(dims) != 3 or not all(d.isdigit() for d in dims):
         return None
+    tile, terms = kernel[0], kernel[1]
     group, hd, fp32 = att
     x, y, z = (int(d) for d in dims)
-    t = ATT_TILE * x
-    heads = y * group if name == "attention_dkv_kernel" else y
+    t = tile * x
+    heads = y * group if bare_name(name).endswith("dkv_kernel") else y
     return z * heads * t * (t + 1) // 2 * terms[1 if fp32 else 0] * 2 * hd
 
 
@@ -106,10 +127,12 @@ def main(path, att=None):
         print(f"{name[:60]:<60} {n:>8} {t:>10.2f} {100 * t / total:>7.1f} {1000 * t / n:>9.1f}  {shape}")
     print(f"{'total':<60} {sum(n for n, _ in per.values()):>8} {total:>10.2f} {100.0:>7.1f}")
     if att:
-        print(f"attention on the CUDA cores (float32 flops counted from the grids; peak {PEAK_TFLOPS:g} TFLOP/s):")
+        print("attention (flops counted from the grids, against the peak of the unit it runs on):")
         for name in sorted(flops, key=lambda k: -per[k][1]):
+            _, _, peak, unit = ATT_KERNELS[bare_name(name)]
             tflops = flops[name] / (per[name][1] * 1e-3) / 1e12
-            print(f"  {name:<28} {flops[name] / 1e12:>9.3f} TFLOP {tflops:>8.2f} TFLOP/s {100 * tflops / PEAK_TFLOPS:>6.1f}% of peak")
+            print(f"  {bare_name(name):<28} {flops[name] / 1e12:>9.3f} TFLOP {tflops:>8.2f} TFLOP/s "
+                  f"{100 * tflops / peak:>6.1f}% of {peak:g} ({unit})")
         if not flops:
             print("  no attention launch with a grid")
     return 0

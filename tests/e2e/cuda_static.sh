@@ -2,7 +2,8 @@
 # The static checks of the CUDA kernels (ci/cuda-static.sh) pass on the
 # tree, and are not blind: a planted floating-point atomicAdd is caught in
 # the PTX (and the SASS, where cuobjdump is installed), an integer counter
-# is not, and a kernel that spills registers is caught. Without nvcc every
+# is not, a kernel that spills registers is caught, and so is a file
+# meant for the tensor cores without HMMA in its SASS. Without nvcc every
 # check is a SKIP with that reason.
 . "$(dirname "$0")/lib.sh"
 
@@ -59,6 +60,25 @@ if [ "$rc" -eq 1 ] && grep -q '^FAIL spilly: no register spills: .*spill stores'
   ok "a kernel that spills registers is caught"
 else
   fail "a kernel that spills registers is caught" "exit $rc: $(head -c 400 "$TMP/spilly.out")"
+fi
+# A file that means to use the tensor cores (it writes mma.sync) but whose
+# instruction was compiled out has no HMMA: caught where SASS is read.
+cat >"$TMP/nomma.cu" <<'CU'
+__global__ void nomma(float *d, const unsigned *a) {
+#if 0
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 ...");
+#endif
+  d[threadIdx.x] = (float)a[threadIdx.x];
+}
+CU
+sh ci/cuda-static.sh "$TMP/nomma.cu" >"$TMP/nomma.out" 2>&1
+rc=$?
+if grep -q '^SKIP nomma: SASS check' "$TMP/nomma.out"; then
+  skip "a lost tensor-core path is caught in the SASS" "no cuobjdump here"
+elif [ "$rc" -eq 1 ] && grep -q '^FAIL nomma: tensor-core instructions in SASS: no HMMA' "$TMP/nomma.out"; then
+  ok "a lost tensor-core path is caught in the SASS"
+else
+  fail "a lost tensor-core path is caught in the SASS" "exit $rc: $(head -c 400 "$TMP/nomma.out")"
 fi
 
 # No GPU here: the gpu verb and the GPU tests refuse cleanly, exit 2 / skip.

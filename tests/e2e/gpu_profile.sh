@@ -2,8 +2,8 @@
 # profiled run is the baseline preset's, stopped after 2 steps, with the
 # launch window asked for; the import's launches are summed per kernel,
 # the most time first, in the unit of the units row, with each kernel's
-# commonest grid and block, and the attention kernels' float32 throughput
-# from their grids; without ncu, without
+# commonest grid and block, and the attention kernels' throughput from
+# their grids (CUDA cores and tensor cores); without ncu, without
 # a report, or with a CSV lacking the columns, it fails and says why; a
 # launch count or preset name it cannot use is refused.
 . "$(dirname "$0")/lib.sh"
@@ -30,6 +30,7 @@ cat >"$TMP/raw.csv" <<'CSV'
 "1","7","pgolf","rmsnorm_forward_kernel","(256, 1, 1)","(512, 1, 1)","0.25"
 "2","7","pgolf","attention_dq_kernel","(256, 1, 1)","(64, 8, 64)","39.5"
 "3","7","pgolf","nvjet_sm90_tst_256x128","(384, 1, 1)","(32, 1, 1)","1,019.75"
+"4","7","pgolf","void attention_mma_dkv_kernel<64>(float *, float *, const float *)","(128, 1, 1)","(16, 4, 64)","10"
 CSV
 prof() { (cd "$HERE" && env PROFILE_NCU="$TMP/ncu" PROFILE_OUT="$TMP/p" "$@" sh ci/gpu-profile.sh >"$TMP/out" 2>"$TMP/err"); }
 
@@ -39,7 +40,7 @@ first=$(sed -n 2p "$TMP/out" | awk '{ print $1, $2, $3 }')
 second=$(sed -n 3p "$TMP/out" | awk '{ print $1, $2, $3, $5, $6 }')
 total=$(awk '$1 == "total" { print $2, $3 }' "$TMP/out")
 if [ "$rc" -eq 0 ] && [ "$first" = "nvjet_sm90_tst_256x128 1 1019.75" ] &&
-   [ "$second" = "attention_dq_kernel 2 80.00 40000.0 (64,8,64)x(256,1,1)" ] && [ "$total" = "4 1100.00" ]; then
+   [ "$second" = "attention_dq_kernel 2 80.00 40000.0 (64,8,64)x(256,1,1)" ] && [ "$total" = "5 1110.00" ]; then
   ok gpu-profile-sums-per-kernel-most-first
 else
   fail gpu-profile-sums-per-kernel-most-first "exit $rc: $(cat "$TMP/out" "$TMP/err" | head -c 600)"
@@ -47,11 +48,15 @@ fi
 # The baseline's attention model (docs/GPU-RUNS.md): two dq launches of
 # grid (64, 8, 64) are 2 x 64 x 8 x 524,800 pairs x 3 x 128 flops,
 # 0.206 TFLOP in 80 ms.
+# The tensor-core dkv launch, named as ncu names a template's instance:
+# 64 x 8 x 524,800 pairs (grid (16, 4, 64): T = 64 x 16, 4 KV heads of
+# group 2) x 4 x 128 flops, 0.138 TFLOP in 10 ms, against 989 TFLOP/s.
 att=$(awk '$1 == "attention_dq_kernel" && $3 == "TFLOP" { print $2, $4, $6 }' "$TMP/out")
-if [ "$att" = "0.206 2.58 3.8%" ] && ! grep -q '^  nvjet' "$TMP/out"; then
+mma=$(awk '$1 == "attention_mma_dkv_kernel" && $3 == "TFLOP" { print $2, $4, $6, $8 }' "$TMP/out")
+if [ "$att" = "0.206 2.58 3.8%" ] && [ "$mma" = "0.138 13.76 1.4% 989" ] && ! grep -q '^  nvjet' "$TMP/out"; then
   ok gpu-profile-attention-throughput
 else
-  fail gpu-profile-attention-throughput "got '$att': $(tail -n 3 "$TMP/out")"
+  fail gpu-profile-attention-throughput "got '$att', '$mma': $(tail -n 4 "$TMP/out")"
 fi
 python3 "$HERE/ci/gpu_profile_table.py" "$TMP/raw.csv" --attention 2,64,bf16 >/dev/null 2>"$TMP/err"
 rc=$?
