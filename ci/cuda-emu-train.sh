@@ -71,6 +71,13 @@ JSON
   fi
   grep -q '"device": {' "$out/gpu-$prec/manifest.json" && echo "ok $prec manifest records the device" ||
     { echo "FAIL $prec manifest has no device"; bad=1; }
+  # The tiny preset's heads are 16 wide: mixed runs the tensor-core
+  # attention (the stand-in's mma), fp32 the CUDA cores'.
+  want_att=cuda_cores
+  [ "$prec" = mixed ] && want_att=tensor_cores
+  att=$(jq -r '.. | objects | select(has("attention") and has("cublaslt")) | .attention' "$out/gpu-$prec/manifest.json" | head -n 1)
+  [ "$att" = "$want_att" ] && echo "ok $prec manifest records the attention kernels: $att" ||
+    { echo "FAIL $prec manifest's attention kernels: '$att', not $want_att"; bad=1; }
   # pgolf eval --device cuda on the run's artifact, each mode against the
   # CPU's evaluation with the GPU's trees: the same dump, byte for byte
   # (every position's nll, the probes' distributions, the event chain's

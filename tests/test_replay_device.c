@@ -86,6 +86,27 @@ static void test_gpu_and_library_versions(void **state) {
   json_decref(a), json_decref(b);
 }
 
+/* Tensor-core attention recorded, CUDA-core attention replayed (or an
+ * older record without the field): different bits, said so. */
+static void test_attention_kernels(void **state) {
+  (void)state;
+  json_t *a = device(H100, "0a0b", "0c0d"), *b = device(H100, "0a0b", "0c0d");
+  json_object_set_new(a, "attention", json_string("tensor_cores"));
+  json_object_set_new(b, "attention", json_string("cuda_cores"));
+  finding_list f = {0};
+  assert_int_equal(replay_compare_device(a, b, &f), 1);
+  expect(&f, 1, "attention kernels: recorded tensor_cores, replay cuda_cores");
+  findings_free(&f);
+  json_object_del(b, "attention");
+  assert_int_equal(replay_compare_device(a, b, &f), 1);
+  expect(&f, 1, "attention kernels: recorded tensor_cores, replay (none)");
+  findings_free(&f);
+  json_object_set_new(b, "attention", json_string("tensor_cores"));
+  assert_int_equal(replay_compare_device(a, b, &f), 0);
+  findings_free(&f);
+  json_decref(a), json_decref(b);
+}
+
 /* The same shape at another alignment is another plan, one the run never
  * chose an algorithm for. */
 static void test_unrecorded_plan(void **state) {
@@ -108,6 +129,7 @@ int main(void) {
       cmocka_unit_test(test_another_algorithm_names_the_product),
       cmocka_unit_test(test_gpu_and_library_versions),
       cmocka_unit_test(test_unrecorded_plan),
+      cmocka_unit_test(test_attention_kernels),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,7 +123,10 @@ int eval_gpu_adapt(eval_gpu *g, const uint16_t *x, const uint16_t *y, int b, int
 
 json_t *eval_gpu_json(const eval_gpu *g) {
   json_t *j = cuda_device_json(&g->dev, &g->ver);
-  if (j) json_object_set_new(j, "cublaslt", gpt_cuda_plans_json(g->gc));
+  if (j) {
+    json_object_set_new(j, "cublaslt", gpt_cuda_plans_json(g->gc));
+    json_object_set_new(j, "attention", json_string(gpt_cuda_attention_kind(g->gc)));
+  }
   return j;
 }
 

@@ -58,7 +58,8 @@ int eval_gpu_adapt(eval_gpu *g, const uint16_t *x, const uint16_t *y, int b, int
 
 /* {"kind": "cuda", "name", "index", "sm_count", "compute_capability",
  * "memory_bytes", "pci_bus_id", "driver_version", "runtime_version",
- * "cublaslt": the plans} as the training manifest's "device". */
+ * "cublaslt": the plans, "attention": which kernels} as the training
+ * manifest's "device". */
 json_t *eval_gpu_json(const eval_gpu *g);
 /* One line for the text output: device:cuda:I name:... */
 void eval_gpu_describe(const eval_gpu *g, char *buf, size_t cap);

@@ -361,6 +361,11 @@ const float *gpt_cuda_logits(const gpt_cuda *g) { return g->a.z; }
 float *gpt_cuda_grads(gpt_cuda *g) { return g->grads; }
 const float *gpt_cuda_token_losses(const gpt_cuda *g) { return g->nll; }
 json_t *gpt_cuda_plans_json(const gpt_cuda *g) { return matmul_cuda_plans_json(g->mm); }
+
+const char *gpt_cuda_attention_kind(const gpt_cuda *g) {
+  const dims d = gpt_dims(g->l, g->B, g->T);
+  return attention_mma_supported(d.hd, g->mixed ? KERNEL_BF16 : 0) ? "tensor_cores" : "cuda_cores";
+}
 matmul_cuda_ctx *gpt_cuda_matmul(gpt_cuda *g) { return g->mm; }
 
 #endif

@@ -77,6 +77,11 @@ matmul_cuda_ctx *gpt_cuda_matmul(gpt_cuda *g);
 
 /* cuBLASLt's plans so far (kernels/matmul.h), for the run manifest. */
 json_t *gpt_cuda_plans_json(const gpt_cuda *g);
+
+/* Which attention kernels the model runs (kernels/attention.h):
+ * "tensor_cores" (mixed precision, head_dim up to 64) or "cuda_cores".
+ * The manifest records it: the two paths give different bits. */
+const char *gpt_cuda_attention_kind(const gpt_cuda *g);
 #endif
 
 #endif

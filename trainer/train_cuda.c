@@ -393,6 +393,7 @@ json_t *trainer_gpu_json(trainer *t) {
   json_t *j = cuda_device_json(&g->dev, &g->ver); /* its index: this process's GPU */
   if (!j) return NULL;
   json_object_set_new(j, "cublaslt", gpt_cuda_plans_json(g->gc));
+  json_object_set_new(j, "attention", json_string(gpt_cuda_attention_kind(g->gc)));
   json_object_set_new(j, "gpus", json_integer(t->comm->size));
   json_object_set_new(j, "devices", devices_json(t));
   if (g->nccl) json_object_set_new(j, "nccl", nccl_describe());

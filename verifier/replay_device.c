@@ -118,6 +118,7 @@ int replay_compare_device(const json_t *rec, const json_t *rep, finding_list *f)
   compare_field(rec, rep, "sm_count", "SM count", f);
   compare_field(rec, rep, "driver_version", "CUDA driver", f);
   compare_field(rec, rep, "runtime_version", "CUDA runtime", f);
+  compare_field(rec, rep, "attention", "attention kernels", f);
   const json_t *rl = json_object_get(rec, "cublaslt"), *pl = json_object_get(rep, "cublaslt");
   compare_field(rl, pl, "cublaslt_version", "cuBLASLt version", f);
   compare_field(rl, pl, "workspace_bytes", "cuBLASLt workspace", f);
