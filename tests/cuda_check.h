@@ -44,6 +44,14 @@ static inline int on_stand_in(void) {
   return cuda_device_query(0, &info, &err) == 0 && strstr(info.name, "cuda-emu") != NULL;
 }
 
+/* 1 where a tensor-core product is the CPU's fmaf chain: the stand-in,
+ * unless told to add another way (CUDA_EMU_MMA=wide, ci/cuda_emu/emu.h);
+ * 0 on a GPU. */
+static inline int mma_is_cpu_chain(void) {
+  const char *m = getenv("CUDA_EMU_MMA");
+  return on_stand_in() && !(m && !strcmp(m, "wide"));
+}
+
 /* A device copy of n bytes of host memory. */
 static inline void *dev_bytes(const void *h, size_t bytes) {
   void *d = NULL;

@@ -66,6 +66,8 @@
  *   CUDA_EMU_RACES=abort        (default) a race is printed and aborts;
  *   CUDA_EMU_RACES=warn         printed and counted (emu_races());
  *   CUDA_EMU_RACES=off          not checked.
+ *   CUDA_EMU_MMA=wide           the tensor-core product's other adder
+ *                               (emu_mma_bf16_m16n8k16, below);
  *   CUDA_EMU_CONTEXT=ucontext   the threads' switch is swapcontext, not
  *                               grid.cpp's assembly (x86-64's default;
  *                               elsewhere, or under a shadow stack,
@@ -122,7 +124,10 @@ unsigned emu_ballot(int pred);
  * tensor core's: each element of d adds its 16 products one fmaf at a
  * time, k ascending (the bf16 products are exact in float32), which is
  * the CPU's order for a sum taken 16 terms at a time. A tensor core adds
- * them another way, so on a GPU the result is only close to this. */
+ * them another way, so on a GPU the result is only close to this.
+ * CUDA_EMU_MMA=wide is another adder (the products and the accumulator
+ * summed in double, truncated to float), for the tests of the tolerance a GPU
+ * is held to; CUDA_EMU_MMA=fmaf (the default) is the chain above. */
 void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2]);
 
 /* One access of a queued operation to memory at p, for the race check:

@@ -241,6 +241,21 @@ static float mma_b(unsigned slot, unsigned lane0, unsigned k, unsigned n) {
   return mma_bf16(mma.b[slot][lane][reg], k % 2);
 }
 
+/* CUDA_EMU_MMA: "fmaf" (the default) or "wide", read once. */
+static bool mma_wide(void) {
+  static int wide = -1;
+  if (wide < 0) {
+    const char *m = getenv("CUDA_EMU_MMA");
+    if (!m || !strcmp(m, "fmaf")) wide = 0;
+    else if (!strcmp(m, "wide")) wide = 1;
+    else {
+      fprintf(stderr, "cuda-emu: CUDA_EMU_MMA=%s: not fmaf or wide\n", m);
+      abort();
+    }
+  }
+  return wide;
+}
+
 void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2]) {
   coro *c = current("mma");
   const unsigned t = (unsigned)(c - cos), lane0 = t / WARP * WARP, l = t - lane0;
@@ -252,6 +267,19 @@ void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2])
   emu_ballot(1);
   for (unsigned i = 0; i < 4; i++) {
     const unsigned r = l / 4 + 8 * (i / 2), n = l % 4 * 2 + i % 2;
+    if (mma_wide()) {
+      /* The 16 exact products and the accumulator summed in double, k
+       * ascending, then truncated (rounded toward zero) to float: another
+       * adder than the CPU's, as a tensor core's is (measurements of
+       * recent tensor cores report a wide sum and truncation). */
+      double acc = d[i];
+      for (unsigned k = 0; k < 16; k++)
+        acc += (double)mma_a(slot, lane0, r, k) * (double)mma_b(slot, lane0, k, n);
+      float f = (float)acc;
+      if (__builtin_fabs((double)f) > __builtin_fabs(acc)) f = __builtin_nextafterf(f, 0.0f);
+      d[i] = f;
+      continue;
+    }
     float acc = d[i];
     /* (__builtin_fmaf: math.h's cos() would clash with the threads'
      * array here) */
