@@ -23,6 +23,7 @@
 
 #include "kernels/flags.h"
 #include "kernels/hd.h"
+#include "kernels/reduce_tree.h"
 
 /* One term of the sum: a * b, rounded under KERNEL_BF16. */
 PGOLF_HD float col_dot_term(float a, float b, int flags) { return kernel_round(a * b, flags); }
@@ -51,10 +52,12 @@ void col_dot_tree_ref(float *out, const float *a, const float *b, int rows, int 
 
 #include "common/error.h"
 
-/* The CUDA twin: device pointers; one block of TREE_LANES threads per
- * COL_DOT_TILE channels, launched on stream; no allocation, no atomics. */
+/* The CUDA twin: device pointers, launched on stream; no allocation, no
+ * atomics. scratch holds COL_DOT_SCRATCH(d) doubles (the lanes' partials)
+ * and is free again once the stream has passed the call. */
+#define COL_DOT_SCRATCH(d) ((size_t)TREE_LANES * (size_t)(d))
 int col_dot_cuda(float *out, const float *a, const float *b, int rows, int d, int flags,
-                 cudaStream_t stream, pg_error *err);
+                 double *scratch, cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

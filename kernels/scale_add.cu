@@ -43,10 +43,10 @@ extern "C" int scale_add_forward_cuda(float *out, const float *x, const float *s
 
 extern "C" int scale_add_backward_cuda(float *dy, float *ds, const float *dout, const float *s,
                                        const float *y, int rows, int d, int flags,
-                                       cudaStream_t stream, pg_error *err) {
+                                       double *scratch, cudaStream_t stream, pg_error *err) {
   if (check_shape(rows, d, err)) return -1;
   /* ds first: the stream orders it before dy, which may overwrite dout. */
-  if (col_dot_cuda(ds, dout, y, rows, d, flags, stream, err)) return -1;
+  if (col_dot_cuda(ds, dout, y, rows, d, flags, scratch, stream, err)) return -1;
   size_t n = (size_t)rows * d;
   if (n == 0) return 0;
   scale_add_dy_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dy, dout, s, n, d, flags);

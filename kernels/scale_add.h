@@ -52,11 +52,13 @@ void scale_add_backward_tree_ref(float *dy, float *ds, const float *dout, const 
 #include "common/error.h"
 
 /* The CUDA twins: device pointers, launched on stream; no allocation. The
- * backward sums ds before it writes dy (dy may alias dout). */
+ * backward sums ds before it writes dy (dy may alias dout), in scratch of
+ * COL_DOT_SCRATCH(d) doubles (kernels/col_dot.h). */
 int scale_add_forward_cuda(float *out, const float *x, const float *s, const float *y, int rows,
                            int d, int flags, cudaStream_t stream, pg_error *err);
 int scale_add_backward_cuda(float *dy, float *ds, const float *dout, const float *s, const float *y,
-                            int rows, int d, int flags, cudaStream_t stream, pg_error *err);
+                            int rows, int d, int flags, double *scratch, cudaStream_t stream,
+                            pg_error *err);
 #endif
 
 #ifdef __cplusplus

@@ -107,6 +107,15 @@ static void test_relu_square(void **state) {
   free(h0), free(g0), free(acc), free(want);
 }
 
+/* Device scratch of n doubles, all NaN: a lane the kernels forget to
+ * write shows in the sums. */
+static double *scratch_nans(size_t n) {
+  double *p = NULL;
+  CK(cudaMalloc((void **)&p, n * sizeof *p));
+  CK(cudaMemset(p, 0xff, n * sizeof *p));
+  return p;
+}
+
 /* ---- scale_add: out and dy elementwise, ds by the tree ---- */
 
 static void test_scale_add(void **state) {
@@ -124,6 +133,7 @@ static void test_scale_add(void **state) {
     float *want = malloc(n * sizeof *want), *want_ds = malloc(d * sizeof *want_ds);
     float *d_out = to_device(acc, n), *d_x = to_device(x0, n), *d_s = to_device(s0, d);
     float *d_y = to_device(y0, n), *d_g = to_device(g0, n), *d_ds = to_device(ds0, d);
+    double *d_cs = scratch_nans(COL_DOT_SCRATCH(d));
     for (int f = 0; f < 3; f++) {
       int flags = BWD_FLAGS[f];
       float *x = mode_copy(x0, n, flags), *y = mode_copy(y0, n, flags),
@@ -151,13 +161,14 @@ static void test_scale_add(void **state) {
         to_device_again(d_out, acc, n);
         to_device_again(d_ds, ds0, d);
         assert_int_equal(
-            scale_add_backward_cuda(d_out, d_ds, d_g, d_s, d_y, rows, d, flags, 0, &err), 0);
+            scale_add_backward_cuda(d_out, d_ds, d_g, d_s, d_y, rows, d, flags, d_cs, 0, &err), 0);
         expect_device(d_out, want, n, "scale_add backward dy");
         expect_device(d_ds, want_ds, d, "scale_add backward ds (tree)");
       }
       free(x), free(y), free(g);
     }
     cudaFree(d_out), cudaFree(d_x), cudaFree(d_s), cudaFree(d_y), cudaFree(d_g), cudaFree(d_ds);
+    cudaFree(d_cs);
     free(x0), free(s0), free(y0), free(g0), free(acc), free(ds0), free(want), free(want_ds);
   }
 }
@@ -181,6 +192,7 @@ static void test_residual_mix(void **state) {
     float *want_dm = malloc(2 * d * sizeof *want_dm);
     float *d_out = to_device(acc, n), *d_x = to_device(x0v, n), *d_e = to_device(e0, n);
     float *d_mix = to_device(mix, 2 * d), *d_dx0 = to_device(acc, n), *d_dm = to_device(dm0, 2 * d);
+    double *d_cs = scratch_nans(COL_DOT_SCRATCH(d));
     for (int f = 0; f < 2; f++) {
       int flags = FWD_FLAGS[f];
       float *x = mode_copy(x0v, n, flags), *e = mode_copy(e0, n, flags),
@@ -203,7 +215,7 @@ static void test_residual_mix(void **state) {
         to_device_again(d_dx0, acc, n);
         to_device_again(d_dm, dm0, 2 * d);
         assert_int_equal(residual_mix_backward_cuda(d_out, d_dx0, d_dm, d_out, d_x, d_e, d_mix,
-                                                    rows, d, flags, 0, &err),
+                                                    rows, d, flags, d_cs, 0, &err),
                          0);
         expect_device(d_out, want, n, "residual_mix backward dx");
         expect_device(d_dx0, want_dx0, n, "residual_mix backward dx0");
@@ -212,6 +224,7 @@ static void test_residual_mix(void **state) {
       free(x), free(e), free(g);
     }
     cudaFree(d_out), cudaFree(d_x), cudaFree(d_e), cudaFree(d_mix), cudaFree(d_dx0), cudaFree(d_dm);
+    cudaFree(d_cs);
     free(x0v), free(e0), free(mix), free(g0), free(acc), free(dm0), free(want), free(want_dx0);
     free(want_dm);
   }
@@ -570,11 +583,12 @@ static void test_bad_shapes(void **state) {
   assert_int_equal(scale_add_forward_cuda(NULL, NULL, NULL, NULL, 4, 0, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "scale_add"));
   assert_int_equal(
-      residual_mix_backward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1, 8, 0, 0, &err), -1);
+      residual_mix_backward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1, 8, 0, NULL, 0, &err),
+      -1);
   assert_non_null(strstr(err.msg, "residual_mix"));
   assert_int_equal(q_gain_forward_cuda(NULL, NULL, NULL, 4, 0, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "q_gain"));
-  assert_int_equal(col_dot_cuda(NULL, NULL, NULL, -2, 8, 0, 0, &err), -1);
+  assert_int_equal(col_dot_cuda(NULL, NULL, NULL, -2, 8, 0, NULL, 0, &err), -1);
   assert_non_null(strstr(err.msg, "col_dot"));
   assert_int_equal(embedding_backward_cuda(NULL, NULL, NULL, 4, 70000, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "embedding"));

@@ -20,6 +20,7 @@
 #include "kernels/residual_mix.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
+#include "kernels/col_dot.h"
 #include "kernels/scale_add.h"
 #include "kernels/softcap_cross_entropy.h"
 #include "kernels/vec_add.h"
@@ -44,6 +45,7 @@ struct gpt_cuda {
   uint16_t *s16a, *s16b, *s16o; /* device: packed GEMM operands and result */
   float *att_scratch; /* device: attention's row dots, N*H */
   double *qg_scratch; /* device: q_gain's tree partials, H*TREE_LANES */
+  double *cd_scratch; /* device: the per-channel gradients' lane partials, COL_DOT_SCRATCH(D) */
   float *nll, *loss;  /* device: per-token losses, their mean */
   gpt_params p, g, w; /* bound over params, grads, and the float32 bf16 copy */
 };
@@ -200,8 +202,8 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   gpt_acts *a = &g->a;
   const int N = d->N, D = d->D, T = g->T, fb = g->mixed ? KERNEL_BF16 : 0;
   cudaStream_t s = g->stream;
-  TRY(scale_add_backward_cuda(a->dm, gr->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D, 0, s,
-                              err));
+  TRY(scale_add_backward_cuda(a->dm, gr->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D, 0,
+                              g->cd_scratch, s, err));
   TRY(round_if(g, a->dm, (size_t)N * D, err)); /* B3 */
   TRY(mm_bin(g, a->dh, a->dm, bp->mlp_proj, N, d->M, D, 0, err));
   TRY(mm_bw(g, gr->mlp_proj, a->dm, la->h_act, N, d->M, D, 1, err));
@@ -210,7 +212,7 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(mm_bw(g, gr->fc, a->dh, la->n2, N, D, d->M, 1, err));
   TRY(rmsnorm_backward_cuda(a->dx, a->dn, la->x_mid, la->rstd2, N, D, KERNEL_ACCUMULATE, s, err));
   TRY(scale_add_backward_cuda(a->dm, gr->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D, 0,
-                              s, err));
+                              g->cd_scratch, s, err));
   TRY(round_if(g, a->dm, (size_t)N * D, err));
   TRY(mm_bin(g, a->datt, a->dm, bp->attn_proj, N, D, D, 0, err));
   TRY(mm_bw(g, gr->attn_proj, a->dm, la->att, N, D, D, 1, err));
@@ -231,7 +233,7 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(mm_bw(g, gr->c_v, a->dv, la->n1, N, D, d->kvd, 1, err));
   TRY(rmsnorm_backward_cuda(a->dx, a->dn, la->x_mix, la->rstd1, N, D, KERNEL_ACCUMULATE, s, err));
   return residual_mix_backward_cuda(a->dx, a->dx0, gr->resid_mix, a->dx, la->x_in, a->x0,
-                                    bp->resid_mix, N, D, 0, s, err);
+                                    bp->resid_mix, N, D, 0, g->cd_scratch, s, err);
 }
 
 int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
@@ -258,7 +260,8 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
       int src = d.E - 1 - dec;
       TRY(scale_add_backward_cuda(a->dskip + (size_t)src * ND, g->g.skip_weights + (size_t)dec * d.D,
                                   a->dx, g->p.skip_weights + (size_t)dec * d.D,
-                                  a->layers[src].x_out, d.N, d.D, KERNEL_ACCUMULATE, s, err));
+                                  a->layers[src].x_out, d.N, d.D, KERNEL_ACCUMULATE, g->cd_scratch,
+                                  s, err));
     }
   }
   TRY(vec_add_cuda(a->dx0, a->dx, ND, 0, s, err));
@@ -308,6 +311,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
       dev_alloc((void **)&g->s16o, s16 * sizeof(uint16_t), err) ||
       dev_alloc((void **)&g->att_scratch, N * d.H * sizeof(float), err) ||
       dev_alloc((void **)&g->qg_scratch, (size_t)d.H * TREE_LANES * sizeof(double), err) ||
+      dev_alloc((void **)&g->cd_scratch, COL_DOT_SCRATCH(d.D) * sizeof(double), err) ||
       dev_alloc((void **)&g->nll, N * sizeof(float), err) ||
       dev_alloc((void **)&g->loss, sizeof(float), err)) {
     gpt_cuda_free(g);
@@ -333,7 +337,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
 void gpt_cuda_free(gpt_cuda *g) {
   if (!g) return;
   void *dev[] = {g->acts_mem, g->params, g->grads, g->w16, g->ids, g->s16a, g->s16b, g->s16o,
-                 g->att_scratch, g->qg_scratch, g->nll, g->loss};
+                 g->att_scratch, g->qg_scratch, g->cd_scratch, g->nll, g->loss};
   for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
     if (dev[i]) cudaFree(dev[i]);
   if (g->mm) matmul_cuda_free(g->mm);
