@@ -36,12 +36,26 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
 
 #define QG_LANES 32                        /* lanes (threads) per block of the sums */
 #define QG_GROUPS (TREE_LANES / QG_LANES) /* blocks per head */
+#define QG_BATCH 8                         /* terms loaded before they are added */
+
+/* Term m's (n, j) to term m + TREE_LANES's: n by dn, j by dj, one carry. */
+__device__ static __forceinline__ void qg_next(size_t *n, int *j, size_t dn, int dj, int head_dim) {
+  *n += dn;
+  *j += dj;
+  if (*j >= head_dim) {
+    *j -= head_dim;
+    ++*n;
+  }
+}
 
 /* Block (h, grp), thread t: lane k = grp * QG_LANES + t of head h sums its
  * terms m = k, k + 256, ... (m = n * head_dim + j, the CPU's order) into
  * part[h * TREE_LANES + k]. (n, j) = (m / head_dim, m % head_dim) is
  * carried from term to term (m grows by TREE_LANES: n by dn, j by dj,
- * one carry), not divided anew in 64 bits per term. */
+ * one carry), not divided anew in 64 bits per term. The tree gives the sum
+ * 256 lanes a head, so 8 heads are 64 warps, one an SM: the loads'
+ * latency, not the memory's bandwidth, sets the time, and each lane loads
+ * QG_BATCH terms before it adds them (in their order: no bit changes). */
 __global__ void __launch_bounds__(QG_LANES)
     q_gain_dg_lanes_kernel(double *part, const float *dy, const float *q, int rows, int head_dim,
                            int w, int flags) {
@@ -49,18 +63,25 @@ __global__ void __launch_bounds__(QG_LANES)
   const size_t terms = (size_t)rows * head_dim, dn = TREE_LANES / head_dim;
   const int dj = TREE_LANES % head_dim;
   const float *dyh = dy + (size_t)h * head_dim, *qh = q + (size_t)h * head_dim;
-  size_t n = (size_t)(k / head_dim);
+  size_t n = (size_t)(k / head_dim), m = (size_t)k;
   int j = k % head_dim;
   double acc = 0.0;
-  for (size_t m = (size_t)k; m < terms; m += TREE_LANES) {
-    size_t i = n * (size_t)w + (size_t)j;
-    acc = acc + (double)col_dot_term(dyh[i], qh[i], flags);
-    n += dn;
-    j += dj;
-    if (j >= head_dim) {
-      j -= head_dim;
-      n++;
+  for (; m + (size_t)(QG_BATCH - 1) * TREE_LANES < terms; m += (size_t)QG_BATCH * TREE_LANES) {
+    float a[QG_BATCH], b[QG_BATCH];
+    #pragma unroll
+    for (int u = 0; u < QG_BATCH; u++) {
+      const size_t i = n * (size_t)w + (size_t)j;
+      a[u] = dyh[i];
+      b[u] = qh[i];
+      qg_next(&n, &j, dn, dj, head_dim);
     }
+    #pragma unroll
+    for (int u = 0; u < QG_BATCH; u++) acc = acc + (double)col_dot_term(a[u], b[u], flags);
+  }
+  for (; m < terms; m += TREE_LANES) {
+    const size_t i = n * (size_t)w + (size_t)j;
+    acc = acc + (double)col_dot_term(dyh[i], qh[i], flags);
+    qg_next(&n, &j, dn, dj, head_dim);
   }
   part[(size_t)h * TREE_LANES + k] = acc;
 }
