@@ -26,6 +26,7 @@
 #include "kernels/attention.h"
 #include "kernels/bf16.h"
 #include "kernels/cuda_common.h"
+#include "kernels/det_expf_fast.h"
 #include "kernels/det_math_hd.h"
 #include "kernels/flags.h"
 
@@ -182,7 +183,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
       __syncthreads();
       float e = 0.0f;
       if (t < T && j0 + c <= t) {
-        e = det_expf_hd(att_dot4(qs[r], ks[c], hd) * scale - mrow[r]);
+        e = det_expf_fast_hd(att_dot4(qs[r], ks[c], hd) * scale - mrow[r]);
         if (pass == 3) e = e / lrow[r];
       }
       es[r][c] = e;
@@ -260,7 +261,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
     __syncthreads();
     float ds = 0.0f;
     if (t < T && j0 + c <= t) {
-      float p = det_expf_hd(att_dot4(qs[r], ks[c], hd) * scale - lrow[r]);
+      float p = det_expf_fast_hd(att_dot4(qs[r], ks[c], hd) * scale - lrow[r]);
       ds = kernel_round(p * (att_dot4(gs[r], vs[c], hd) - drow[r]), flags);
     }
     dss[r][c] = ds;
@@ -318,7 +319,7 @@ __global__ void __launch_bounds__(ATT_THREADS, 2)
       int t = t0 + r;
       float p = 0.0f, ds = 0.0f;
       if (t < T && j < T && t >= j) {
-        p = det_expf_hd(att_dot4(qs[r], ks[c], hd) * scale - lrow[r]);
+        p = det_expf_fast_hd(att_dot4(qs[r], ks[c], hd) * scale - lrow[r]);
         ds = kernel_round(p * (att_dot4(gs[r], vs[c], hd) - drow[r]), flags);
         p = kernel_round(p, flags);
       }

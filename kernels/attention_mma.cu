@@ -43,6 +43,7 @@
 #include "kernels/attention.h"
 #include "kernels/bf16.h"
 #include "kernels/cuda_common.h"
+#include "kernels/det_expf_fast.h"
 #include "kernels/det_math_hd.h"
 #include "kernels/flags.h"
 
@@ -265,7 +266,7 @@ __global__ void __launch_bounds__(AM_THREADS)
       for (int i = 0; i < 4; i++) {
         const int t = first + am_row(i), j = j0 + am_col(n, i);
         float e = 0.0f;
-        if (t < T && j <= t) e = det_expf_hd(s[n][i] * scale - mrow[i / 2]);
+        if (t < T && j <= t) e = det_expf_fast_hd(s[n][i] * scale - mrow[i / 2]);
         es[w0 + am_row(i)][am_col(n, i)] = e;
         s[n][i] = e;
       }
@@ -351,7 +352,7 @@ __global__ void __launch_bounds__(AM_THREADS)
         const int t = first + am_row(i), j = j0 + am_col(n, i);
         float ds = 0.0f;
         if (t < T && j <= t) {
-          const float p = det_expf_hd(s[n][i] * scale - lt[i / 2]);
+          const float p = det_expf_fast_hd(s[n][i] * scale - lt[i / 2]);
           ds = kernel_round(p * (dp[n][i] - Dt[i / 2]), flags);
         }
         s[n][i] = ds;
@@ -428,7 +429,7 @@ __global__ void __launch_bounds__(AM_THREADS)
           const int j = first + am_row(i), c = am_col(n, i), t = t0 + c;
           float pj = 0.0f, dj = 0.0f;
           if (j < T && t < T && t >= j) {
-            pj = det_expf_hd(p[n][i] * scale - ls[c]);
+            pj = det_expf_fast_hd(p[n][i] * scale - ls[c]);
             dj = kernel_round(pj * (ds[n][i] - ds_[c]), flags);
             pj = kernel_round(pj, flags);
           }
@@ -499,6 +500,7 @@ extern "C" int attention_mma_forward_cuda(float *y, float *lse, const float *q, 
                                           int head_dim, int flags, cudaStream_t stream,
                                           pg_error *err) {
   if (am_refuse(head_dim, flags, err)) return -1;
+  if (B == 0 || T == 0) return 0;
   dim3 grid((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)heads, (unsigned)B);
   const float scale = 1.0f / sqrtf((float)head_dim); /* attention.c's */
   switch (head_dim) {
@@ -518,6 +520,7 @@ extern "C" int attention_mma_backward_cuda(float *dq, float *dk, float *dv, cons
                                            int heads, int kv_heads, int head_dim, int flags,
                                            cudaStream_t stream, pg_error *err) {
   if (am_refuse(head_dim, flags, err)) return -1;
+  if (B == 0 || T == 0) return 0;
   const float scale = 1.0f / sqrtf((float)head_dim);
   dim3 gq((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)heads, (unsigned)B);
 #define AM_ARGS dq, dy, D, lse, q, k, v, T, heads, kv_heads, scale, flags

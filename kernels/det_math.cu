@@ -2,6 +2,7 @@
  * det_math.h): det_math_hd.h's double sequences compiled by nvcc with the
  * pinned flags, for the tests that compare them with the CPU's bits. */
 #include "kernels/cuda_common.h"
+#include "kernels/det_expf_fast.h"
 #include "kernels/det_math.h"
 #include "kernels/det_math_hd.h"
 
@@ -18,6 +19,8 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
       a[i] = det_logf_hd(v);
     else if (fn == DET_FN_TANHF)
       a[i] = det_tanhf_hd(v);
+    else if (fn == DET_FN_EXPF_FAST)
+      a[i] = det_expf_fast_hd(v);
     else
       det_sincosf_hd(v, &a[i], &b[i]);
   }
@@ -27,7 +30,7 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
 
 extern "C" int det_math_eval_cuda(float *a, float *b, const float *x, size_t n, int fn,
                                   cudaStream_t stream, pg_error *err) {
-  if (fn < DET_FN_EXPF || fn > DET_FN_SINCOSF)
+  if (fn < DET_FN_EXPF || fn > DET_FN_EXPF_FAST)
     return pg_fail(err, "", -1, "det_math_eval: unknown function %d", fn);
   if (n == 0) return 0;
   det_math_eval_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(a, b, x, n, fn);

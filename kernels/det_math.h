@@ -51,8 +51,10 @@ void det_expf_shift_array(float *y, const float *x, float sub, size_t n);
 /* y[i] = det_tanhf(x[i]). */
 void det_tanhf_array(float *y, const float *x, size_t n);
 
-/* The functions a GPU sweep can evaluate (det_math_eval_cuda). */
-enum { DET_FN_EXPF = 0, DET_FN_LOGF = 1, DET_FN_TANHF = 2, DET_FN_SINCOSF = 3 };
+/* The functions a GPU sweep can evaluate (det_math_eval_cuda).
+ * DET_FN_EXPF_FAST is det_expf_fast_hd (kernels/det_expf_fast.h), whose
+ * bits are det_expf's. */
+enum { DET_FN_EXPF = 0, DET_FN_LOGF = 1, DET_FN_TANHF = 2, DET_FN_SINCOSF = 3, DET_FN_EXPF_FAST = 4 };
 
 #ifdef PGOLF_HAVE_CUDA
 #include <cuda_runtime_api.h>

@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "kernels/cuda_common.h"
+#include "kernels/det_expf_fast.h"
 #include "kernels/det_math_hd.h"
 #include "kernels/reduce_tree.h"
 #include "kernels/softcap_cross_entropy.h"
@@ -42,7 +43,7 @@ __global__ void __launch_bounds__(TREE_LANES)
   m = part[0];
   __syncthreads(); /* part is reused for the sum */
   float s = 0.0f;
-  for (int i = k; i < V; i += TREE_LANES) s = s + det_expf_hd(softcap_logit(tr[i], cap, flags) - m);
+  for (int i = k; i < V; i += TREE_LANES) s = s + det_expf_fast_hd(softcap_logit(tr[i], cap, flags) - m);
   part[k] = s;
   __syncthreads();
   for (int off = TREE_LANES / 2; off > 0; off >>= 1) {
@@ -81,7 +82,7 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
   for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += stride) {
     size_t r = idx / (size_t)V, i = idx % (size_t)V;
     float t = th[idx];
-    float p = det_expf_hd(softcap_logit(t, cap, flags) - lse[r]);
+    float p = det_expf_fast_hd(softcap_logit(t, cap, flags) - lse[r]);
     kernel_store(&dz[idx], softcap_dz(p, i == y[r], w, t, cap, inv_cap, flags), flags);
   }
 }

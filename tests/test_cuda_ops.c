@@ -530,13 +530,16 @@ static void test_softcap_ce(void **state) {
 
 /* Every 4093rd float32 bit pattern and a few chosen values: the CPU's
  * result bits, or NaN where the CPU gives NaN (which NaN is the
- * hardware's). */
+ * hardware's). det_expf_fast_hd is held to det_expf's bits; the last
+ * chosen values are inputs where it falls back (tests/
+ * test_det_expf_fast.c proves the two equal on every float, on the CPU). */
 static void test_det_math_sweep(void **state) {
   (void)state;
   NEED_GPU();
   const float chosen[] = {0.0f,   -0.0f,   INFINITY, -INFINITY, 0x1p-149f, -0x1p-149f,
                           88.72f, -103.9f, 20.0f,    0x1p-4f,   0x1p-30f,  1.0f,
-                          0.5f,   0x1p20f, -0x1p20f, 3.1415927f};
+                          0.5f,   0x1p20f, -0x1p20f, 3.1415927f,
+                          0x1.ffff8p-25f, 0x1.0d5f92p-1f, 0x1.036492p+1f, -0x1.03e2ap-1f, -0x1.09314p+1f};
   size_t nc = sizeof chosen / sizeof chosen[0], n = nc;
   for (uint64_t u = 0; u < 0x100000000ull; u += 4093) n++;
   float *x = malloc(n * sizeof *x), *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
@@ -546,10 +549,10 @@ static void test_det_math_sweep(void **state) {
   for (uint64_t u = 0; u < 0x100000000ull; u += 4093) x[i++] = hd_bits_float((uint32_t)u);
   float *d_x = to_device(x, n), *d_a = to_device(x, n), *d_b = to_device(x, n);
   pg_error err;
-  const char *names[] = {"det_expf", "det_logf", "det_tanhf", "det_sincosf"};
-  for (int fn = DET_FN_EXPF; fn <= DET_FN_SINCOSF; fn++) {
+  const char *names[] = {"det_expf", "det_logf", "det_tanhf", "det_sincosf", "det_expf_fast"};
+  for (int fn = DET_FN_EXPF; fn <= DET_FN_EXPF_FAST; fn++) {
     for (size_t j = 0; j < n; j++) {
-      if (fn == DET_FN_EXPF) a[j] = det_expf(x[j]);
+      if (fn == DET_FN_EXPF || fn == DET_FN_EXPF_FAST) a[j] = det_expf(x[j]);
       if (fn == DET_FN_LOGF) a[j] = det_logf(x[j]);
       if (fn == DET_FN_TANHF) a[j] = det_tanhf(x[j]);
       if (fn == DET_FN_SINCOSF) det_sincosf(x[j], &a[j], &b[j]);

@@ -1,0 +1,94 @@
+/* det_expf_fast_hd(x): det_expf_hd(x)'s bits at about half its cost.
+ *
+ * Why: the GPU attention computes three exponentials per causal pair
+ * (5.8e10 a baseline step), and det_expf_hd evaluates each as a degree-13
+ * polynomial in double (about 34 double operations; no fused multiply-add,
+ * which the pinned flags forbid). Once the products run on the tensor
+ * cores, those double operations are most of the attention's arithmetic
+ * (docs/GPU-RUNS.md).
+ *
+ * How: e^x = 2^m 2^(j/32) e^r with k = 32 m + j = round(x 32 / ln 2) and
+ * |r| <= ln 2 / 64, so a degree-6 polynomial and a table of 32 doubles
+ * give e^x within about 2^-50 (relative), against det_exp_hd's own
+ * rounding errors of the same size. Rounding that double to float gives
+ * det_expf_hd's float unless both lie close to the midpoint between two
+ * floats: when the 29 bits the rounding drops are within 2^10 units of
+ * their midpoint (2^-18 of the inputs) this falls back to det_expf_hd.
+ * Inputs outside [-87, 88] (float results that are subnormal or
+ * overflow, infinities, NaN) fall back too.
+ *
+ * The contract is equality, not closeness, and it is checked over every
+ * float: tests/test_det_expf_fast.c compares the two on all 2^32 bit
+ * patterns. The arithmetic is IEEE double (and the integer operations)
+ * in a fixed order, so with contraction off on both sides (hd.h) the GPU
+ * computes the same bits. */
+#ifndef PGOLF_DET_EXPF_FAST_H
+#define PGOLF_DET_EXPF_FAST_H
+
+#include <stdint.h>
+
+#include "kernels/det_math_hd.h"
+#include "kernels/hd.h"
+
+/* 2^(j/32) for j = 0..31, each rounded to the nearest double (computed
+ * with Python's decimal at 60 digits). The device reads its own copy. */
+#define DET_EXP2_32_VALUES                                                                      \
+  {0x1.0000000000000p+0, 0x1.059b0d3158574p+0, 0x1.0b5586cf9890fp+0, 0x1.11301d0125b51p+0,   \
+   0x1.172b83c7d517bp+0, 0x1.1d4873168b9aap+0, 0x1.2387a6e756238p+0, 0x1.29e9df51fdee1p+0,   \
+   0x1.306fe0a31b715p+0, 0x1.371a7373aa9cbp+0, 0x1.3dea64c123422p+0, 0x1.44e086061892dp+0,   \
+   0x1.4bfdad5362a27p+0, 0x1.5342b569d4f82p+0, 0x1.5ab07dd485429p+0, 0x1.6247eb03a5585p+0,   \
+   0x1.6a09e667f3bcdp+0, 0x1.71f75e8ec5f74p+0, 0x1.7a11473eb0187p+0, 0x1.82589994cce13p+0,   \
+   0x1.8ace5422aa0dbp+0, 0x1.93737b0cdc5e5p+0, 0x1.9c49182a3f090p+0, 0x1.a5503b23e255dp+0,   \
+   0x1.ae89f995ad3adp+0, 0x1.b7f76f2fb5e47p+0, 0x1.c199bdd85529cp+0, 0x1.cb720dcef9069p+0,   \
+   0x1.d5818dcfba487p+0, 0x1.dfc97337b9b5fp+0, 0x1.ea4afa2a490dap+0, 0x1.f50765b6e4540p+0}
+#if defined(__CUDACC__)
+__device__ static const double det_exp2_32_dev[32] = DET_EXP2_32_VALUES;
+#endif
+static const double det_exp2_32[32] = DET_EXP2_32_VALUES;
+
+PGOLF_HD double det_exp2_32_at(int j) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(&det_exp2_32_dev[j]);
+#else
+  return det_exp2_32[j];
+#endif
+}
+
+#define DET_EXPF_FAST_LO (-87.0f)
+#define DET_EXPF_FAST_HI 88.0f
+/* Units (of the double's last place) around the float midpoint that fall
+ * back: the two evaluations differ by a few tens at most. */
+#define DET_EXPF_FAST_MARGIN 1024u
+
+/* The double e^x of the fast path (x within [-87, 88]). */
+PGOLF_HD double det_exp_fast_core(double x) {
+  double t = x * (32.0 * DET_INV_LN2) + DET_ROUND_SHIFT;
+  double kd = t - DET_ROUND_SHIFT;
+  int64_t k = (int64_t)(hd_double_bits(t) - hd_double_bits(DET_ROUND_SHIFT));
+  /* ln 2 / 32 in two parts: k * hi is exact for |k| < 2^21. */
+  double r = (x - kd * (DET_LN2_HI / 32.0)) - kd * (DET_LN2_LO / 32.0);
+  double p = 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  /* k = 32 m + j, 0 <= j < 32 (k & 31 is k mod 32 for negative k too). */
+  int j = (int)(k & 31);
+  int64_t m = (k - j) / 32;
+  return det_exp2_32_at(j) * p * hd_bits_double((uint64_t)(m + 1023) << 52);
+}
+
+PGOLF_HD float det_expf_fast_hd(float x) {
+  const int in_range = x >= DET_EXPF_FAST_LO && x <= DET_EXPF_FAST_HI; /* false for NaN */
+  const double y = det_exp_fast_core(in_range ? (double)x : 0.0);
+  /* The 29 bits a rounding to float drops, against their midpoint. */
+  const uint32_t low = (uint32_t)(hd_double_bits(y) & 0x1fffffffu);
+  const uint32_t dist = low > 0x10000000u ? low - 0x10000000u : 0x10000000u - low;
+  /* One call site for the fallback (the GPU inlines it once). */
+  if (!in_range || dist <= DET_EXPF_FAST_MARGIN) return det_expf_hd(x);
+  return (float)y;
+}
+
+#endif

@@ -1,0 +1,73 @@
+/* det_expf_fast_hd (kernels/det_expf_fast.h) against det_expf_hd on every
+ * one of the 2^32 float bit patterns: the contract is equality, so the
+ * proof is exhaustive (each float is one input; nothing is sampled). Also
+ * that the fast path is taken (a fallback on most inputs would prove
+ * nothing about the fast arithmetic) and that the fallback is exercised,
+ * and a negative check: the fast path's double made 2^-40 wrong differs
+ * from det_expf_hd on some inputs, so the comparison is not blind. */
+#include "tests/test_util.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/det_expf_fast.h"
+
+static float float_of(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static uint32_t bits_of(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+/* The negative check: the fast path's double off by 2^-40 (relative),
+ * rounded with no midpoint test. An error of that size must show. */
+static float perturbed(float x) {
+  if (!(x >= DET_EXPF_FAST_LO && x <= DET_EXPF_FAST_HI)) return det_expf_hd(x);
+  return (float)(det_exp_fast_core((double)x) * (1.0 + 0x1p-40));
+}
+
+static void test_every_float(void **state) {
+  (void)state;
+  unsigned long long differ = 0, fallback = 0, fast = 0, perturbed_differ = 0;
+  uint32_t first_bad = 0;
+  int have_bad = 0;
+#pragma omp parallel for schedule(static, 1 << 16) reduction(+ : differ, fallback, fast, perturbed_differ)
+  for (long long i = 0; i < (1LL << 32); i++) {
+    const uint32_t u = (uint32_t)i;
+    const float x = float_of(u);
+    const float want = det_expf_hd(x), got = det_expf_fast_hd(x);
+    if (bits_of(got) != bits_of(want)) {
+      differ++;
+#pragma omp critical
+      if (!have_bad) have_bad = 1, first_bad = u;
+    }
+    if (x >= DET_EXPF_FAST_LO && x <= DET_EXPF_FAST_HI) {
+      const uint32_t low = (uint32_t)(hd_double_bits(det_exp_fast_core((double)x)) & 0x1fffffffu);
+      const uint32_t dist = low > 0x10000000u ? low - 0x10000000u : 0x10000000u - low;
+      if (dist <= DET_EXPF_FAST_MARGIN) fallback++;
+      else fast++;
+      if (bits_of(perturbed(x)) != bits_of(want)) perturbed_differ++;
+    }
+  }
+  fprintf(stderr, "det_expf_fast: %llu fast, %llu fall back, %llu differ; off by 2^-40: %llu differ\n",
+          fast, fallback, differ, perturbed_differ);
+  if (differ)
+    fail_msg("det_expf_fast_hd(%a) = %a, det_expf_hd = %a (%llu inputs differ)",
+             (double)float_of(first_bad), (double)det_expf_fast_hd(float_of(first_bad)),
+             (double)det_expf_hd(float_of(first_bad)), differ);
+  /* [-87, 88] holds about 2.2e9 bit patterns; the fast path takes nearly
+   * all of them, and the fallback some. */
+  assert_true(fast > 2000000000ull);
+  assert_true(fallback > 0 && fallback < fast / 10000);
+  assert_true(perturbed_differ > 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_float)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
