@@ -67,24 +67,44 @@ static const uint16_t *w16_of(const gpt_cuda *g, const float *w) {
 
 /* ---- the products, in the model's precision ---- */
 
+/* Mixed precision's GEMMs read bf16 operands packed from the float32
+ * activations (bf16_pack_cuda). A product packs what it reads into the
+ * scratch s16a (and s16b), unless its caller passes an operand already
+ * packed (x16, dy16: not NULL), as it does where several products read
+ * the same one: n1 by the three projections, each gradient by its
+ * input-gradient and weight-gradient products. Packing is exact (the
+ * values are bf16 already), so where it happens changes no bit. In fp32
+ * the packed operands are ignored. */
+
+/* dst = x's bf16 copy in mixed precision; nothing in fp32. */
+static int pack_to(gpt_cuda *g, uint16_t *dst, const float *x, size_t n, pg_error *err) {
+  return g->mixed ? bf16_pack_cuda(dst, x, n, g->stream, err) : 0;
+}
+
 /* y[n,out] = x W^T: gpt.c's matmul_forward(y, x, w, n, in, out, fb). */
-static int mm_fwd(gpt_cuda *g, float *y, const float *x, const float *w, int n, int in, int out,
-                  pg_error *err) {
+static int mm_fwd(gpt_cuda *g, float *y, const float *x, const uint16_t *x16, const float *w,
+                  int n, int in, int out, pg_error *err) {
   if (!g->mixed) return matmul_forward_cuda(g->mm, y, x, w, n, in, out, 0, g->stream, err);
-  TRY(bf16_pack_cuda(g->s16a, x, (size_t)n * in, g->stream, err));
-  TRY(matmul_forward_cuda(g->mm, g->s16o, g->s16a, w16_of(g, w), n, in, out, KERNEL_BF16,
-                          g->stream, err));
+  if (!x16) {
+    TRY(bf16_pack_cuda(g->s16a, x, (size_t)n * in, g->stream, err));
+    x16 = g->s16a;
+  }
+  TRY(matmul_forward_cuda(g->mm, g->s16o, x16, w16_of(g, w), n, in, out, KERNEL_BF16, g->stream,
+                          err));
   return bf16_unpack_cuda(y, g->s16o, (size_t)n * out, 0, g->stream, err);
 }
 
 /* dx[n,in] (+)= dy W: matmul_backward_input with fb, or with facc when acc
  * (the float32 sum of n1's three gradients, B2). */
-static int mm_bin(gpt_cuda *g, float *dx, const float *dy, const float *w, int n, int in, int out,
-                  int acc, pg_error *err) {
+static int mm_bin(gpt_cuda *g, float *dx, const float *dy, const uint16_t *dy16, const float *w,
+                  int n, int in, int out, int acc, pg_error *err) {
   int f = acc ? KERNEL_ACCUMULATE : 0;
   if (!g->mixed) return matmul_backward_input_cuda(g->mm, dx, dy, w, n, in, out, f, g->stream, err);
-  TRY(bf16_pack_cuda(g->s16a, dy, (size_t)n * out, g->stream, err));
-  TRY(matmul_backward_input_cuda(g->mm, g->s16o, g->s16a, w16_of(g, w), n, in, out, KERNEL_BF16,
+  if (!dy16) {
+    TRY(bf16_pack_cuda(g->s16a, dy, (size_t)n * out, g->stream, err));
+    dy16 = g->s16a;
+  }
+  TRY(matmul_backward_input_cuda(g->mm, g->s16o, dy16, w16_of(g, w), n, in, out, KERNEL_BF16,
                                  g->stream, err));
   return bf16_unpack_cuda(dx, g->s16o, (size_t)n * in, f, g->stream, err);
 }
@@ -92,25 +112,27 @@ static int mm_bin(gpt_cuda *g, float *dx, const float *dy, const float *w, int n
 /* dw[out,in] (+)= dy^T x: matmul_backward_weight with facc (a float32
  * .grad) when acc, else with fb (the tied head's part, dtok); split into
  * chunks of rows when the batch spans several (kernels/matmul_split.h). */
-static int mm_bw(gpt_cuda *g, float *dw, const float *dy, const float *x, int n, int in, int out,
-                 int acc, pg_error *err) {
+static int mm_bw(gpt_cuda *g, float *dw, const float *dy, const uint16_t *dy16, const float *x,
+                 const uint16_t *x16, int n, int in, int out, int acc, pg_error *err) {
   int f = acc ? KERNEL_ACCUMULATE : 0;
+  if (g->mixed && !dy16) {
+    TRY(bf16_pack_cuda(g->s16a, dy, (size_t)n * out, g->stream, err));
+    dy16 = g->s16a;
+  }
+  if (g->mixed && !x16) {
+    TRY(bf16_pack_cuda(g->s16b, x, (size_t)n * in, g->stream, err));
+    x16 = g->s16b;
+  }
   if (matmul_split_chunks(n, g->a.split_rows) > 1) { /* gpt.c's mm_bw with the GPU's trees */
     int fs = (acc ? KERNEL_ACCUMULATE | KERNEL_OUT_FP32 : 0) | (g->mixed ? KERNEL_BF16 : 0);
-    const void *a = dy, *b = x;
-    if (g->mixed) {
-      TRY(bf16_pack_cuda(g->s16a, dy, (size_t)n * out, g->stream, err));
-      TRY(bf16_pack_cuda(g->s16b, x, (size_t)n * in, g->stream, err));
-      a = g->s16a, b = g->s16b;
-    }
+    const void *a = g->mixed ? (const void *)dy16 : (const void *)dy;
+    const void *b = g->mixed ? (const void *)x16 : (const void *)x;
     return matmul_backward_weight_split_cuda(g->mm, dw, a, b, n, in, out, fs, g->a.split_rows,
                                              g->a.split, g->stream, err);
   }
   if (!g->mixed) return matmul_backward_weight_cuda(g->mm, dw, dy, x, n, in, out, f, g->stream, err);
-  TRY(bf16_pack_cuda(g->s16a, dy, (size_t)n * out, g->stream, err));
-  TRY(bf16_pack_cuda(g->s16b, x, (size_t)n * in, g->stream, err));
-  TRY(matmul_backward_weight_cuda(g->mm, g->s16o, g->s16a, g->s16b, n, in, out, KERNEL_BF16,
-                                  g->stream, err));
+  TRY(matmul_backward_weight_cuda(g->mm, g->s16o, dy16, x16, n, in, out, KERNEL_BF16, g->stream,
+                                  err));
   return bf16_unpack_cuda(dw, g->s16o, (size_t)out * in, f, g->stream, err);
 }
 
@@ -127,9 +149,12 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   cudaStream_t s = g->stream;
   TRY(residual_mix_forward_cuda(la->x_mix, la->x_in, a->x0, bp->resid_mix, N, D, 0, s, err));
   TRY(rmsnorm_forward_cuda(la->n1, la->rstd1, la->x_mix, N, D, fb, s, err));
-  TRY(mm_fwd(g, la->q_raw, la->n1, bp->c_q, N, D, D, err));
-  TRY(mm_fwd(g, la->k_raw, la->n1, bp->c_k, N, D, d->kvd, err));
-  TRY(mm_fwd(g, la->v, la->n1, bp->c_v, N, D, d->kvd, err));
+  /* n1 packed once for its three projections. */
+  const uint16_t *n1p = g->mixed ? g->s16b : NULL;
+  TRY(pack_to(g, g->s16b, la->n1, (size_t)N * D, err));
+  TRY(mm_fwd(g, la->q_raw, la->n1, n1p, bp->c_q, N, D, D, err));
+  TRY(mm_fwd(g, la->k_raw, la->n1, n1p, bp->c_k, N, D, d->kvd, err));
+  TRY(mm_fwd(g, la->v, la->n1, n1p, bp->c_v, N, D, d->kvd, err));
   TRY(rmsnorm_forward_cuda(a->dq, la->rstd_q, la->q_raw, N * d->H, d->hd, 0, s, err));
   TRY(rmsnorm_forward_cuda(a->dk, la->rstd_k, la->k_raw, N * d->KV, d->hd, 0, s, err));
   const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
@@ -140,12 +165,12 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   TRY(round_if(g, la->k_fin, (size_t)N * d->kvd, err));
   TRY(attention_forward_cuda(la->att, la->lse, la->q_fin, la->k_fin, la->v, N / T, T, d->H, d->KV,
                              d->hd, fb, s, err));
-  TRY(mm_fwd(g, la->attn_out, la->att, bp->attn_proj, N, D, D, err));
+  TRY(mm_fwd(g, la->attn_out, la->att, NULL, bp->attn_proj, N, D, D, err));
   TRY(scale_add_forward_cuda(la->x_mid, la->x_mix, bp->attn_scale, la->attn_out, N, D, 0, s, err));
   TRY(rmsnorm_forward_cuda(la->n2, la->rstd2, la->x_mid, N, D, fb, s, err));
-  TRY(mm_fwd(g, la->h_pre, la->n2, bp->fc, N, D, d->M, err));
+  TRY(mm_fwd(g, la->h_pre, la->n2, NULL, bp->fc, N, D, d->M, err));
   TRY(relu_square_forward_cuda(la->h_act, la->h_pre, (size_t)N * d->M, fb, s, err));
-  TRY(mm_fwd(g, la->mlp_out, la->h_act, bp->mlp_proj, N, d->M, D, err));
+  TRY(mm_fwd(g, la->mlp_out, la->h_act, NULL, bp->mlp_proj, N, d->M, D, err));
   return scale_add_forward_cuda(la->x_out, la->x_mid, bp->mlp_scale, la->mlp_out, N, D, 0, s, err);
 }
 
@@ -177,7 +202,7 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
     cur = la->x_out;
   }
   TRY(rmsnorm_forward_cuda(a->xf, a->rstdf, cur, d.N, d.D, fb, s, err));
-  TRY(mm_fwd(g, a->z, a->xf, g->p.tok_emb, d.N, d.D, d.V, err));
+  TRY(mm_fwd(g, a->z, a->xf, NULL, g->p.tok_emb, d.N, d.D, d.V, err));
   return softcap_cross_entropy_forward_cuda(a->th, a->lse_ce, g->nll, loss, a->z, ids + d.N, d.N,
                                             d.V, l->cfg.logit_softcap, fb, s, err);
 }
@@ -205,17 +230,22 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(scale_add_backward_cuda(a->dm, gr->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D, 0,
                               g->cd_scratch, s, err));
   TRY(round_if(g, a->dm, (size_t)N * D, err)); /* B3 */
-  TRY(mm_bin(g, a->dh, a->dm, bp->mlp_proj, N, d->M, D, 0, err));
-  TRY(mm_bw(g, gr->mlp_proj, a->dm, la->h_act, N, d->M, D, 1, err));
+  /* Each gradient packed once for its two products (into s16a). */
+  const uint16_t *ga = g->mixed ? g->s16a : NULL;
+  TRY(pack_to(g, g->s16a, a->dm, (size_t)N * D, err));
+  TRY(mm_bin(g, a->dh, a->dm, ga, bp->mlp_proj, N, d->M, D, 0, err));
+  TRY(mm_bw(g, gr->mlp_proj, a->dm, ga, la->h_act, NULL, N, d->M, D, 1, err));
   TRY(relu_square_backward_cuda(a->dh, a->dh, la->h_pre, (size_t)N * d->M, fb, s, err)); /* B5 */
-  TRY(mm_bin(g, a->dn, a->dh, bp->fc, N, D, d->M, 0, err));
-  TRY(mm_bw(g, gr->fc, a->dh, la->n2, N, D, d->M, 1, err));
+  TRY(pack_to(g, g->s16a, a->dh, (size_t)N * d->M, err));
+  TRY(mm_bin(g, a->dn, a->dh, ga, bp->fc, N, D, d->M, 0, err));
+  TRY(mm_bw(g, gr->fc, a->dh, ga, la->n2, NULL, N, D, d->M, 1, err));
   TRY(rmsnorm_backward_cuda(a->dx, a->dn, la->x_mid, la->rstd2, N, D, KERNEL_ACCUMULATE, s, err));
   TRY(scale_add_backward_cuda(a->dm, gr->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D, 0,
                               g->cd_scratch, s, err));
   TRY(round_if(g, a->dm, (size_t)N * D, err));
-  TRY(mm_bin(g, a->datt, a->dm, bp->attn_proj, N, D, D, 0, err));
-  TRY(mm_bw(g, gr->attn_proj, a->dm, la->att, N, D, D, 1, err));
+  TRY(pack_to(g, g->s16a, a->dm, (size_t)N * D, err));
+  TRY(mm_bin(g, a->datt, a->dm, ga, bp->attn_proj, N, D, D, 0, err));
+  TRY(mm_bw(g, gr->attn_proj, a->dm, ga, la->att, NULL, N, D, D, 1, err));
   TRY(attention_backward_cuda(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin,
                               la->v, g->att_scratch, N / T, T, d->H, d->KV, d->hd, fb, s, err));
   TRY(q_gain_backward_cuda(a->dq, gr->q_gain, g->qg_scratch, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd, 0, s,
@@ -225,12 +255,20 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(rope_backward_cuda(a->dk, a->dk, rc, rs, N, T, d->KV, d->hd, 0, s, err));
   TRY(rmsnorm_backward_cuda(a->dq, a->dq, la->q_raw, la->rstd_q, N * d->H, d->hd, fb, s, err));
   TRY(rmsnorm_backward_cuda(a->dk, a->dk, la->k_raw, la->rstd_k, N * d->KV, d->hd, fb, s, err));
-  TRY(mm_bin(g, a->dn, a->dq, bp->c_q, N, D, D, 0, err));
-  TRY(mm_bin(g, a->dn, a->dk, bp->c_k, N, D, d->kvd, 1, err));
-  TRY(mm_bin(g, a->dn, a->dv, bp->c_v, N, D, d->kvd, 1, err));
-  TRY(mm_bw(g, gr->c_q, a->dq, la->n1, N, D, D, 1, err));
-  TRY(mm_bw(g, gr->c_k, a->dk, la->n1, N, D, d->kvd, 1, err));
-  TRY(mm_bw(g, gr->c_v, a->dv, la->n1, N, D, d->kvd, 1, err));
+  /* n1 packed once (s16b) for the three weight gradients, each of dq,
+   * dk, dv once (s16a) for its two products; dn still sums q, then k,
+   * then v (B2), and the weight gradients are separate tensors. */
+  const uint16_t *n1p = g->mixed ? g->s16b : NULL;
+  TRY(pack_to(g, g->s16b, la->n1, (size_t)N * D, err));
+  TRY(pack_to(g, g->s16a, a->dq, (size_t)N * D, err));
+  TRY(mm_bin(g, a->dn, a->dq, ga, bp->c_q, N, D, D, 0, err));
+  TRY(mm_bw(g, gr->c_q, a->dq, ga, la->n1, n1p, N, D, D, 1, err));
+  TRY(pack_to(g, g->s16a, a->dk, (size_t)N * d->kvd, err));
+  TRY(mm_bin(g, a->dn, a->dk, ga, bp->c_k, N, D, d->kvd, 1, err));
+  TRY(mm_bw(g, gr->c_k, a->dk, ga, la->n1, n1p, N, D, d->kvd, 1, err));
+  TRY(pack_to(g, g->s16a, a->dv, (size_t)N * d->kvd, err));
+  TRY(mm_bin(g, a->dn, a->dv, ga, bp->c_v, N, D, d->kvd, 1, err));
+  TRY(mm_bw(g, gr->c_v, a->dv, ga, la->n1, n1p, N, D, d->kvd, 1, err));
   TRY(rmsnorm_backward_cuda(a->dx, a->dn, la->x_mix, la->rstd1, N, D, KERNEL_ACCUMULATE, s, err));
   return residual_mix_backward_cuda(a->dx, a->dx0, gr->resid_mix, a->dx, la->x_in, a->x0,
                                     bp->resid_mix, N, D, 0, g->cd_scratch, s, err);
@@ -246,8 +284,10 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
   const uint16_t *x = g->cur, *y = g->cur + d.N;
   TRY(softcap_cross_entropy_backward_cuda(a->dz, a->th, a->lse_ce, y, d.N, d.V,
                                           l->cfg.logit_softcap, loss_scale, fb, s, err));
-  TRY(mm_bin(g, a->dm, a->dz, g->p.tok_emb, d.N, d.D, d.V, 0, err));
-  TRY(mm_bw(g, a->dtok, a->dz, a->xf, d.N, d.D, d.V, 0, err));
+  const uint16_t *dzp = g->mixed ? g->s16a : NULL; /* dz packed once for its two products */
+  TRY(pack_to(g, g->s16a, a->dz, (size_t)d.N * d.V, err));
+  TRY(mm_bin(g, a->dm, a->dz, dzp, g->p.tok_emb, d.N, d.D, d.V, 0, err));
+  TRY(mm_bw(g, a->dtok, a->dz, dzp, a->xf, NULL, d.N, d.D, d.V, 0, err));
   TRY(rmsnorm_backward_cuda(a->dx, a->dm, a->layers[d.L - 1].x_out, a->rstdf, d.N, d.D, 0, s, err));
   CU(cudaMemsetAsync(a->dx0, 0, ND * sizeof *a->dx0, s));
   CU(cudaMemsetAsync(a->dskip, 0, (size_t)(d.E > 0 ? d.E : 1) * ND * sizeof *a->dskip, s));
