@@ -1,53 +1,84 @@
-/* RMSNorm on the GPU (contract in rmsnorm.h): one block of TREE_LANES
- * threads per row; each row's sum goes through the fixed tree of
- * reduce_tree.h (lanes strided over the row, then pairwise halving in
- * shared memory), so the result equals rmsnorm_*_tree_ref bit for bit.
- * No atomics; every element's arithmetic is rmsnorm.h's shared code. */
+/* RMSNorm on the GPU (contract in rmsnorm.h): one warp per row, eight
+ * rows a block; each row's sum goes through the fixed tree of
+ * reduce_tree.h (lanes strided over the row, then pairwise halving), so
+ * the result equals rmsnorm_*_tree_ref bit for bit. No atomics; every
+ * element's arithmetic is rmsnorm.h's shared code.
+ *
+ * Why a warp, not a block of 256 threads: the q and k norms are rows of
+ * head_dim (64) elements, N x heads of them (524,288 a baseline
+ * micro-step), and a block per row spent 256 threads, 9 block barriers
+ * and a block launch on 64 numbers. The tree is the same: thread t of
+ * the warp holds lanes t + 32 i (i < 8) in registers, takes the halvings
+ * at 128, 64 and 32 there (lane k and lane k + off are registers of one
+ * thread), and the ones at 16 to 1 in the warp's shared memory; every
+ * lane, term and addition of the tree happens, the zeros of lanes past
+ * the row included. */
 #include "kernels/cuda_common.h"
 #include "kernels/reduce_tree.h"
 #include "kernels/rmsnorm.h"
 
+enum {
+  RN_ROWS = 8,                 /* rows (warps) per block */
+  RN_THREADS = 32 * RN_ROWS,
+  RN_PER = TREE_LANES / 32,    /* tree lanes per thread */
+};
+static_assert(RN_PER == 8, "the register halvings below are written for 256 lanes");
+
 /* ---- kernels ---- */
 
-/* Steps 1-3 of the tree for sum_j a[j] * b[j] over one row; every thread
- * of the block gets the result. part is TREE_LANES floats of shared memory. */
-__device__ static float block_tree_dot(const float *a, const float *b, int d, float *part) {
-  int k = threadIdx.x;
-  float acc = 0.0f;
-  for (int j = k; j < d; j += TREE_LANES) acc = acc + a[j] * b[j];
-  part[k] = acc;
-  __syncthreads();
-  for (int off = TREE_LANES / 2; off > 0; off >>= 1) {
-    if (k < off) part[k] = part[k] + part[k + off];
-    __syncthreads();
+/* Steps 1-3 of the tree for sum_j a[j] * b[j] over one row, by one warp;
+ * every thread of the warp gets the result. part is the warp's 32 floats
+ * of shared memory. */
+__device__ static float warp_tree_dot(const float *a, const float *b, int d, float *part) {
+  const int t = threadIdx.x % 32;
+  float p[RN_PER];
+  #pragma unroll
+  for (int i = 0; i < RN_PER; i++) { /* lane t + 32 i */
+    float acc = 0.0f;
+    for (int j = t + 32 * i; j < d; j += TREE_LANES) acc = acc + a[j] * b[j];
+    p[i] = acc;
   }
-  float total = part[0];
-  __syncthreads(); /* part is reused by the caller's next row */
+  #pragma unroll
+  for (int i = 0; i < 4; i++) p[i] = p[i] + p[i + 4]; /* off 128 */
+  p[0] = p[0] + p[2];                                  /* off 64 */
+  p[1] = p[1] + p[3];
+  p[0] = p[0] + p[1]; /* off 32 */
+  part[t] = p[0];
+  __syncwarp();
+  for (int off = 16; off > 0; off >>= 1) {
+    if (t < off) part[t] = part[t] + part[t + off];
+    __syncwarp();
+  }
+  const float total = part[0];
+  __syncwarp(); /* part is the warp's again only when all have read it */
   return total;
 }
 
-__global__ void __launch_bounds__(TREE_LANES)
-    rmsnorm_forward_kernel(float *y, float *rstd, const float *x, int d, int flags) {
-  __shared__ float part[TREE_LANES];
-  size_t r = blockIdx.x;
+__global__ void __launch_bounds__(RN_THREADS)
+    rmsnorm_forward_kernel(float *y, float *rstd, const float *x, int rows, int d, int flags) {
+  __shared__ float part[RN_ROWS][32];
+  const int w = threadIdx.x / 32, t = threadIdx.x % 32;
+  const size_t r = (size_t)blockIdx.x * RN_ROWS + w;
+  if (r >= (size_t)rows) return; /* the whole warp */
   const float *xr = x + r * (size_t)d;
-  float s = rmsnorm_rstd(block_tree_dot(xr, xr, d, part), d);
-  if (threadIdx.x == 0) rstd[r] = s;
+  float s = rmsnorm_rstd(warp_tree_dot(xr, xr, d, part[w]), d);
+  if (t == 0) rstd[r] = s;
   float *yr = y + r * (size_t)d;
-  for (int j = threadIdx.x; j < d; j += TREE_LANES) yr[j] = kernel_round(xr[j] * s, flags);
+  for (int j = t; j < d; j += 32) yr[j] = kernel_round(xr[j] * s, flags);
 }
 
-__global__ void __launch_bounds__(TREE_LANES)
-    rmsnorm_backward_kernel(float *dx, const float *dy, const float *x, const float *rstd, int d,
-                            int flags) {
-  __shared__ float part[TREE_LANES];
-  size_t r = blockIdx.x;
+__global__ void __launch_bounds__(RN_THREADS)
+    rmsnorm_backward_kernel(float *dx, const float *dy, const float *x, const float *rstd, int rows,
+                            int d, int flags) {
+  __shared__ float part[RN_ROWS][32];
+  const int w = threadIdx.x / 32, t = threadIdx.x % 32;
+  const size_t r = (size_t)blockIdx.x * RN_ROWS + w;
+  if (r >= (size_t)rows) return;
   const float *xr = x + r * (size_t)d, *gr = dy + r * (size_t)d;
   float s = rstd[r];
-  float c = rmsnorm_grad_coef(s, block_tree_dot(gr, xr, d, part), d);
+  float c = rmsnorm_grad_coef(s, warp_tree_dot(gr, xr, d, part[w]), d);
   float *dr = dx + r * (size_t)d;
-  for (int j = threadIdx.x; j < d; j += TREE_LANES)
-    kernel_store(&dr[j], rmsnorm_dx(s, gr[j], xr[j], c), flags);
+  for (int j = t; j < d; j += 32) kernel_store(&dr[j], rmsnorm_dx(s, gr[j], xr[j], c), flags);
 }
 
 /* ---- launchers ---- */
@@ -61,7 +92,8 @@ extern "C" int rmsnorm_forward_cuda(float *y, float *rstd, const float *x, int r
                                     int flags, cudaStream_t stream, pg_error *err) {
   if (check_shape(rows, d, err)) return -1;
   if (rows == 0) return 0;
-  rmsnorm_forward_kernel<<<rows, TREE_LANES, 0, stream>>>(y, rstd, x, d, flags);
+  rmsnorm_forward_kernel<<<(unsigned)((rows + RN_ROWS - 1) / RN_ROWS), RN_THREADS, 0, stream>>>(
+      y, rstd, x, rows, d, flags);
   return cuda_check_launch(err, "rmsnorm_forward_kernel");
 }
 
@@ -70,6 +102,7 @@ extern "C" int rmsnorm_backward_cuda(float *dx, const float *dy, const float *x,
                                      pg_error *err) {
   if (check_shape(rows, d, err)) return -1;
   if (rows == 0) return 0;
-  rmsnorm_backward_kernel<<<rows, TREE_LANES, 0, stream>>>(dx, dy, x, rstd, d, flags);
+  rmsnorm_backward_kernel<<<(unsigned)((rows + RN_ROWS - 1) / RN_ROWS), RN_THREADS, 0, stream>>>(
+      dx, dy, x, rstd, rows, d, flags);
   return cuda_check_launch(err, "rmsnorm_backward_kernel");
 }

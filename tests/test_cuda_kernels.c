@@ -18,12 +18,14 @@
 static void test_rmsnorm_equals_tree_ref(void **state) {
   (void)state;
   NEED_GPU();
-  const int dims[] = {100, 256, 512, 1000, 4096}, rows = 37;
+  /* Head widths (16, 64: lanes past the row), a row of one term per lane
+   * and more; 37 rows (the last block's warps partly idle). */
+  const int dims[] = {16, 64, 100, 256, 512, 1000, 4096}, rows = 37;
   const int fwd_flags[] = {0, KERNEL_BF16};
   const int bwd_flags[] = {0, KERNEL_BF16, KERNEL_BF16 | KERNEL_ACCUMULATE};
   kc_rng rng = {17};
   pg_error err;
-  for (int k = 0; k < 5; k++) {
+  for (int k = 0; k < (int)(sizeof dims / sizeof *dims); k++) {
     int d = dims[k];
     size_t n = (size_t)rows * d;
     float *x = malloc(n * sizeof *x), *g = malloc(n * sizeof *g), *acc0 = malloc(n * sizeof *acc0);
