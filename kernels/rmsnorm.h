@@ -57,8 +57,9 @@ void rmsnorm_backward_tree_ref(float *dx, const float *dy, const float *x, const
 
 #include "common/error.h"
 
-/* The CUDA twins: device pointers, one block of TREE_LANES threads per
- * row, launched on stream; no allocation. Launch errors come back as err. */
+/* The CUDA twins: device pointers, one warp per row computing the
+ * TREE_LANES tree (rmsnorm.cu), launched on stream; no allocation. Launch
+ * errors come back as err. */
 int rmsnorm_forward_cuda(float *y, float *rstd, const float *x, int rows, int d, int flags,
                          cudaStream_t stream, pg_error *err);
 int rmsnorm_backward_cuda(float *dx, const float *dy, const float *x, const float *rstd, int rows,
