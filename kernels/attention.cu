@@ -16,8 +16,10 @@
  * writes dq per query tile and dk, dv per key tile (over the group's query
  * heads), and adds no float atomically. Scores, exponentials and roundings
  * are the PGOLF_HD functions the CPU uses (det_math_hd.h, bf16.h,
- * flags.h); the scale 1/sqrt(head_dim) is computed on the host as
- * attention.c computes it.
+ * flags.h; the exponential through det_expf_fast.h, proved to give
+ * det_expf's bits); the scale 1/sqrt(head_dim) is computed on the host as
+ * attention.c computes it. In mixed precision with head_dim up to 64 the
+ * entry points run attention_mma.cu's tensor-core kernels instead.
  *
  * Shapes: head_dim a multiple of ATT_HD_STEP up to ATT_HD_MAX (tiles are
  * staged at full head width and read a float4 at a time; each thread owns

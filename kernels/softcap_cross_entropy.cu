@@ -5,7 +5,8 @@
  * nll through the same tree in float64; the result equals
  * softcap_cross_entropy_forward_tree_ref bit for bit. Backward:
  * elementwise, equal to the CPU kernel. tanh, exp and log are
- * det_math_hd.h's double sequences; no atomics, no device math library. */
+ * det_math_hd.h's double sequences (exp through det_expf_fast.h, whose
+ * bits are det_expf's); no atomics, no device math library. */
 #include <math.h>
 
 #include "kernels/cuda_common.h"
