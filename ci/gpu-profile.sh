@@ -6,8 +6,9 @@
 # 400: the first micro-steps, where cuBLASLt's plans are chosen) of a
 # 2-step run. It prints one line per kernel, the most time first:
 #   KERNEL  LAUNCHES  TOTAL_MS  SHARE_%  MEAN_US
-# then the total, and (baseline and tiny) each attention kernel's float32
-# TFLOP/s from its grids (ci/gpu_profile_table.py --attention). ncu serialises the launches, so the figures are each
+# then the total, and (baseline and tiny) each attention kernel's TFLOP/s
+# from its grids against its unit's peak, CUDA cores or tensor cores
+# (ci/gpu_profile_table.py --attention). ncu serialises the launches, so the figures are each
 # kernel's own time on the GPU, not the step's wall time (no overlap, no
 # host gaps): they say which kernels to make faster, not how fast a step
 # is (ci/gpu-bench.sh measures that).
@@ -40,7 +41,7 @@ JSON
   { echo "gpu-profile: ncu wrote no report: $(grep -v '^ *$' "$out/ncu.log" | tail -n 2 | tr '\n' ' ')" >&2; exit 1; }
 "$ncu" --import "$out/report.ncu-rep" --csv --page raw --print-kernel-base function >"$out/raw.csv" 2>"$out/import.err" ||
   { echo "gpu-profile: ncu --import failed: $(head -n 2 "$out/import.err" | tr '\n' ' ')" >&2; exit 1; }
-# The attention kernels' throughput against the CUDA cores' peak, for the
+# The attention kernels' throughput against their units' peaks, for the
 # presets' shapes (query heads per KV head, head width; the run is mixed).
 case $preset in
   baseline) att="--attention 2,64,mixed" ;;

@@ -48,7 +48,7 @@ void attention_forward_simple(float *y, float *lse, const float *q, const float 
                               int B, int T, int heads, int kv_heads, int head_dim, int flags) {
   const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads;
   const int bf = flags & KERNEL_BF16;
-  const float scale = 1.0f / sqrtf((float)head_dim);
+  const float scale = attention_scale(head_dim);
 #pragma omp parallel
   {
     float *s = malloc((size_t)T * sizeof *s);
@@ -102,7 +102,7 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
                                const float *lse, const float *q, const float *k, const float *v,
                                int B, int T, int heads, int kv_heads, int head_dim, int flags) {
   const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads;
-  const float scale = 1.0f / sqrtf((float)head_dim);
+  const float scale = attention_scale(head_dim);
   flags &= ~KERNEL_ACCUMULATE;
   float *D = malloc((size_t)B * heads * T * sizeof *D);
   if (!D) abort();
@@ -249,7 +249,7 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dy, const 
                         int T, int heads, int kv_heads, int head_dim, int flags) {
   const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads,
             hd = head_dim;
-  const float scale = 1.0f / sqrtf((float)head_dim);
+  const float scale = attention_scale(head_dim);
   flags &= ~KERNEL_ACCUMULATE;
   float *D = malloc((size_t)B * heads * T * sizeof *D);
   if (!D) abort();
@@ -380,7 +380,7 @@ void attention_forward(float *y, float *lse, const float *q, const float *k, con
                        int T, int heads, int kv_heads, int head_dim, int flags) {
   const int qw = heads * head_dim, kw = kv_heads * head_dim, group = heads / kv_heads,
             hd = head_dim;
-  const float scale = 1.0f / sqrtf((float)head_dim);
+  const float scale = attention_scale(head_dim);
 #pragma omp parallel
   {
     float *S = scratch_floats(SCRATCH_ATT_S, (size_t)QB * T); /* see attention_backward */

@@ -375,9 +375,6 @@ static int check_aligned(const float *const *p, int n, pg_error *err) {
   return 0;
 }
 
-/* attention.c's scale, computed the same way. */
-static float att_scale(int hd) { return 1.0f / sqrtf((float)hd); }
-
 extern "C" int attention_forward_cuda(float *y, float *lse, const float *q, const float *k,
                                       const float *v, int B, int T, int heads, int kv_heads,
                                       int head_dim, int flags, cudaStream_t stream,
@@ -390,7 +387,7 @@ extern "C" int attention_forward_cuda(float *y, float *lse, const float *q, cons
                                       stream, err);
   dim3 grid((unsigned)((T + ATT_QT - 1) / ATT_QT), (unsigned)heads, (unsigned)B);
   attention_forward_kernel<<<grid, ATT_THREADS, 0, stream>>>(y, lse, q, k, v, T, heads, kv_heads,
-                                                             head_dim, att_scale(head_dim), flags);
+                                                             head_dim, attention_scale(head_dim), flags);
   return cuda_check_launch(err, "attention_forward_kernel");
 }
 
@@ -403,7 +400,7 @@ extern "C" int attention_backward_cuda(float *dq, float *dk, float *dv, const fl
   if (check_shape(B, T, heads, kv_heads, head_dim, err) || check_aligned(staged, 4, err)) return -1;
   if (B == 0 || T == 0) return 0;
   flags &= ~KERNEL_ACCUMULATE; /* as attention_backward: the gradients are overwritten */
-  const float scale = att_scale(head_dim);
+  const float scale = attention_scale(head_dim);
   size_t rows = (size_t)B * heads * T;
   attention_row_dots_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, stream>>>(
       scratch, dy, y, T, heads, head_dim, rows);

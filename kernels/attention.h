@@ -33,11 +33,17 @@
 #ifndef PGOLF_ATTENTION_H
 #define PGOLF_ATTENTION_H
 
+#include <math.h>
+
 #include "kernels/flags.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* SDPA's default scale, 1/sqrt(head_dim), in float32 (sqrtf is correctly
+ * rounded): one definition for the CPU kernels and the GPU launchers. */
+static inline float attention_scale(int head_dim) { return 1.0f / sqrtf((float)head_dim); }
 
 void attention_forward(float *y, float *lse, const float *q, const float *k, const float *v, int B,
                        int T, int heads, int kv_heads, int head_dim, int flags);

@@ -198,6 +198,24 @@ __device__ static __forceinline__ float am_max4(const float *m) {
   return mm;
 }
 
+/* Rows first + 0..15 of a warp's 16 x HD accumulators, each times mul and
+ * rounded as the flags say, into out (row j at out + j * stride, the
+ * head's first column at out); rows at or past T are not written. */
+template <int HD>
+__device__ static __forceinline__ void am_store(float *out, size_t stride, int first, int T,
+                                                const float (*acc)[4], float mul, int flags) {
+  #pragma unroll
+  for (int o = 0; o < HD / 8; o++)
+    #pragma unroll
+    for (int r = 0; r < 2; r++) {
+      const int j = first + am_row(2 * r);
+      if (j >= T) continue;
+      float *p = out + (size_t)j * stride + am_col(o, 0);
+      p[0] = kernel_round(acc[o][2 * r] * mul, flags);
+      p[1] = kernel_round(acc[o][2 * r + 1] * mul, flags);
+    }
+}
+
 /* Forward of query rows [t0, t0 + 64) of head h of sequence b. */
 template <int HD>
 __global__ void __launch_bounds__(AM_THREADS)
@@ -360,16 +378,7 @@ __global__ void __launch_bounds__(AM_THREADS)
     am_accumulate<HD>(acc, s, kt);
   }
   if (first >= T) return;
-  #pragma unroll
-  for (int o = 0; o < ON; o++)
-    #pragma unroll
-    for (int r = 0; r < 2; r++) {
-      const int t = first + am_row(2 * r);
-      if (t >= T) continue;
-      float *out = dq + ((size_t)b * T + t) * qw + (size_t)h * HD + am_col(o, 0);
-      out[0] = kernel_round(acc[o][2 * r] * scale, flags);
-      out[1] = kernel_round(acc[o][2 * r + 1] * scale, flags);
-    }
+  am_store<HD>(dq + (size_t)b * T * qw + (size_t)h * HD, qw, first, T, acc, scale, flags);
 }
 
 /* dk, dv of key rows [j0, j0 + 64) of KV head kvh of sequence b, over the
@@ -441,18 +450,9 @@ __global__ void __launch_bounds__(AM_THREADS)
     }
   }
   if (first >= T) return;
-  #pragma unroll
-  for (int o = 0; o < ON; o++)
-    #pragma unroll
-    for (int r = 0; r < 2; r++) {
-      const int j = first + am_row(2 * r);
-      if (j >= T) continue;
-      const size_t off = ((size_t)b * T + j) * kw + (size_t)kvh * HD + am_col(o, 0);
-      dk[off] = kernel_round(ak[o][2 * r] * scale, flags);
-      dk[off + 1] = kernel_round(ak[o][2 * r + 1] * scale, flags);
-      dv[off] = kernel_round(av[o][2 * r], flags);
-      dv[off + 1] = kernel_round(av[o][2 * r + 1], flags);
-    }
+  const size_t head = (size_t)b * T * kw + (size_t)kvh * HD;
+  am_store<HD>(dk + head, kw, first, T, ak, scale, flags);
+  am_store<HD>(dv + head, kw, first, T, av, 1.0f, flags); /* x * 1 is x: no rounding */
 }
 
 /* ---- launchers ---- */
@@ -502,7 +502,7 @@ extern "C" int attention_mma_forward_cuda(float *y, float *lse, const float *q, 
   if (am_refuse(head_dim, flags, err)) return -1;
   if (B == 0 || T == 0) return 0;
   dim3 grid((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)heads, (unsigned)B);
-  const float scale = 1.0f / sqrtf((float)head_dim); /* attention.c's */
+  const float scale = attention_scale(head_dim);
   switch (head_dim) {
 #define AM_ARGS y, lse, q, k, v, T, heads, kv_heads, scale, flags
     case 16: am_forward<16>(grid, stream, AM_ARGS); break;
@@ -521,7 +521,7 @@ extern "C" int attention_mma_backward_cuda(float *dq, float *dk, float *dv, cons
                                            cudaStream_t stream, pg_error *err) {
   if (am_refuse(head_dim, flags, err)) return -1;
   if (B == 0 || T == 0) return 0;
-  const float scale = 1.0f / sqrtf((float)head_dim);
+  const float scale = attention_scale(head_dim);
   dim3 gq((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)heads, (unsigned)B);
 #define AM_ARGS dq, dy, D, lse, q, k, v, T, heads, kv_heads, scale, flags
   switch (head_dim) {

@@ -8,21 +8,8 @@
 #include "tests/test_util.h"
 
 #include <stdint.h>
-#include <string.h>
 
 #include "kernels/det_expf_fast.h"
-
-static float float_of(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-static uint32_t bits_of(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
 
 /* The negative check: the fast path's double off by 2^-40 (relative),
  * rounded with no midpoint test. An error of that size must show. */
@@ -39,9 +26,9 @@ static void test_every_float(void **state) {
 #pragma omp parallel for schedule(static, 1 << 16) reduction(+ : differ, fallback, fast, perturbed_differ)
   for (long long i = 0; i < (1LL << 32); i++) {
     const uint32_t u = (uint32_t)i;
-    const float x = float_of(u);
+    const float x = hd_bits_float(u);
     const float want = det_expf_hd(x), got = det_expf_fast_hd(x);
-    if (bits_of(got) != bits_of(want)) {
+    if (hd_float_bits(got) != hd_float_bits(want)) {
       differ++;
 #pragma omp critical
       if (!have_bad) have_bad = 1, first_bad = u;
@@ -51,15 +38,15 @@ static void test_every_float(void **state) {
       const uint32_t dist = low > 0x10000000u ? low - 0x10000000u : 0x10000000u - low;
       if (dist <= DET_EXPF_FAST_MARGIN) fallback++;
       else fast++;
-      if (bits_of(perturbed(x)) != bits_of(want)) perturbed_differ++;
+      if (hd_float_bits(perturbed(x)) != hd_float_bits(want)) perturbed_differ++;
     }
   }
   fprintf(stderr, "det_expf_fast: %llu fast, %llu fall back, %llu differ; off by 2^-40: %llu differ\n",
           fast, fallback, differ, perturbed_differ);
   if (differ)
     fail_msg("det_expf_fast_hd(%a) = %a, det_expf_hd = %a (%llu inputs differ)",
-             (double)float_of(first_bad), (double)det_expf_fast_hd(float_of(first_bad)),
-             (double)det_expf_hd(float_of(first_bad)), differ);
+             (double)hd_bits_float(first_bad), (double)det_expf_fast_hd(hd_bits_float(first_bad)),
+             (double)det_expf_hd(hd_bits_float(first_bad)), differ);
   /* [-87, 88] holds about 2.2e9 bit patterns; the fast path takes nearly
    * all of them, and the fallback some. */
   assert_true(fast > 2000000000ull);

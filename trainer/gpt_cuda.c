@@ -10,6 +10,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/bf16.h"
+#include "kernels/col_dot.h"
 #include "kernels/cuda_common.h"
 #include "kernels/embedding.h"
 #include "kernels/matmul.h"
@@ -20,7 +21,6 @@
 #include "kernels/residual_mix.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
-#include "kernels/col_dot.h"
 #include "kernels/scale_add.h"
 #include "kernels/softcap_cross_entropy.h"
 #include "kernels/vec_add.h"
