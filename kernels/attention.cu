@@ -100,12 +100,15 @@ __device__ static float4 att_div4(float4 a, float d) {
   return float4{a.x / d, a.y / d, a.z / d, a.w / d};
 }
 
-/* out[0..4) = v rounded as the flags say (out need not be 16-byte aligned). */
-__device__ static void att_store4(float *out, float4 v, int flags) {
-  out[0] = kernel_round(v.x, flags);
-  out[1] = kernel_round(v.y, flags);
-  out[2] = kernel_round(v.z, flags);
-  out[3] = kernel_round(v.w, flags);
+/* out[0..4) = v rounded as the flags say (out need not be 16-byte
+ * aligned), and their bits into out16[0..4) unless it is NULL. */
+__device__ static void att_store4(float *out, uint16_t *out16, float4 v, int flags) {
+  const float r[4] = {kernel_round(v.x, flags), kernel_round(v.y, flags),
+                      kernel_round(v.z, flags), kernel_round(v.w, flags)};
+  for (int i = 0; i < 4; i++) {
+    out[i] = r[i];
+    if (out16) out16[i] = bf16_from_float(r[i]);
+  }
 }
 
 /* Rows [r0, r0 + R) of x (row stride width floats, head_dim columns from
@@ -134,8 +137,9 @@ __device__ static void att_stage_rows(float *dst, const float *x, int r0, int R,
 
 /* Forward of query rows [t0, t0 + ATT_QT) of head h of sequence b. */
 __global__ void __launch_bounds__(ATT_THREADS)
-    attention_forward_kernel(float *y, float *lse, const float *q, const float *k, const float *v,
-                             int T, int heads, int kv_heads, int hd, float scale, int flags) {
+    attention_forward_kernel(float *y, uint16_t *y16, float *lse, const float *q, const float *k,
+                             const float *v, int T, int heads, int kv_heads, int hd, float scale,
+                             int flags) {
   __shared__ __align__(16) float qs[ATT_QT][ATT_ROW];
   __shared__ __align__(16) float ks[ATT_KT][ATT_ROW];
   __shared__ __align__(16) float vs[ATT_KT][ATT_ROW];
@@ -212,8 +216,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
     const int g = threadIdx.x + o * ATT_THREADS, rr = g / h4, d = g % h4 * 4, tt = t0 + rr;
     if (g >= n_grp) break;
     if (tt >= T) continue;
-    att_store4(y + ((size_t)b * T + tt) * qw + (size_t)h * hd + d,
-               bf ? att_div4(acc[o], lrow[rr]) : acc[o], flags);
+    const size_t at = ((size_t)b * T + tt) * qw + (size_t)h * hd + d;
+    att_store4(y + at, y16 ? y16 + at : NULL, bf ? att_div4(acc[o], lrow[rr]) : acc[o], flags);
   }
   if (threadIdx.x < ATT_QT && t0 + (int)threadIdx.x < T)
     lse[((size_t)b * heads + h) * T + t0 + threadIdx.x] =
@@ -281,7 +285,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
     const int g = threadIdx.x + o * ATT_THREADS, rr = g / h4, d = g % h4 * 4, tt = t0 + rr;
     if (g >= n_grp) break;
     if (tt >= T) continue;
-    att_store4(dq + ((size_t)b * T + tt) * qw + (size_t)h * hd + d, att_mul4(acc[o], scale), flags);
+    att_store4(dq + ((size_t)b * T + tt) * qw + (size_t)h * hd + d, NULL, att_mul4(acc[o], scale),
+               flags);
   }
 }
 
@@ -346,8 +351,8 @@ __global__ void __launch_bounds__(ATT_THREADS, 2)
     if (g >= n_grp) break;
     if (jj >= T) continue;
     const size_t off = ((size_t)b * T + jj) * kw + (size_t)kvh * hd + d;
-    att_store4(dk + off, att_mul4(ak[o], scale), flags);
-    att_store4(dv + off, av[o], flags);
+    att_store4(dk + off, NULL, att_mul4(ak[o], scale), flags);
+    att_store4(dv + off, NULL, av[o], flags);
   }
 }
 
@@ -375,19 +380,21 @@ static int check_aligned(const float *const *p, int n, pg_error *err) {
   return 0;
 }
 
-extern "C" int attention_forward_cuda(float *y, float *lse, const float *q, const float *k,
-                                      const float *v, int B, int T, int heads, int kv_heads,
-                                      int head_dim, int flags, cudaStream_t stream,
+extern "C" int attention_forward_cuda(float *y, uint16_t *y16, float *lse, const float *q,
+                                      const float *k, const float *v, int B, int T, int heads,
+                                      int kv_heads, int head_dim, int flags, cudaStream_t stream,
                                       pg_error *err) {
   const float *staged[] = {q, k, v};
-  if (check_shape(B, T, heads, kv_heads, head_dim, err) || check_aligned(staged, 3, err)) return -1;
+  if (check_shape(B, T, heads, kv_heads, head_dim, err) || check_aligned(staged, 3, err) ||
+      cuda_packed_check(err, "attention", y16, flags & KERNEL_BF16)) /* the output's rounding */
+    return -1;
   if (B == 0 || T == 0) return 0;
   if (attention_mma_supported(head_dim, flags))
-    return attention_mma_forward_cuda(y, lse, q, k, v, B, T, heads, kv_heads, head_dim, flags,
-                                      stream, err);
+    return attention_mma_forward_cuda(y, y16, lse, q, k, v, B, T, heads, kv_heads, head_dim,
+                                      flags, stream, err);
   dim3 grid((unsigned)((T + ATT_QT - 1) / ATT_QT), (unsigned)heads, (unsigned)B);
-  attention_forward_kernel<<<grid, ATT_THREADS, 0, stream>>>(y, lse, q, k, v, T, heads, kv_heads,
-                                                             head_dim, attention_scale(head_dim), flags);
+  attention_forward_kernel<<<grid, ATT_THREADS, 0, stream>>>(
+      y, y16, lse, q, k, v, T, heads, kv_heads, head_dim, attention_scale(head_dim), flags);
   return cuda_check_launch(err, "attention_forward_kernel");
 }
 

@@ -219,9 +219,9 @@ __device__ static __forceinline__ void am_store(float *out, size_t stride, int f
 /* Forward of query rows [t0, t0 + 64) of head h of sequence b. */
 template <int HD>
 __global__ void __launch_bounds__(AM_THREADS)
-    attention_mma_forward_kernel(float *y, float *lse, const float *q, const float *k,
-                                 const float *v, int T, int heads, int kv_heads, float scale,
-                                 int flags) {
+    attention_mma_forward_kernel(float *y, uint16_t *y16, float *lse, const float *q,
+                                 const float *k, const float *v, int T, int heads, int kv_heads,
+                                 float scale, int flags) {
   constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
   __shared__ __align__(16) uint16_t qs[AM_BR * SQ];
   __shared__ __align__(16) uint16_t ks[AM_BC * SQ];
@@ -305,9 +305,11 @@ __global__ void __launch_bounds__(AM_THREADS)
       const int t = first + am_row(2 * r);
       if (t >= T) continue;
       const float lt = lrow[w0 + am_row(2 * r)];
-      float *out = y + ((size_t)b * T + t) * qw + (size_t)h * HD + am_col(o, 0);
-      out[0] = kernel_round(acc[o][2 * r] / lt, flags);
-      out[1] = kernel_round(acc[o][2 * r + 1] / lt, flags);
+      const size_t at = ((size_t)b * T + t) * qw + (size_t)h * HD + am_col(o, 0);
+      const float r0 = kernel_round(acc[o][2 * r] / lt, flags);
+      const float r1 = kernel_round(acc[o][2 * r + 1] / lt, flags);
+      y[at] = r0, y[at + 1] = r1;
+      if (y16) y16[at] = bf16_from_float(r0), y16[at + 1] = bf16_from_float(r1);
     }
   if (lane < AM_WR && first + lane < T)
     lse[((size_t)b * heads + h) * T + first + lane] =
@@ -464,10 +466,10 @@ int attention_mma_supported(int head_dim, int flags) {
 
 /* One launch of each kernel's instance for head_dim HD. */
 template <int HD>
-static void am_forward(dim3 grid, cudaStream_t stream, float *y, float *lse, const float *q,
-                       const float *k, const float *v, int T, int heads, int kv_heads, float scale,
-                       int flags) {
-  attention_mma_forward_kernel<HD><<<grid, AM_THREADS, 0, stream>>>(y, lse, q, k, v, T, heads,
+static void am_forward(dim3 grid, cudaStream_t stream, float *y, uint16_t *y16, float *lse,
+                       const float *q, const float *k, const float *v, int T, int heads,
+                       int kv_heads, float scale, int flags) {
+  attention_mma_forward_kernel<HD><<<grid, AM_THREADS, 0, stream>>>(y, y16, lse, q, k, v, T, heads,
                                                                     kv_heads, scale, flags);
 }
 
@@ -495,16 +497,16 @@ static int am_refuse(int hd, int flags, pg_error *err) {
                  hd, flags);
 }
 
-extern "C" int attention_mma_forward_cuda(float *y, float *lse, const float *q, const float *k,
-                                          const float *v, int B, int T, int heads, int kv_heads,
-                                          int head_dim, int flags, cudaStream_t stream,
-                                          pg_error *err) {
+extern "C" int attention_mma_forward_cuda(float *y, uint16_t *y16, float *lse, const float *q,
+                                          const float *k, const float *v, int B, int T, int heads,
+                                          int kv_heads, int head_dim, int flags,
+                                          cudaStream_t stream, pg_error *err) {
   if (am_refuse(head_dim, flags, err)) return -1;
   if (B == 0 || T == 0) return 0;
   dim3 grid((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)heads, (unsigned)B);
   const float scale = attention_scale(head_dim);
   switch (head_dim) {
-#define AM_ARGS y, lse, q, k, v, T, heads, kv_heads, scale, flags
+#define AM_ARGS y, y16, lse, q, k, v, T, heads, kv_heads, scale, flags
     case 16: am_forward<16>(grid, stream, AM_ARGS); break;
     case 32: am_forward<32>(grid, stream, AM_ARGS); break;
     case 48: am_forward<48>(grid, stream, AM_ARGS); break;

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/flags.h"
+
 json_t *cuda_device_json(const cuda_device_info *d, const cuda_versions *v) {
   char cc[16];
   snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
@@ -28,6 +30,11 @@ int cuda_fail(pg_error *err, cudaError_t rc, const char *what) {
 int cuda_check_launch(pg_error *err, const char *kernel) {
   cudaError_t rc = cudaGetLastError();
   return rc == cudaSuccess ? 0 : cuda_fail(err, rc, kernel);
+}
+
+int cuda_packed_check(pg_error *err, const char *op, const void *y16, int flags) {
+  if (!y16 || kernel_packed_ok(flags)) return 0;
+  return pg_fail(err, "", -1, "%s: a packed copy needs bf16 results (flags %d)", op, flags);
 }
 
 int cuda_device_count(int *n, pg_error *err) {
@@ -73,6 +80,11 @@ static int not_built(pg_error *err) {
 }
 
 int cuda_built(void) { return 0; }
+int cuda_packed_check(pg_error *err, const char *op, const void *y16, int flags) {
+  if (!y16 || kernel_packed_ok(flags)) return 0;
+  return pg_fail(err, "", -1, "%s: a packed copy needs bf16 results (flags %d)", op, flags);
+}
+
 int cuda_device_count(int *n, pg_error *err) {
   *n = 0;
   return not_built(err);

@@ -66,6 +66,11 @@ int cuda_fail(pg_error *err, cudaError_t rc, const char *what);
  * device) as err. Does not synchronize. */
 int cuda_check_launch(pg_error *err, const char *kernel);
 
+/* A launcher's check of its packed copy y16 (kernels/flags.h): given one,
+ * every value the kernel stores must be bf16 (kernel_packed_ok), or the
+ * copy would not be the value. -1 with err naming op otherwise. */
+int cuda_packed_check(pg_error *err, const char *op, const void *y16, int flags);
+
 /* The launch shape of the elementwise kernels: blocks of CUDA_EW_THREADS
  * threads walking n elements in a grid-stride loop, at most
  * CUDA_EW_MAX_BLOCKS blocks. Each element's result depends on its own

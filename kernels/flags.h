@@ -17,7 +17,19 @@
  * partials' sum is stored.
  * KERNEL_CUDA_CORES (GPU attention only): run the CUDA-core kernels, the
  * CPU's bitwise twins, even where the tensor-core ones apply
- * (attention_mma_supported): to compare the two on a GPU. */
+ * (attention_mma_supported): to compare the two on a GPU.
+ * KERNEL_ROUND_OUT (where a kernel's header says it honours it): the
+ * arithmetic is float32 (or as KERNEL_BF16 says), and the result is
+ * rounded to bf16 once, as it is stored: a float32 op whose output is
+ * then cast to bf16 (F4's q and k at the attention's cast, B3's gradient
+ * of a bf16 projection output), one pass instead of two.
+ *
+ * Packed copies: a CUDA launcher that takes an output pointer y16 (may be
+ * NULL) stores there the bf16 bits of every value it stores in y, for
+ * the bf16 GEMMs that read y (kernels/matmul.h), so no separate
+ * bf16_pack_cuda pass reads y again. The copy is exact only for bf16
+ * values, so such a launcher refuses y16 unless its flags round what it
+ * stores (kernel_packed_ok). */
 #ifndef PGOLF_KERNEL_FLAGS_H
 #define PGOLF_KERNEL_FLAGS_H
 
@@ -31,7 +43,8 @@ enum {
   KERNEL_OUT_FP32 = 4,
   KERNEL_TREE = 8,
   KERNEL_PARTIAL = 16,
-  KERNEL_CUDA_CORES = 32
+  KERNEL_CUDA_CORES = 32,
+  KERNEL_ROUND_OUT = 64
 };
 
 /* x rounded to bf16 when the flags ask for it. */
@@ -39,13 +52,28 @@ PGOLF_HD float kernel_round(float x, int flags) {
   return (flags & KERNEL_BF16) ? bf16_round(x) : x;
 }
 
-/* Store r into *out, honouring both flags. */
-PGOLF_HD void kernel_store(float *out, float r, int flags) {
-  r = kernel_round(r, flags);
-  if (!(flags & KERNEL_ACCUMULATE))
-    *out = r;
-  else
-    *out = (flags & KERNEL_OUT_FP32) ? *out + r : kernel_round(*out + r, flags);
+/* x rounded to bf16 when the flags round a stored result (KERNEL_BF16 or
+ * KERNEL_ROUND_OUT). */
+PGOLF_HD float kernel_round_out(float x, int flags) {
+  return (flags & (KERNEL_BF16 | KERNEL_ROUND_OUT)) ? bf16_round(x) : x;
+}
+
+/* Store r into *out, honouring the flags (KERNEL_ROUND_OUT rounds r as
+ * KERNEL_BF16 does); returns the value stored, for a packed copy. */
+PGOLF_HD float kernel_store(float *out, float r, int flags) {
+  r = kernel_round_out(r, flags);
+  if (flags & KERNEL_ACCUMULATE)
+    r = (flags & KERNEL_OUT_FP32) ? *out + r : kernel_round(*out + r, flags);
+  *out = r;
+  return r;
+}
+
+/* 1 if every value kernel_store stores under these flags is bf16, so a
+ * packed copy of it is exact: a sum is rounded only under KERNEL_BF16
+ * without KERNEL_OUT_FP32. */
+PGOLF_HD int kernel_packed_ok(int flags) {
+  if (flags & KERNEL_ACCUMULATE) return (flags & KERNEL_BF16) && !(flags & KERNEL_OUT_FP32);
+  return (flags & (KERNEL_BF16 | KERNEL_ROUND_OUT)) != 0;
 }
 
 #endif

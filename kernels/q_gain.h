@@ -5,7 +5,8 @@
  * float64 sum in that order, one thread per head, rounded once; kernels/
  * col_dot.h's term and finish).
  * KERNEL_BF16: y = bf16(q bf16(g)); dq = bf16(dy bf16(g));
- * dg += bf16(sum bf16(dy q)).
+ * dg += bf16(sum bf16(dy q)). KERNEL_ROUND_OUT (forward): y = bf16(q g),
+ * the float32 product cast to bf16 (F4: q at the attention's cast).
  *
  * The CUDA twin (q_gain.cu): y and dq elementwise by the shared code below
  * (equal to the CPU kernel bit for bit); dg by the fixed tree of
@@ -21,7 +22,7 @@
 
 /* One element of y = q * g (g the head's gain). */
 PGOLF_HD float q_gain_y(float q, float g, int flags) {
-  return kernel_round(q * kernel_round(g, flags), flags);
+  return kernel_round_out(q * kernel_round(g, flags), flags);
 }
 
 /* One element of dq before kernel_store: dy * g. */

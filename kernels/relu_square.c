@@ -32,8 +32,12 @@ static inline __attribute__((always_inline)) void round_bf16(v8sf *x) {
   *x = (v8sf)((q & (v8su)nan) | (r & ~(v8su)nan));
 }
 
+/* kernel_round and kernel_round_out lane by lane. */
 static inline __attribute__((always_inline)) void vround(v8sf *x, int flags) {
   if (flags & KERNEL_BF16) round_bf16(x);
+}
+static inline __attribute__((always_inline)) void vround_out(v8sf *x, int flags) {
+  if (flags & (KERNEL_BF16 | KERNEL_ROUND_OUT)) round_bf16(x);
 }
 
 CLONES static void forward_lanes(float *y, const float *h, size_t i0, size_t i1, int flags) {
@@ -43,7 +47,7 @@ CLONES static void forward_lanes(float *y, const float *h, size_t i0, size_t i1,
     memcpy(&x, h + i, sizeof x);
     r = KEEP(x, x > zero);
     v = r * r;
-    vround(&v, flags);
+    vround_out(&v, flags);
     memcpy(y + i, &v, sizeof v);
   }
 }
@@ -57,7 +61,7 @@ CLONES static void backward_lanes(float *dh, const float *dy, const float *h, si
     memcpy(&g, dy + i, sizeof g);
     v8si pos = x > zero;
     v = KEEP(g * (two * KEEP(x, pos)), pos);
-    vround(&v, flags);
+    vround_out(&v, flags);
     if (flags & KERNEL_ACCUMULATE) {
       v8sf o;
       memcpy(&o, dh + i, sizeof o);

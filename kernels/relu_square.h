@@ -16,7 +16,7 @@
 /* y for one element, rounded under KERNEL_BF16. */
 PGOLF_HD float relu_square_y(float h, int flags) {
   float r = h > 0.0f ? h : 0.0f;
-  return kernel_round(r * r, flags);
+  return kernel_round_out(r * r, flags);
 }
 
 /* dh for one element before kernel_store rounds or accumulates it. */
@@ -39,11 +39,12 @@ void relu_square_backward(float *dh, const float *dy, const float *h, size_t n, 
 #include "common/error.h"
 
 /* The CUDA twins: device pointers, a grid-stride loop, launched on stream;
- * no allocation. Launch errors come back as err. */
-int relu_square_forward_cuda(float *y, const float *h, size_t n, int flags, cudaStream_t stream,
-                             pg_error *err);
-int relu_square_backward_cuda(float *dh, const float *dy, const float *h, size_t n, int flags,
-                              cudaStream_t stream, pg_error *err);
+ * no allocation. Launch errors come back as err. y16 and dh16 (may be
+ * NULL): packed copies of y and dh (kernels/flags.h). */
+int relu_square_forward_cuda(float *y, uint16_t *y16, const float *h, size_t n, int flags,
+                             cudaStream_t stream, pg_error *err);
+int relu_square_backward_cuda(float *dh, uint16_t *dh16, const float *dy, const float *h, size_t n,
+                              int flags, cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

@@ -13,7 +13,7 @@ void rmsnorm_forward(float *y, float *rstd, const float *x, int rows, int d, int
     float s = rmsnorm_rstd(ss, d);
     rstd[r] = s;
     float *yr = y + (size_t)r * d;
-    for (int j = 0; j < d; j++) yr[j] = kernel_round(xr[j] * s, flags);
+    for (int j = 0; j < d; j++) yr[j] = kernel_round_out(xr[j] * s, flags);
   }
 }
 
@@ -48,7 +48,7 @@ void rmsnorm_forward_tree_ref(float *y, float *rstd, const float *x, int rows, i
     float s = rmsnorm_rstd(tree_dot(xr, xr, d), d);
     rstd[r] = s;
     float *yr = y + (size_t)r * d;
-    for (int j = 0; j < d; j++) yr[j] = kernel_round(xr[j] * s, flags);
+    for (int j = 0; j < d; j++) yr[j] = kernel_round_out(xr[j] * s, flags);
   }
 }
 

@@ -55,7 +55,8 @@ __device__ static float warp_tree_dot(const float *a, const float *b, int d, flo
 }
 
 __global__ void __launch_bounds__(RN_THREADS)
-    rmsnorm_forward_kernel(float *y, float *rstd, const float *x, int rows, int d, int flags) {
+    rmsnorm_forward_kernel(float *y, uint16_t *y16, float *rstd, const float *x, int rows, int d,
+                           int flags) {
   __shared__ float part[RN_ROWS][32];
   const int w = threadIdx.x / 32, t = threadIdx.x % 32;
   const size_t r = (size_t)blockIdx.x * RN_ROWS + w;
@@ -64,12 +65,17 @@ __global__ void __launch_bounds__(RN_THREADS)
   float s = rmsnorm_rstd(warp_tree_dot(xr, xr, d, part[w]), d);
   if (t == 0) rstd[r] = s;
   float *yr = y + r * (size_t)d;
-  for (int j = t; j < d; j += 32) yr[j] = kernel_round(xr[j] * s, flags);
+  uint16_t *hr = y16 ? y16 + r * (size_t)d : NULL;
+  for (int j = t; j < d; j += 32) {
+    float v = kernel_round_out(xr[j] * s, flags);
+    yr[j] = v;
+    if (hr) hr[j] = bf16_from_float(v);
+  }
 }
 
 __global__ void __launch_bounds__(RN_THREADS)
-    rmsnorm_backward_kernel(float *dx, const float *dy, const float *x, const float *rstd, int rows,
-                            int d, int flags) {
+    rmsnorm_backward_kernel(float *dx, uint16_t *dx16, const float *dy, const float *x,
+                            const float *rstd, int rows, int d, int flags) {
   __shared__ float part[RN_ROWS][32];
   const int w = threadIdx.x / 32, t = threadIdx.x % 32;
   const size_t r = (size_t)blockIdx.x * RN_ROWS + w;
@@ -78,7 +84,11 @@ __global__ void __launch_bounds__(RN_THREADS)
   float s = rstd[r];
   float c = rmsnorm_grad_coef(s, warp_tree_dot(gr, xr, d, part[w]), d);
   float *dr = dx + r * (size_t)d;
-  for (int j = t; j < d; j += 32) kernel_store(&dr[j], rmsnorm_dx(s, gr[j], xr[j], c), flags);
+  uint16_t *hr = dx16 ? dx16 + r * (size_t)d : NULL;
+  for (int j = t; j < d; j += 32) {
+    float v = kernel_store(&dr[j], rmsnorm_dx(s, gr[j], xr[j], c), flags);
+    if (hr) hr[j] = bf16_from_float(v);
+  }
 }
 
 /* ---- launchers ---- */
@@ -88,21 +98,21 @@ static int check_shape(int rows, int d, pg_error *err) {
   return 0;
 }
 
-extern "C" int rmsnorm_forward_cuda(float *y, float *rstd, const float *x, int rows, int d,
-                                    int flags, cudaStream_t stream, pg_error *err) {
-  if (check_shape(rows, d, err)) return -1;
+extern "C" int rmsnorm_forward_cuda(float *y, uint16_t *y16, float *rstd, const float *x, int rows,
+                                    int d, int flags, cudaStream_t stream, pg_error *err) {
+  if (check_shape(rows, d, err) || cuda_packed_check(err, "rmsnorm", y16, flags)) return -1;
   if (rows == 0) return 0;
   rmsnorm_forward_kernel<<<(unsigned)((rows + RN_ROWS - 1) / RN_ROWS), RN_THREADS, 0, stream>>>(
-      y, rstd, x, rows, d, flags);
+      y, y16, rstd, x, rows, d, flags);
   return cuda_check_launch(err, "rmsnorm_forward_kernel");
 }
 
-extern "C" int rmsnorm_backward_cuda(float *dx, const float *dy, const float *x, const float *rstd,
-                                     int rows, int d, int flags, cudaStream_t stream,
-                                     pg_error *err) {
-  if (check_shape(rows, d, err)) return -1;
+extern "C" int rmsnorm_backward_cuda(float *dx, uint16_t *dx16, const float *dy, const float *x,
+                                     const float *rstd, int rows, int d, int flags,
+                                     cudaStream_t stream, pg_error *err) {
+  if (check_shape(rows, d, err) || cuda_packed_check(err, "rmsnorm", dx16, flags)) return -1;
   if (rows == 0) return 0;
   rmsnorm_backward_kernel<<<(unsigned)((rows + RN_ROWS - 1) / RN_ROWS), RN_THREADS, 0, stream>>>(
-      dx, dy, x, rstd, rows, d, flags);
+      dx, dx16, dy, x, rstd, rows, d, flags);
   return cuda_check_launch(err, "rmsnorm_backward_kernel");
 }

@@ -6,7 +6,8 @@
  *
  * Under KERNEL_BF16 the input is bf16, the arithmetic is float32 (PyTorch
  * upcasts) and y is rounded to bf16; in backward dx is rounded. rstd is
- * saved in float32 for the backward.
+ * saved in float32 for the backward. KERNEL_ROUND_OUT rounds y and dx
+ * alone (kernels/flags.h).
  *
  * The CUDA twin (rmsnorm.cu) reduces each row with the fixed tree of
  * kernels/reduce_tree.h instead of in index order; rmsnorm_*_tree_ref
@@ -59,11 +60,13 @@ void rmsnorm_backward_tree_ref(float *dx, const float *dy, const float *x, const
 
 /* The CUDA twins: device pointers, one warp per row computing the
  * TREE_LANES tree (rmsnorm.cu), launched on stream; no allocation. Launch
- * errors come back as err. */
-int rmsnorm_forward_cuda(float *y, float *rstd, const float *x, int rows, int d, int flags,
-                         cudaStream_t stream, pg_error *err);
-int rmsnorm_backward_cuda(float *dx, const float *dy, const float *x, const float *rstd, int rows,
-                          int d, int flags, cudaStream_t stream, pg_error *err);
+ * errors come back as err. y16 and dx16 (may be NULL): packed copies of
+ * y and dx (kernels/flags.h), for the GEMMs that read them. */
+int rmsnorm_forward_cuda(float *y, uint16_t *y16, float *rstd, const float *x, int rows, int d,
+                         int flags, cudaStream_t stream, pg_error *err);
+int rmsnorm_backward_cuda(float *dx, uint16_t *dx16, const float *dy, const float *x,
+                          const float *rstd, int rows, int d, int flags, cudaStream_t stream,
+                          pg_error *err);
 #endif
 
 #ifdef __cplusplus

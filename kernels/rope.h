@@ -6,7 +6,9 @@
  *
  * Under KERNEL_BF16 the tables must be bf16 (the official code casts them
  * to q's dtype) and every product and sum is rounded, as eager PyTorch
- * rounds each bf16 op: y1 = bf16(bf16(x1 c) + bf16(x2 s)).
+ * rounds each bf16 op: y1 = bf16(bf16(x1 c) + bf16(x2 s)). Under
+ * KERNEL_ROUND_OUT alone the forward is float32 and its results are cast
+ * to bf16: y1 = bf16(x1 c + x2 s) (F4: k at the attention's cast).
  *
  * Everything here is elementwise: the CUDA twins (rope.cu) compute every
  * table entry and every rotated pair with the shared functions below
@@ -46,8 +48,8 @@ PGOLF_HD void rope_table_entry(float *c, float *s, int t, float inv, int flags) 
 PGOLF_HD void rope_rotate(float *y1, float *y2, float x1, float x2, float c, float s, int flags) {
   float a = kernel_round(x1 * c, flags), b = kernel_round(x2 * s, flags);
   float e = kernel_round(x1 * -s, flags), f = kernel_round(x2 * c, flags);
-  *y1 = kernel_round(a + b, flags);
-  *y2 = kernel_round(e + f, flags);
+  *y1 = kernel_round_out(a + b, flags);
+  *y2 = kernel_round_out(e + f, flags);
 }
 
 /* One pair of the backward: (dx1, dx2) stored with the flags. */

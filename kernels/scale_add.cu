@@ -17,10 +17,13 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
 }
 
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
-    scale_add_dy_kernel(float *dy, const float *dout, const float *s, size_t n, int d, int flags) {
+    scale_add_dy_kernel(float *dy, uint16_t *dy16, const float *dout, const float *s, size_t n,
+                        int d, int flags) {
   size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    kernel_store(&dy[i], scale_add_dy(dout[i], s[i % (size_t)d], flags), flags);
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    float v = kernel_store(&dy[i], scale_add_dy(dout[i], s[i % (size_t)d], flags), flags);
+    if (dy16) dy16[i] = bf16_from_float(v);
+  }
 }
 
 /* ---- launchers ---- */
@@ -41,14 +44,15 @@ extern "C" int scale_add_forward_cuda(float *out, const float *x, const float *s
   return cuda_check_launch(err, "scale_add_forward_kernel");
 }
 
-extern "C" int scale_add_backward_cuda(float *dy, float *ds, const float *dout, const float *s,
-                                       const float *y, int rows, int d, int flags,
+extern "C" int scale_add_backward_cuda(float *dy, uint16_t *dy16, float *ds, const float *dout,
+                                       const float *s, const float *y, int rows, int d, int flags,
                                        double *scratch, cudaStream_t stream, pg_error *err) {
-  if (check_shape(rows, d, err)) return -1;
+  if (check_shape(rows, d, err) || cuda_packed_check(err, "scale_add", dy16, flags)) return -1;
   /* ds first: the stream orders it before dy, which may overwrite dout. */
   if (col_dot_cuda(ds, dout, y, rows, d, flags, scratch, stream, err)) return -1;
   size_t n = (size_t)rows * d;
   if (n == 0) return 0;
-  scale_add_dy_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dy, dout, s, n, d, flags);
+  scale_add_dy_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dy, dy16, dout, s, n, d,
+                                                                          flags);
   return cuda_check_launch(err, "scale_add_dy_kernel");
 }

@@ -10,7 +10,9 @@
  * kernels/col_dot.h's col_dot_sums and finish).
  *
  * KERNEL_BF16: out = bf16(x + bf16(bf16(s) y)); dy = bf16(dout bf16(s));
- * ds += bf16(sum_n bf16(dout y)). out may alias x.
+ * ds += bf16(sum_n bf16(dout y)). KERNEL_ROUND_OUT (backward): dy =
+ * bf16(dout s), the float32 product cast to bf16 (B3); ds as without it.
+ * out may alias x.
  *
  * The CUDA twin (scale_add.cu): out and dy elementwise by the shared code
  * below (equal to the CPU kernel bit for bit); ds by col_dot.cu's tree
@@ -53,12 +55,13 @@ void scale_add_backward_tree_ref(float *dy, float *ds, const float *dout, const 
 
 /* The CUDA twins: device pointers, launched on stream; no allocation. The
  * backward sums ds before it writes dy (dy may alias dout), in scratch of
- * COL_DOT_SCRATCH(d) doubles (kernels/col_dot.h). */
+ * COL_DOT_SCRATCH(d) doubles (kernels/col_dot.h); dy16 (may be NULL) is
+ * dy's packed copy (kernels/flags.h). */
 int scale_add_forward_cuda(float *out, const float *x, const float *s, const float *y, int rows,
                            int d, int flags, cudaStream_t stream, pg_error *err);
-int scale_add_backward_cuda(float *dy, float *ds, const float *dout, const float *s, const float *y,
-                            int rows, int d, int flags, double *scratch, cudaStream_t stream,
-                            pg_error *err);
+int scale_add_backward_cuda(float *dy, uint16_t *dy16, float *ds, const float *dout, const float *s,
+                            const float *y, int rows, int d, int flags, double *scratch,
+                            cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

@@ -77,14 +77,16 @@ __global__ void __launch_bounds__(TREE_LANES)
 }
 
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
-    softcap_ce_backward_kernel(float *dz, const float *th, const float *lse, const uint16_t *y,
-                               size_t n, int V, float cap, float inv_cap, float w, int flags) {
+    softcap_ce_backward_kernel(float *dz, uint16_t *dz16, const float *th, const float *lse,
+                               const uint16_t *y, size_t n, int V, float cap, float inv_cap, float w,
+                               int flags) {
   size_t stride = (size_t)gridDim.x * blockDim.x;
   for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += stride) {
     size_t r = idx / (size_t)V, i = idx % (size_t)V;
     float t = th[idx];
     float p = det_expf_fast_hd(softcap_logit(t, cap, flags) - lse[r]);
-    kernel_store(&dz[idx], softcap_dz(p, i == y[r], w, t, cap, inv_cap, flags), flags);
+    float v = kernel_store(&dz[idx], softcap_dz(p, i == y[r], w, t, cap, inv_cap, flags), flags);
+    if (dz16) dz16[idx] = bf16_from_float(v);
   }
 }
 
@@ -107,14 +109,15 @@ extern "C" int softcap_cross_entropy_forward_cuda(float *th, float *lse, float *
   return cuda_check_launch(err, "softcap_ce_mean_kernel");
 }
 
-extern "C" int softcap_cross_entropy_backward_cuda(float *dz, const float *th, const float *lse,
-                                                   const uint16_t *y, int N, int V, float cap,
-                                                   float g, int flags, cudaStream_t stream,
-                                                   pg_error *err) {
-  if (check_shape(N, V, err)) return -1;
+extern "C" int softcap_cross_entropy_backward_cuda(float *dz, uint16_t *dz16, const float *th,
+                                                   const float *lse, const uint16_t *y, int N,
+                                                   int V, float cap, float g, int flags,
+                                                   cudaStream_t stream, pg_error *err) {
+  if (check_shape(N, V, err) || cuda_packed_check(err, "softcap_cross_entropy", dz16, flags))
+    return -1;
   const float w = g / (float)N, inv_cap = 1.0f / cap; /* as the CPU kernel */
   size_t n = (size_t)N * V;
   softcap_ce_backward_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(
-      dz, th, lse, y, n, V, cap, inv_cap, w, flags);
+      dz, dz16, th, lse, y, n, V, cap, inv_cap, w, flags);
   return cuda_check_launch(err, "softcap_ce_backward_kernel");
 }

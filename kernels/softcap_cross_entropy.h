@@ -92,9 +92,12 @@ float softcap_cross_entropy_forward_tree_ref(float *th, float *lse, float *nll, 
 int softcap_cross_entropy_forward_cuda(float *th, float *lse, float *nll, float *loss,
                                        const float *z, const uint16_t *y, int N, int V, float cap,
                                        int flags, cudaStream_t stream, pg_error *err);
-int softcap_cross_entropy_backward_cuda(float *dz, const float *th, const float *lse,
-                                        const uint16_t *y, int N, int V, float cap, float g,
-                                        int flags, cudaStream_t stream, pg_error *err);
+/* dz16 (may be NULL): dz's packed copy (kernels/flags.h), for the head's
+ * two products. */
+int softcap_cross_entropy_backward_cuda(float *dz, uint16_t *dz16, const float *th,
+                                        const float *lse, const uint16_t *y, int N, int V,
+                                        float cap, float g, int flags, cudaStream_t stream,
+                                        pg_error *err);
 #endif
 
 #ifdef __cplusplus

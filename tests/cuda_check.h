@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "kernels/bf16.h"
 #include "kernels/cuda_common.h"
 
 static char g_why[PG_ERR_MSG + 64];
@@ -90,6 +91,35 @@ static inline void expect_device(const float *dev, const float *want, size_t n, 
   from_device(got, dev, n);
   assert_same_bits(got, want, n, what);
   free(got);
+}
+
+/* A device array of n bf16s, every one 0xffff (a NaN): an element a
+ * kernel forgets to write shows. */
+static inline uint16_t *packed_nans(size_t n) {
+  uint16_t *d = NULL;
+  CK(cudaMalloc((void **)&d, (n > 0 ? n : 1) * sizeof *d));
+  CK(cudaMemset(d, 0xff, n * sizeof *d));
+  return d;
+}
+
+/* Wait for the device, then the packed copy dev16 must hold exactly the n
+ * floats at dev: each a bf16 value, its bits there. */
+static inline void expect_packed(const uint16_t *dev16, const float *dev, size_t n,
+                                 const char *what) {
+  CK(cudaDeviceSynchronize());
+  uint16_t *h16 = malloc((n > 0 ? n : 1) * sizeof *h16);
+  float *f = malloc((n > 0 ? n : 1) * sizeof *f);
+  assert_non_null(h16);
+  assert_non_null(f);
+  CK(cudaMemcpy(h16, dev16, n * sizeof *h16, cudaMemcpyDeviceToHost));
+  from_device(f, dev, n);
+  for (size_t i = 0; i < n; i++) {
+    float w = bf16_to_float(h16[i]);
+    if (memcmp(&w, &f[i], sizeof w))
+      fail_msg("%s: packed element %zu: bits 0x%04x, the float stored is %.9g", what, i,
+               (unsigned)h16[i], (double)f[i]);
+  }
+  free(h16), free(f);
 }
 #endif
 

@@ -97,6 +97,8 @@ static void one_shape(const shape *s, int flags) {
   float *d_dy = to_device(dy, nq), *d_y = to_device(y, nq), *d_lse = to_device(lse, nr);
   float *d_out = to_device(y, nq), *d_lse_out = to_device(lse, nr), *d_scratch = to_device(lse, nr);
   float *d_dq = to_device(dq, nq), *d_dk = to_device(dk, nk), *d_dv = to_device(dv, nk);
+  /* bf16: y's packed copy too (kernels/flags.h), the output projection's operand. */
+  uint16_t *d_y16 = (flags & KERNEL_BF16) ? packed_nans(nq) : NULL;
   const float *want[N_OUT] = {y, lse, dq, dk, dv};
   float *dev[N_OUT] = {d_out, d_lse_out, d_dq, d_dk, d_dv};
   const size_t len[N_OUT] = {nq, nr, nq, nk, nk};
@@ -107,9 +109,15 @@ static void one_shape(const shape *s, int flags) {
   for (int rep = 0; rep < 2; rep++) {
     /* NaNs: every element must be written. */
     for (int o = 0; o < N_OUT; o++) CK(cudaMemset(dev[o], 0xff, len[o] * sizeof(float)));
-    assert_int_equal(attention_forward_cuda(d_out, d_lse_out, d_q, d_k, d_v, s->B, s->T, s->heads,
-                                            s->kv_heads, s->hd, flags, 0, &err),
+    assert_int_equal(attention_forward_cuda(d_out, d_y16, d_lse_out, d_q, d_k, d_v, s->B, s->T,
+                                            s->heads, s->kv_heads, s->hd, flags, 0, &err),
                      0);
+    if (d_y16) {
+      snprintf(what, sizeof what, "attention y16 T=%d hd=%d flags=%d rep %d", s->T, s->hd, flags,
+               rep);
+      expect_packed(d_y16, d_out, nq, what);
+      CK(cudaMemset(d_y16, 0xff, nq * sizeof *d_y16));
+    }
     /* The backward from the CPU's y and lse: the comparison is of the
      * backward alone. */
     assert_int_equal(attention_backward_cuda(d_dq, d_dk, d_dv, d_dy, d_y, d_lse, d_q, d_k, d_v,
@@ -135,6 +143,7 @@ static void one_shape(const shape *s, int flags) {
     for (int o = 0; o < N_OUT; o++) free(got[rep][o]);
   float *devs[] = {d_q, d_k, d_v, d_dy, d_y, d_lse, d_out, d_lse_out, d_scratch, d_dq, d_dk, d_dv};
   for (size_t i = 0; i < sizeof devs / sizeof *devs; i++) CK(cudaFree(devs[i]));
+  if (d_y16) CK(cudaFree(d_y16));
   float *host[] = {q, k, v, dy, y, lse, dq, dk, dv};
   for (size_t i = 0; i < sizeof host / sizeof *host; i++) free(host[i]);
 }
@@ -171,7 +180,7 @@ static void test_attention_mma_choice(void **state) {
   }
   assert_int_equal(attention_mma_supported(24, KERNEL_BF16), 0);
   pg_error err;
-  assert_int_equal(attention_mma_forward_cuda(NULL, NULL, NULL, NULL, NULL, 1, 8, 2, 1, 128,
+  assert_int_equal(attention_mma_forward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, 1, 8, 2, 1, 128,
                                               KERNEL_BF16, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "got head_dim 128"));
@@ -185,11 +194,11 @@ static void test_attention_mma_choice(void **state) {
 static void test_attention_bad_shapes(void **state) {
   (void)state;
   pg_error err;
-  assert_int_equal(attention_forward_cuda(NULL, NULL, NULL, NULL, NULL, 1, 8, 4, 2, 24, 0, 0, &err),
-                   -1);
+  assert_int_equal(
+      attention_forward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, 1, 8, 4, 2, 24, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "head_dim 24 not supported on the GPU"));
-  assert_int_equal(attention_forward_cuda(NULL, NULL, NULL, NULL, NULL, 1, 8, 4, 2, 256, 0, 0, &err),
-                   -1);
+  assert_int_equal(
+      attention_forward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, 1, 8, 4, 2, 256, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "head_dim 256"));
   assert_int_equal(attention_backward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                                            NULL, 1, 8, 3, 2, 64, 0, 0, &err),
@@ -199,9 +208,15 @@ static void test_attention_bad_shapes(void **state) {
    * address (never dereferenced: refused first). */
   static _Alignas(16) float buf[64];
   const float *odd = buf + 1;
-  assert_int_equal(attention_forward_cuda(buf, buf, buf, odd, buf, 1, 8, 2, 1, 16, 0, 0, &err), -1);
+  assert_int_equal(
+      attention_forward_cuda(buf, NULL, buf, buf, odd, buf, 1, 8, 2, 1, 16, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "operand 1 at"));
   assert_non_null(strstr(err.msg, "not 16-byte aligned"));
+  /* A packed copy of fp32 results would not be the results. */
+  static uint16_t buf16[64];
+  assert_int_equal(
+      attention_forward_cuda(buf, buf16, buf, buf, buf, buf, 1, 8, 2, 1, 16, 0, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "attention: a packed copy needs bf16 results"));
   assert_int_equal(attention_backward_cuda(buf, buf, buf, odd, buf, buf, buf, buf, buf, buf, 1, 8, 2,
                                            1, 16, 0, 0, &err),
                    -1);

@@ -13,16 +13,18 @@
 
 /* Forward and backward at widths that leave lanes empty (100), fill them
  * (256, 512: the baseline), wrap them (1000, 4096), in fp32 and bf16, and
- * the backward accumulating into bf16 gradients. Each launch twice: the
- * second result must equal the first. */
+ * the backward accumulating into bf16 gradients; rounded on the store
+ * alone (KERNEL_ROUND_OUT). Where the flags round what is stored, the
+ * packed copy too (kernels/flags.h), which must hold the floats' bits.
+ * Each launch twice: the second result must equal the first. */
 static void test_rmsnorm_equals_tree_ref(void **state) {
   (void)state;
   NEED_GPU();
   /* Head widths (16, 64: lanes past the row), a row of one term per lane
    * and more; 37 rows (the last block's warps partly idle). */
   const int dims[] = {16, 64, 100, 256, 512, 1000, 4096}, rows = 37;
-  const int fwd_flags[] = {0, KERNEL_BF16};
-  const int bwd_flags[] = {0, KERNEL_BF16, KERNEL_BF16 | KERNEL_ACCUMULATE};
+  const int fwd_flags[] = {0, KERNEL_BF16, KERNEL_ROUND_OUT};
+  const int bwd_flags[] = {0, KERNEL_BF16, KERNEL_BF16 | KERNEL_ACCUMULATE, KERNEL_ROUND_OUT};
   kc_rng rng = {17};
   pg_error err;
   for (int k = 0; k < (int)(sizeof dims / sizeof *dims); k++) {
@@ -36,31 +38,39 @@ static void test_rmsnorm_equals_tree_ref(void **state) {
     kc_fill(&rng, acc0, n, 0.5);
     float *dx = to_device(x, n), *dg = to_device(g, n), *dy = to_device(x, n);
     float *dr = to_device(r_cpu, rows);
-    for (int f = 0; f < 2; f++) {
+    uint16_t *d16 = packed_nans(n);
+    for (int f = 0; f < 3; f++) {
       rmsnorm_forward_tree_ref(y_cpu, r_cpu, x, rows, d, fwd_flags[f]);
+      uint16_t *y16 = kernel_packed_ok(fwd_flags[f]) ? d16 : NULL;
       for (int rep = 0; rep < 2; rep++) {
-        assert_int_equal(rmsnorm_forward_cuda(dy, dr, dx, rows, d, fwd_flags[f], 0, &err), 0);
+        assert_int_equal(rmsnorm_forward_cuda(dy, y16, dr, dx, rows, d, fwd_flags[f], 0, &err), 0);
         CK(cudaDeviceSynchronize());
         from_device(y_gpu, dy, n);
         from_device(r_gpu, dr, rows);
         assert_same_bits(y_gpu, y_cpu, n, "rmsnorm forward y");
         assert_same_bits(r_gpu, r_cpu, rows, "rmsnorm forward rstd");
+        if (y16) expect_packed(y16, dy, n, "rmsnorm forward y16");
+        CK(cudaMemset(d16, 0xff, n * sizeof *d16));
       }
     }
     rmsnorm_forward_tree_ref(y_cpu, r_cpu, x, rows, d, 0);
     CK(cudaMemcpy(dr, r_cpu, rows * sizeof *r_cpu, cudaMemcpyHostToDevice));
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < 4; f++) {
       memcpy(y_cpu, acc0, n * sizeof *y_cpu);
       rmsnorm_backward_tree_ref(y_cpu, g, x, r_cpu, rows, d, bwd_flags[f]);
+      uint16_t *dx16 = kernel_packed_ok(bwd_flags[f]) ? d16 : NULL;
       for (int rep = 0; rep < 2; rep++) {
         CK(cudaMemcpy(dy, acc0, n * sizeof *acc0, cudaMemcpyHostToDevice));
-        assert_int_equal(rmsnorm_backward_cuda(dy, dg, dx, dr, rows, d, bwd_flags[f], 0, &err), 0);
+        assert_int_equal(
+            rmsnorm_backward_cuda(dy, dx16, dg, dx, dr, rows, d, bwd_flags[f], 0, &err), 0);
         CK(cudaDeviceSynchronize());
         from_device(y_gpu, dy, n);
         assert_same_bits(y_gpu, y_cpu, n, "rmsnorm backward dx");
+        if (dx16) expect_packed(dx16, dy, n, "rmsnorm backward dx16");
+        CK(cudaMemset(d16, 0xff, n * sizeof *d16));
       }
     }
-    cudaFree(dx), cudaFree(dg), cudaFree(dy), cudaFree(dr);
+    cudaFree(dx), cudaFree(dg), cudaFree(dy), cudaFree(dr), cudaFree(d16);
     free(x), free(g), free(acc0), free(y_cpu), free(y_gpu);
   }
 }
@@ -71,8 +81,16 @@ static void test_bad_shape_is_an_error(void **state) {
   (void)state;
   NEED_GPU();
   pg_error err;
-  assert_int_equal(rmsnorm_forward_cuda(NULL, NULL, NULL, 4, 0, 0, 0, &err), -1);
+  assert_int_equal(rmsnorm_forward_cuda(NULL, NULL, NULL, NULL, 4, 0, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "rmsnorm"));
+  /* A packed copy of results that are not bf16 (fp32; a float32 sum). */
+  static uint16_t y16[4];
+  assert_int_equal(rmsnorm_forward_cuda(NULL, y16, NULL, NULL, 4, 8, 0, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "rmsnorm: a packed copy needs bf16 results (flags 0)"));
+  assert_int_equal(rmsnorm_backward_cuda(NULL, y16, NULL, NULL, NULL, 4, 8,
+                                         KERNEL_ROUND_OUT | KERNEL_ACCUMULATE, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "a packed copy needs bf16 results"));
 }
 
 #else

@@ -59,7 +59,17 @@ static float *mode_copy(const float *x, size_t n, int flags) {
 }
 
 static const int FWD_FLAGS[] = {0, KERNEL_BF16};
-static const int BWD_FLAGS[] = {0, KERNEL_BF16, KERNEL_BF16 | KERNEL_ACCUMULATE, KERNEL_ACCUMULATE};
+/* KERNEL_ROUND_OUT last: the kernels that honour it round what they
+ * store, and the CPU's do the same. */
+static const int BWD_FLAGS[] = {0, KERNEL_BF16, KERNEL_BF16 | KERNEL_ACCUMULATE, KERNEL_ACCUMULATE,
+                                KERNEL_ROUND_OUT};
+#define N_BWD ((int)(sizeof BWD_FLAGS / sizeof *BWD_FLAGS))
+
+/* Where the flags round what a kernel stores, the tests ask for the
+ * packed copy too (kernels/flags.h) and hold it to the floats stored. */
+static uint16_t *packed_if(uint16_t *d16, int flags) {
+  return kernel_packed_ok(flags) ? d16 : NULL;
+}
 
 /* ---- relu_square: elementwise, against the CPU kernel ---- */
 
@@ -71,25 +81,29 @@ static void test_relu_square(void **state) {
   float *h0 = fill_new(&rng, n, 2.0), *g0 = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5);
   float *want = malloc(n * sizeof *want);
   float *d_out = to_device(acc, n), *d_h = to_device(h0, n), *d_g = to_device(g0, n);
+  uint16_t *d16 = packed_nans(n);
   pg_error err;
-  for (int f = 0; f < 4; f++) {
+  for (int f = 0; f < N_BWD; f++) {
     int flags = BWD_FLAGS[f];
+    uint16_t *p16 = packed_if(d16, flags);
     float *h = mode_copy(h0, n, flags), *g = mode_copy(g0, n, flags);
     to_device_again(d_h, h, n);
     to_device_again(d_g, g, n);
-    if (f < 2) {
+    if (!(flags & KERNEL_ACCUMULATE)) {
       relu_square_forward(want, h, n, flags);
       TWICE {
-        assert_int_equal(relu_square_forward_cuda(d_out, d_h, n, flags, 0, &err), 0);
+        assert_int_equal(relu_square_forward_cuda(d_out, p16, d_h, n, flags, 0, &err), 0);
         expect_device(d_out, want, n, "relu_square forward");
+        if (p16) expect_packed(p16, d_out, n, "relu_square forward y16");
       }
     }
     memcpy(want, acc, n * sizeof *want);
     relu_square_backward(want, g, h, n, flags);
     TWICE {
       to_device_again(d_out, acc, n);
-      assert_int_equal(relu_square_backward_cuda(d_out, d_g, d_h, n, flags, 0, &err), 0);
+      assert_int_equal(relu_square_backward_cuda(d_out, p16, d_g, d_h, n, flags, 0, &err), 0);
       expect_device(d_out, want, n, "relu_square backward");
+      if (p16) expect_packed(p16, d_out, n, "relu_square backward dh16");
     }
     /* In place, dh = dy, as the trainer calls it. */
     if (!(flags & KERNEL_ACCUMULATE)) {
@@ -97,13 +111,14 @@ static void test_relu_square(void **state) {
       relu_square_backward(want, want, h, n, flags);
       TWICE {
         to_device_again(d_out, g, n);
-        assert_int_equal(relu_square_backward_cuda(d_out, d_out, d_h, n, flags, 0, &err), 0);
+        assert_int_equal(relu_square_backward_cuda(d_out, p16, d_out, d_h, n, flags, 0, &err), 0);
         expect_device(d_out, want, n, "relu_square backward in place");
+        if (p16) expect_packed(p16, d_out, n, "relu_square backward in place dh16");
       }
     }
     free(h), free(g);
   }
-  cudaFree(d_out), cudaFree(d_h), cudaFree(d_g);
+  cudaFree(d_out), cudaFree(d_h), cudaFree(d_g), cudaFree(d16);
   free(h0), free(g0), free(acc), free(want);
 }
 
@@ -134,8 +149,11 @@ static void test_scale_add(void **state) {
     float *d_out = to_device(acc, n), *d_x = to_device(x0, n), *d_s = to_device(s0, d);
     float *d_y = to_device(y0, n), *d_g = to_device(g0, n), *d_ds = to_device(ds0, d);
     double *d_cs = scratch_nans(COL_DOT_SCRATCH(d));
-    for (int f = 0; f < 3; f++) {
-      int flags = BWD_FLAGS[f];
+    uint16_t *d16 = packed_nans(n);
+    const int flagset[] = {0, KERNEL_BF16, KERNEL_BF16 | KERNEL_ACCUMULATE, KERNEL_ROUND_OUT};
+    for (int f = 0; f < 4; f++) {
+      int flags = flagset[f];
+      uint16_t *p16 = packed_if(d16, flags);
       float *x = mode_copy(x0, n, flags), *y = mode_copy(y0, n, flags),
             *g = mode_copy(g0, n, flags);
       to_device_again(d_x, x, n);
@@ -160,15 +178,17 @@ static void test_scale_add(void **state) {
       TWICE {
         to_device_again(d_out, acc, n);
         to_device_again(d_ds, ds0, d);
-        assert_int_equal(
-            scale_add_backward_cuda(d_out, d_ds, d_g, d_s, d_y, rows, d, flags, d_cs, 0, &err), 0);
+        assert_int_equal(scale_add_backward_cuda(d_out, p16, d_ds, d_g, d_s, d_y, rows, d, flags,
+                                                 d_cs, 0, &err),
+                         0);
         expect_device(d_out, want, n, "scale_add backward dy");
+        if (p16) expect_packed(p16, d_out, n, "scale_add backward dy16");
         expect_device(d_ds, want_ds, d, "scale_add backward ds (tree)");
       }
       free(x), free(y), free(g);
     }
     cudaFree(d_out), cudaFree(d_x), cudaFree(d_s), cudaFree(d_y), cudaFree(d_g), cudaFree(d_ds);
-    cudaFree(d_cs);
+    cudaFree(d_cs), cudaFree(d16);
     free(x0), free(s0), free(y0), free(g0), free(acc), free(ds0), free(want), free(want_ds);
   }
 }
@@ -252,12 +272,12 @@ static void test_q_gain(void **state) {
     float *want = malloc(n * sizeof *want), *want_dg = malloc(heads * sizeof *want_dg);
     float *d_out = to_device(acc, n), *d_q = to_device(q0, n), *d_gain = to_device(gain, heads);
     float *d_g = to_device(g0, n), *d_dg = to_device(dg0, heads);
-    for (int f = 0; f < 4; f++) {
+    for (int f = 0; f < N_BWD; f++) {
       int flags = BWD_FLAGS[f];
       float *q = mode_copy(q0, n, flags), *g = mode_copy(g0, n, flags);
       to_device_again(d_q, q, n);
       to_device_again(d_g, g, n);
-      if (f < 2) {
+      if (!(flags & KERNEL_ACCUMULATE)) {
         q_gain_forward(want, q, gain, rows, heads, hd, flags);
         TWICE {
           assert_int_equal(q_gain_forward_cuda(d_out, d_q, d_gain, rows, heads, hd, flags, 0, &err),
@@ -431,7 +451,7 @@ static void test_rope(void **state) {
   float *want = malloc(n * sizeof *want), *c = malloc(nt * sizeof *c), *s = malloc(nt * sizeof *s);
   float *d_out = to_device(acc, n), *d_x = to_device(x0, n), *d_g = to_device(g0, n);
   float *d_c = to_device(acc, nt), *d_s = to_device(acc, nt);
-  for (int f = 0; f < 4; f++) {
+  for (int f = 0; f < N_BWD; f++) {
     int flags = BWD_FLAGS[f];
     rope_table(c, s, T, hd, 10000.0f, flags & KERNEL_BF16);
     to_device_again(d_c, c, nt);
@@ -439,7 +459,7 @@ static void test_rope(void **state) {
     float *x = mode_copy(x0, n, flags), *g = mode_copy(g0, n, flags);
     to_device_again(d_x, x, n);
     to_device_again(d_g, g, n);
-    if (f < 2) {
+    if (!(flags & KERNEL_ACCUMULATE)) {
       rope_forward(want, x, c, s, rows, T, heads, hd, flags);
       TWICE {
         assert_int_equal(
@@ -493,8 +513,10 @@ static void test_softcap_ce(void **state) {
     float *d_z = to_device(z0, n), *d_th = to_device(acc, n), *d_dz = to_device(acc, n);
     float *d_lse = to_device(acc, N), *d_nll = to_device(acc, N), *d_loss = to_device(acc, 1);
     uint16_t *d_y = dev_bytes(y, (size_t)N * sizeof *y);
+    uint16_t *d16 = packed_nans(n);
     for (int f = 0; f < 3; f++) {
       int flags = BWD_FLAGS[f];
+      uint16_t *p16 = packed_if(d16, flags);
       float *z = mode_copy(z0, n, flags);
       to_device_again(d_z, z, n);
       float loss = softcap_cross_entropy_forward_tree_ref(th, lse, nll, z, y, N, V, cap, flags);
@@ -513,15 +535,16 @@ static void test_softcap_ce(void **state) {
       softcap_cross_entropy_backward(want, th, lse, y, N, V, cap, 0.125f, flags);
       TWICE {
         to_device_again(d_dz, acc, n);
-        assert_int_equal(softcap_cross_entropy_backward_cuda(d_dz, d_th, d_lse, d_y, N, V, cap,
-                                                             0.125f, flags, 0, &err),
+        assert_int_equal(softcap_cross_entropy_backward_cuda(d_dz, p16, d_th, d_lse, d_y, N, V,
+                                                             cap, 0.125f, flags, 0, &err),
                          0);
         expect_device(d_dz, want, n, "softcap_ce backward dz");
+        if (p16) expect_packed(p16, d_dz, n, "softcap_ce backward dz16");
       }
       free(z);
     }
     cudaFree(d_z), cudaFree(d_th), cudaFree(d_dz), cudaFree(d_lse), cudaFree(d_nll);
-    cudaFree(d_loss), cudaFree(d_y);
+    cudaFree(d_loss), cudaFree(d_y), cudaFree(d16);
     free(z0), free(acc), free(y), free(th), free(lse), free(nll), free(want);
   }
 }
@@ -603,6 +626,24 @@ static void test_bad_shapes(void **state) {
   assert_non_null(strstr(err.msg, "softcap_cross_entropy"));
   assert_int_equal(det_math_eval_cuda(NULL, NULL, NULL, 4, 9, 0, &err), -1);
   assert_non_null(strstr(err.msg, "det_math"));
+  /* Packed copies of results that are not all bf16 (kernels/flags.h):
+   * fp32; a float32 sum; bf16 rounding added into a float32 .grad. */
+  static uint16_t b16[8];
+  assert_int_equal(relu_square_forward_cuda(NULL, b16, NULL, 8, 0, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "relu_square: a packed copy needs bf16 results (flags 0)"));
+  assert_int_equal(relu_square_backward_cuda(NULL, b16, NULL, NULL, 8,
+                                             KERNEL_ROUND_OUT | KERNEL_ACCUMULATE, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "relu_square: a packed copy"));
+  assert_int_equal(scale_add_backward_cuda(NULL, b16, NULL, NULL, NULL, NULL, 2, 4,
+                                           KERNEL_BF16 | KERNEL_ACCUMULATE | KERNEL_OUT_FP32, NULL,
+                                           0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "scale_add: a packed copy"));
+  assert_int_equal(softcap_cross_entropy_backward_cuda(NULL, b16, NULL, NULL, NULL, 2, 4, 30.0f,
+                                                       1.0f, KERNEL_ACCUMULATE, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "softcap_cross_entropy: a packed copy"));
 }
 
 #else

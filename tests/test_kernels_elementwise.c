@@ -8,10 +8,13 @@
 #include <omp.h>
 #include <string.h>
 
+#include "kernels/bf16.h"
 #include "kernels/col_dot.h"
 #include "kernels/q_gain.h"
 #include "kernels/relu_square.h"
 #include "kernels/residual_mix.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
 #include "kernels/scale_add.h"
 #include "tests/kernel_check.h"
 
@@ -172,6 +175,61 @@ static void test_q_gain(void **state) {
   free(gd);
 }
 
+/* want[i] = bf16(plain[i]) for all i, and some plain[i] is not bf16 (so
+ * the rounding is not vacuous); 1 if so. */
+static int rounds_of(const float *want, const float *plain, int n) {
+  int moved = 0;
+  for (int i = 0; i < n; i++) {
+    float r = bf16_round(plain[i]);
+    if (memcmp(&r, &want[i], sizeof r)) return 0;
+    moved += memcmp(&r, &plain[i], sizeof r) != 0;
+  }
+  return moved > 0;
+}
+
+/* KERNEL_ROUND_OUT (kernels/flags.h): each kernel that honours it stores
+ * the float32 result rounded to bf16, the op's arithmetic unchanged: the
+ * forwards of q_gain, RoPE, relu^2 and RMSNorm, the backwards' stores
+ * (scale_add's dy, with ds as without the flag). And which flags make a
+ * packed copy exact. */
+static void test_round_out(void **state) {
+  (void)state;
+  kc_rng rng = {25};
+  float x[N], x2[N], gain[2], s[D], plain[N], got[N], rstd[R], ds0[D], ds1[D];
+  kc_fill(&rng, x, N, 1.0);
+  kc_fill(&rng, x2, N, 1.0);
+  kc_fill(&rng, gain, 2, 2.0);
+  kc_fill(&rng, s, D, 1.0);
+  q_gain_forward(plain, x, gain, R, 2, 5, 0);
+  q_gain_forward(got, x, gain, R, 2, 5, KERNEL_ROUND_OUT);
+  assert_true(rounds_of(got, plain, N));
+  relu_square_forward(plain, x, N, 0);
+  relu_square_forward(got, x, N, KERNEL_ROUND_OUT);
+  assert_true(rounds_of(got, plain, N));
+  rmsnorm_forward(plain, rstd, x, R, D, 0);
+  rmsnorm_forward(got, rstd, x, R, D, KERNEL_ROUND_OUT);
+  assert_true(rounds_of(got, plain, N));
+  float c[4 * 5], sn[4 * 5]; /* T = 4 positions, head_dim 10 */
+  rope_table(c, sn, 4, 10, 10000.0f, 0);
+  rope_forward(plain, x, c, sn, R, 4, 1, D, 0);
+  rope_forward(got, x, c, sn, R, 4, 1, D, KERNEL_ROUND_OUT);
+  assert_true(rounds_of(got, plain, N));
+  memset(ds0, 0, sizeof ds0), memset(ds1, 0, sizeof ds1);
+  scale_add_backward(plain, ds0, x, s, x2, R, D, 0);
+  scale_add_backward(got, ds1, x, s, x2, R, D, KERNEL_ROUND_OUT);
+  assert_true(rounds_of(got, plain, N));
+  assert_memory_equal(ds0, ds1, sizeof ds0);
+  /* Packed copies: exact only where every stored value is bf16. */
+  assert_true(kernel_packed_ok(KERNEL_BF16));
+  assert_true(kernel_packed_ok(KERNEL_ROUND_OUT));
+  assert_true(kernel_packed_ok(KERNEL_BF16 | KERNEL_ACCUMULATE));
+  assert_false(kernel_packed_ok(0));
+  assert_false(kernel_packed_ok(KERNEL_ROUND_OUT | KERNEL_ACCUMULATE)); /* a float32 sum */
+  assert_false(kernel_packed_ok(KERNEL_BF16 | KERNEL_ACCUMULATE | KERNEL_OUT_FP32));
+  float out = 1.0f;
+  assert_true(kernel_store(&out, 1.0f + 0x1p-12f, KERNEL_ROUND_OUT) == 1.0f && out == 1.0f);
+}
+
 /* col_dot_sums (the parameter gradients of scale_add and residual_mix)
  * reads rows across blocks of channels, yet each channel's float64 sum is
  * the plain column walk's, bit for bit: channels crossing a block edge
@@ -230,13 +288,15 @@ static void test_relu_square_lanes(void **state) {
   for (int i = 0; i < NE; i += 3) memcpy(&h[i], &special[(i / 3) % 16], 4);
   for (int i = 1; i < NE; i += 5) memcpy(&g[i], &special[(i / 5 + 7) % 16], 4);
   const int flag_sets[] = {0, KERNEL_BF16, KERNEL_ACCUMULATE, KERNEL_ACCUMULATE | KERNEL_BF16,
-                           KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32};
+                           KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32, KERNEL_ROUND_OUT,
+                           KERNEL_ROUND_OUT | KERNEL_ACCUMULATE};
+  const int fwd_mask = KERNEL_BF16 | KERNEL_ROUND_OUT;
   for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; f++) {
     int flags = flag_sets[f];
     for (int th = 1; th <= 3; th++) {
       omp_set_num_threads(th);
-      relu_square_forward(y, h, NE, flags & KERNEL_BF16);
-      for (int i = 0; i < NE; i++) want[i] = relu_square_y(h[i], flags & KERNEL_BF16);
+      relu_square_forward(y, h, NE, flags & fwd_mask);
+      for (int i = 0; i < NE; i++) want[i] = relu_square_y(h[i], flags & fwd_mask);
       assert_memory_equal(y, want, NE * sizeof *y);
       for (int i = 0; i < NE; i++) dh[i] = want[i] = g[(i * 7) % NE];
       relu_square_backward(dh, g, h, NE, flags);
@@ -259,6 +319,7 @@ int main(void) {
       cmocka_unit_test(test_residual_mix),
       cmocka_unit_test(test_scale_add),
       cmocka_unit_test(test_q_gain),
+      cmocka_unit_test(test_round_out),
       cmocka_unit_test(test_col_dot_sums_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

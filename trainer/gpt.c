@@ -224,10 +224,6 @@ static void unbind_weights(gpt_params *w, gpt_precision prec) {
   if (prec != GPT_FP32) gpt_params_free(w);
 }
 
-static void round_if(float *x, size_t n, int mixed) {
-  if (mixed) bf16_round_array(x, n);
-}
-
 /* The kernels with a reduction, by the CPU's order or the GPU's tree. */
 static void rms_fwd(const gpt_acts *a, float *y, float *rstd, const float *x, int rows, int d,
                     int flags) {
@@ -273,11 +269,10 @@ static void block_forward(const dims *d, const gpt_block_params *bp, const gpt_b
   rms_fwd(a, a->dq, la->rstd_q, la->q_raw, N * d->H, d->hd, 0);
   rms_fwd(a, a->dk, la->rstd_k, la->k_raw, N * d->KV, d->hd, 0);
   const float *rc = mixed ? a->cos_m : a->cos_t, *rs = mixed ? a->sin_m : a->sin_t;
+  const int f4 = mixed ? KERNEL_ROUND_OUT : 0; /* F4: q and k cast as they are stored */
   rope_forward(la->q_rope, a->dq, rc, rs, N, T, d->H, d->hd, 0);
-  rope_forward(la->k_fin, a->dk, rc, rs, N, T, d->KV, d->hd, 0);
-  q_gain_forward(la->q_fin, la->q_rope, bp->q_gain, N, d->H, d->hd, 0);
-  round_if(la->q_fin, (size_t)N * D, mixed); /* F4 */
-  round_if(la->k_fin, (size_t)N * d->kvd, mixed);
+  rope_forward(la->k_fin, a->dk, rc, rs, N, T, d->KV, d->hd, f4);
+  q_gain_forward(la->q_fin, la->q_rope, bp->q_gain, N, d->H, d->hd, f4);
   attention_forward(la->att, la->lse, la->q_fin, la->k_fin, la->v, N / T, T, d->H, d->KV, d->hd,
                     fb);
   matmul_forward(la->attn_out, la->att, bw->attn_proj, N, D, D, fb);
@@ -334,8 +329,8 @@ static void block_backward(const dims *d, const gpt_block_params *bp, const gpt_
   const int N = d->N, D = d->D, fb = mixed ? KERNEL_BF16 : 0;
   const int facc = KERNEL_ACCUMULATE | KERNEL_OUT_FP32 | fb; /* B2: into float32 .grad */
   /* x_out = x_mid + mlp_scale * mlp_out */
-  scale_add_bwd(a, a->dm, g->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D, 0);
-  round_if(a->dm, (size_t)N * D, mixed); /* B3 */
+  const int b3 = mixed ? KERNEL_ROUND_OUT : 0; /* B3: dm cast as it is stored */
+  scale_add_bwd(a, a->dm, g->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D, b3);
   matmul_backward_input(a->dh, a->dm, bw->mlp_proj, N, d->M, D, fb);
   mm_bw(a, g->mlp_proj, a->dm, la->h_act, N, d->M, D, facc);
   relu_square_backward(a->dh, a->dh, la->h_pre, (size_t)N * d->M, fb); /* B5 */
@@ -343,8 +338,7 @@ static void block_backward(const dims *d, const gpt_block_params *bp, const gpt_
   mm_bw(a, g->fc, a->dh, la->n2, N, D, d->M, facc);
   rms_bwd(a, a->dx, a->dn, la->x_mid, la->rstd2, N, D, KERNEL_ACCUMULATE);
   /* x_mid = x_mix + attn_scale * attn_out */
-  scale_add_bwd(a, a->dm, g->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D, 0);
-  round_if(a->dm, (size_t)N * D, mixed);
+  scale_add_bwd(a, a->dm, g->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D, b3);
   matmul_backward_input(a->datt, a->dm, bw->attn_proj, N, D, D, fb);
   mm_bw(a, g->attn_proj, a->dm, la->att, N, D, D, facc);
   attention_backward(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin, la->v,

@@ -29,6 +29,15 @@
 /* cuBLASLt's one workspace (kernels/matmul.h): llm.c's size for Hopper. */
 #define GPT_CUDA_WORKSPACE (32u << 20)
 
+/* Mixed precision's packed copies of a layer's GEMM inputs (kernels/
+ * flags.h), written by the kernels that produce them and kept from the
+ * forward for the backward's weight gradients: each is packed once a
+ * step, by its producer, not by a pass of its own before each product.
+ * All NULL in fp32. */
+typedef struct {
+  uint16_t *n1, *att, *n2, *h; /* N x D, N x D, N x D, N x M */
+} layer16;
+
 struct gpt_cuda {
   const gpt_layout *l;
   int B, T, mixed; /* the shape of the next forward (gpt_cuda_set_shape) */
@@ -43,6 +52,9 @@ struct gpt_cuda {
   uint16_t *ids;    /* device: x then y, B*T each (gpt_cuda_forward's copy) */
   const uint16_t *cur; /* the ids of the last forward, read by the backward */
   uint16_t *s16a, *s16b, *s16o; /* device: packed GEMM operands and result */
+  uint16_t *acts16;   /* device (mixed): the layers' packed inputs, then xf's */
+  layer16 *l16;       /* carved from acts16 (host array, one per layer) */
+  uint16_t *xf16;     /* the final norm's packed copy, for the head */
   float *att_scratch; /* device: attention's row dots, N*H */
   double *qg_scratch; /* device: q_gain's tree partials, H*TREE_LANES */
   double *cd_scratch; /* device: the per-channel gradients' lane partials, COL_DOT_SCRATCH(D) */
@@ -67,14 +79,14 @@ static const uint16_t *w16_of(const gpt_cuda *g, const float *w) {
 
 /* ---- the products, in the model's precision ---- */
 
-/* Mixed precision's GEMMs read bf16 operands packed from the float32
- * activations (bf16_pack_cuda). A product packs what it reads into the
- * scratch s16a (and s16b), unless its caller passes an operand already
- * packed (x16, dy16: not NULL), as it does where several products read
- * the same one: n1 by the three projections, each gradient by its
- * input-gradient and weight-gradient products. Packing is exact (the
- * values are bf16 already), so where it happens changes no bit. In fp32
- * the packed operands are ignored. */
+/* Mixed precision's GEMMs read bf16 operands. Most arrive packed (x16,
+ * dy16: not NULL), written beside the float32 result by the kernel that
+ * produced it (the norms, the attention, relu^2, the gradients of the
+ * projections' outputs, the loss's; kernels/flags.h's packed copies);
+ * a product given NULL packs what it reads into the scratch s16a (and
+ * s16b) with bf16_pack_cuda. Packing is exact (the values are bf16
+ * already), so where it happens changes no bit. In fp32 the packed
+ * operands are ignored. */
 
 /* dst = x's bf16 copy in mixed precision; nothing in fp32. */
 static int pack_to(gpt_cuda *g, uint16_t *dst, const float *x, size_t n, pg_error *err) {
@@ -136,41 +148,33 @@ static int mm_bw(gpt_cuda *g, float *dw, const float *dy, const uint16_t *dy16, 
   return bf16_unpack_cuda(dw, g->s16o, (size_t)out * in, f, g->stream, err);
 }
 
-static int round_if(gpt_cuda *g, float *x, size_t n, pg_error *err) {
-  return g->mixed ? bf16_round_array_cuda(x, n, g->stream, err) : 0;
-}
-
 /* ---- forward ---- */
 
 static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp, layer_acts *la,
-                         pg_error *err) {
+                         const layer16 *p16, pg_error *err) {
   gpt_acts *a = &g->a;
   const int N = d->N, D = d->D, T = g->T, fb = g->mixed ? KERNEL_BF16 : 0;
+  const int f4 = g->mixed ? KERNEL_ROUND_OUT : 0; /* F4: q and k cast as they are stored */
   cudaStream_t s = g->stream;
   TRY(residual_mix_forward_cuda(la->x_mix, la->x_in, a->x0, bp->resid_mix, N, D, 0, s, err));
-  TRY(rmsnorm_forward_cuda(la->n1, la->rstd1, la->x_mix, N, D, fb, s, err));
-  /* n1 packed once for its three projections. */
-  const uint16_t *n1p = g->mixed ? g->s16b : NULL;
-  TRY(pack_to(g, g->s16b, la->n1, (size_t)N * D, err));
-  TRY(mm_fwd(g, la->q_raw, la->n1, n1p, bp->c_q, N, D, D, err));
-  TRY(mm_fwd(g, la->k_raw, la->n1, n1p, bp->c_k, N, D, d->kvd, err));
-  TRY(mm_fwd(g, la->v, la->n1, n1p, bp->c_v, N, D, d->kvd, err));
-  TRY(rmsnorm_forward_cuda(a->dq, la->rstd_q, la->q_raw, N * d->H, d->hd, 0, s, err));
-  TRY(rmsnorm_forward_cuda(a->dk, la->rstd_k, la->k_raw, N * d->KV, d->hd, 0, s, err));
+  TRY(rmsnorm_forward_cuda(la->n1, p16->n1, la->rstd1, la->x_mix, N, D, fb, s, err));
+  TRY(mm_fwd(g, la->q_raw, la->n1, p16->n1, bp->c_q, N, D, D, err));
+  TRY(mm_fwd(g, la->k_raw, la->n1, p16->n1, bp->c_k, N, D, d->kvd, err));
+  TRY(mm_fwd(g, la->v, la->n1, p16->n1, bp->c_v, N, D, d->kvd, err));
+  TRY(rmsnorm_forward_cuda(a->dq, NULL, la->rstd_q, la->q_raw, N * d->H, d->hd, 0, s, err));
+  TRY(rmsnorm_forward_cuda(a->dk, NULL, la->rstd_k, la->k_raw, N * d->KV, d->hd, 0, s, err));
   const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
   TRY(rope_forward_cuda(la->q_rope, a->dq, rc, rs, N, T, d->H, d->hd, 0, s, err));
-  TRY(rope_forward_cuda(la->k_fin, a->dk, rc, rs, N, T, d->KV, d->hd, 0, s, err));
-  TRY(q_gain_forward_cuda(la->q_fin, la->q_rope, bp->q_gain, N, d->H, d->hd, 0, s, err));
-  TRY(round_if(g, la->q_fin, (size_t)N * D, err)); /* F4 */
-  TRY(round_if(g, la->k_fin, (size_t)N * d->kvd, err));
-  TRY(attention_forward_cuda(la->att, la->lse, la->q_fin, la->k_fin, la->v, N / T, T, d->H, d->KV,
-                             d->hd, fb, s, err));
-  TRY(mm_fwd(g, la->attn_out, la->att, NULL, bp->attn_proj, N, D, D, err));
+  TRY(rope_forward_cuda(la->k_fin, a->dk, rc, rs, N, T, d->KV, d->hd, f4, s, err));
+  TRY(q_gain_forward_cuda(la->q_fin, la->q_rope, bp->q_gain, N, d->H, d->hd, f4, s, err));
+  TRY(attention_forward_cuda(la->att, p16->att, la->lse, la->q_fin, la->k_fin, la->v, N / T, T,
+                             d->H, d->KV, d->hd, fb, s, err));
+  TRY(mm_fwd(g, la->attn_out, la->att, p16->att, bp->attn_proj, N, D, D, err));
   TRY(scale_add_forward_cuda(la->x_mid, la->x_mix, bp->attn_scale, la->attn_out, N, D, 0, s, err));
-  TRY(rmsnorm_forward_cuda(la->n2, la->rstd2, la->x_mid, N, D, fb, s, err));
-  TRY(mm_fwd(g, la->h_pre, la->n2, NULL, bp->fc, N, D, d->M, err));
-  TRY(relu_square_forward_cuda(la->h_act, la->h_pre, (size_t)N * d->M, fb, s, err));
-  TRY(mm_fwd(g, la->mlp_out, la->h_act, NULL, bp->mlp_proj, N, d->M, D, err));
+  TRY(rmsnorm_forward_cuda(la->n2, p16->n2, la->rstd2, la->x_mid, N, D, fb, s, err));
+  TRY(mm_fwd(g, la->h_pre, la->n2, p16->n2, bp->fc, N, D, d->M, err));
+  TRY(relu_square_forward_cuda(la->h_act, p16->h, la->h_pre, (size_t)N * d->M, fb, s, err));
+  TRY(mm_fwd(g, la->mlp_out, la->h_act, p16->h, bp->mlp_proj, N, d->M, D, err));
   return scale_add_forward_cuda(la->x_out, la->x_mid, bp->mlp_scale, la->mlp_out, N, D, 0, s, err);
 }
 
@@ -188,7 +192,7 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
   }
   TRY(embedding_forward_cuda(a->emb, g->mixed ? g->w.tok_emb : g->p.tok_emb, ids, d.N, d.D, s,
                              err));
-  TRY(rmsnorm_forward_cuda(a->x0, a->rstd0, a->emb, d.N, d.D, 0, s, err));
+  TRY(rmsnorm_forward_cuda(a->x0, NULL, a->rstd0, a->emb, d.N, d.D, 0, s, err));
   const float *cur = a->x0;
   for (int i = 0; i < d.L; i++) {
     layer_acts *la = &a->layers[i];
@@ -198,11 +202,11 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
                                  a->layers[d.E - 1 - dec].x_out, d.N, d.D, 0, s, err));
     else
       CU(cudaMemcpyAsync(la->x_in, cur, ND * sizeof *cur, cudaMemcpyDeviceToDevice, s));
-    TRY(block_forward(g, &d, &g->p.blocks[i], la, err));
+    TRY(block_forward(g, &d, &g->p.blocks[i], la, &g->l16[i], err));
     cur = la->x_out;
   }
-  TRY(rmsnorm_forward_cuda(a->xf, a->rstdf, cur, d.N, d.D, fb, s, err));
-  TRY(mm_fwd(g, a->z, a->xf, NULL, g->p.tok_emb, d.N, d.D, d.V, err));
+  TRY(rmsnorm_forward_cuda(a->xf, g->xf16, a->rstdf, cur, d.N, d.D, fb, s, err));
+  TRY(mm_fwd(g, a->z, a->xf, g->xf16, g->p.tok_emb, d.N, d.D, d.V, err));
   return softcap_cross_entropy_forward_cuda(a->th, a->lse_ce, g->nll, loss, a->z, ids + d.N, d.N,
                                             d.V, l->cfg.logit_softcap, fb, s, err);
 }
@@ -223,29 +227,30 @@ int gpt_cuda_forward(gpt_cuda *g, const uint16_t *x, const uint16_t *y, float *l
 
 /* dx: the gradient of the block's output on entry, of its input on exit. */
 static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
-                          gpt_block_params *gr, layer_acts *la, pg_error *err) {
+                          gpt_block_params *gr, layer_acts *la, const layer16 *p16,
+                          pg_error *err) {
   gpt_acts *a = &g->a;
   const int N = d->N, D = d->D, T = g->T, fb = g->mixed ? KERNEL_BF16 : 0;
+  const int b3 = g->mixed ? KERNEL_ROUND_OUT : 0; /* B3: dm cast as it is stored */
   cudaStream_t s = g->stream;
-  TRY(scale_add_backward_cuda(a->dm, gr->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D, 0,
-                              g->cd_scratch, s, err));
-  TRY(round_if(g, a->dm, (size_t)N * D, err)); /* B3 */
-  /* Each gradient packed once for its two products (into s16a). */
-  const uint16_t *ga = g->mixed ? g->s16a : NULL;
-  TRY(pack_to(g, g->s16a, a->dm, (size_t)N * D, err));
+  /* Each gradient is packed by its producer (into s16a) for its two
+   * products; dq, dk and dv side by side, all three read after all are
+   * made. */
+  uint16_t *ga = g->mixed ? g->s16a : NULL;
+  uint16_t *gk = ga ? ga + (size_t)N * D : NULL, *gv = gk ? gk + (size_t)N * d->kvd : NULL;
+  TRY(scale_add_backward_cuda(a->dm, ga, gr->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D,
+                              b3, g->cd_scratch, s, err));
   TRY(mm_bin(g, a->dh, a->dm, ga, bp->mlp_proj, N, d->M, D, 0, err));
-  TRY(mm_bw(g, gr->mlp_proj, a->dm, ga, la->h_act, NULL, N, d->M, D, 1, err));
-  TRY(relu_square_backward_cuda(a->dh, a->dh, la->h_pre, (size_t)N * d->M, fb, s, err)); /* B5 */
-  TRY(pack_to(g, g->s16a, a->dh, (size_t)N * d->M, err));
+  TRY(mm_bw(g, gr->mlp_proj, a->dm, ga, la->h_act, p16->h, N, d->M, D, 1, err));
+  TRY(relu_square_backward_cuda(a->dh, ga, a->dh, la->h_pre, (size_t)N * d->M, fb, s, err)); /* B5 */
   TRY(mm_bin(g, a->dn, a->dh, ga, bp->fc, N, D, d->M, 0, err));
-  TRY(mm_bw(g, gr->fc, a->dh, ga, la->n2, NULL, N, D, d->M, 1, err));
-  TRY(rmsnorm_backward_cuda(a->dx, a->dn, la->x_mid, la->rstd2, N, D, KERNEL_ACCUMULATE, s, err));
-  TRY(scale_add_backward_cuda(a->dm, gr->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D, 0,
-                              g->cd_scratch, s, err));
-  TRY(round_if(g, a->dm, (size_t)N * D, err));
-  TRY(pack_to(g, g->s16a, a->dm, (size_t)N * D, err));
+  TRY(mm_bw(g, gr->fc, a->dh, ga, la->n2, p16->n2, N, D, d->M, 1, err));
+  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mid, la->rstd2, N, D, KERNEL_ACCUMULATE, s,
+                            err));
+  TRY(scale_add_backward_cuda(a->dm, ga, gr->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D,
+                              b3, g->cd_scratch, s, err));
   TRY(mm_bin(g, a->datt, a->dm, ga, bp->attn_proj, N, D, D, 0, err));
-  TRY(mm_bw(g, gr->attn_proj, a->dm, ga, la->att, NULL, N, D, D, 1, err));
+  TRY(mm_bw(g, gr->attn_proj, a->dm, ga, la->att, p16->att, N, D, D, 1, err));
   TRY(attention_backward_cuda(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin,
                               la->v, g->att_scratch, N / T, T, d->H, d->KV, d->hd, fb, s, err));
   TRY(q_gain_backward_cuda(a->dq, gr->q_gain, g->qg_scratch, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd, 0, s,
@@ -253,23 +258,19 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
   TRY(rope_backward_cuda(a->dq, a->dq, rc, rs, N, T, d->H, d->hd, 0, s, err));
   TRY(rope_backward_cuda(a->dk, a->dk, rc, rs, N, T, d->KV, d->hd, 0, s, err));
-  TRY(rmsnorm_backward_cuda(a->dq, a->dq, la->q_raw, la->rstd_q, N * d->H, d->hd, fb, s, err));
-  TRY(rmsnorm_backward_cuda(a->dk, a->dk, la->k_raw, la->rstd_k, N * d->KV, d->hd, fb, s, err));
-  /* n1 packed once (s16b) for the three weight gradients, each of dq,
-   * dk, dv once (s16a) for its two products; dn still sums q, then k,
-   * then v (B2), and the weight gradients are separate tensors. */
-  const uint16_t *n1p = g->mixed ? g->s16b : NULL;
-  TRY(pack_to(g, g->s16b, la->n1, (size_t)N * D, err));
-  TRY(pack_to(g, g->s16a, a->dq, (size_t)N * D, err));
+  TRY(rmsnorm_backward_cuda(a->dq, ga, a->dq, la->q_raw, la->rstd_q, N * d->H, d->hd, fb, s, err));
+  TRY(rmsnorm_backward_cuda(a->dk, gk, a->dk, la->k_raw, la->rstd_k, N * d->KV, d->hd, fb, s, err));
+  TRY(pack_to(g, gv, a->dv, (size_t)N * d->kvd, err));
+  /* dn sums q, then k, then v (B2); the weight gradients are separate
+   * tensors, each reading n1's copy from the forward. */
   TRY(mm_bin(g, a->dn, a->dq, ga, bp->c_q, N, D, D, 0, err));
-  TRY(mm_bw(g, gr->c_q, a->dq, ga, la->n1, n1p, N, D, D, 1, err));
-  TRY(pack_to(g, g->s16a, a->dk, (size_t)N * d->kvd, err));
-  TRY(mm_bin(g, a->dn, a->dk, ga, bp->c_k, N, D, d->kvd, 1, err));
-  TRY(mm_bw(g, gr->c_k, a->dk, ga, la->n1, n1p, N, D, d->kvd, 1, err));
-  TRY(pack_to(g, g->s16a, a->dv, (size_t)N * d->kvd, err));
-  TRY(mm_bin(g, a->dn, a->dv, ga, bp->c_v, N, D, d->kvd, 1, err));
-  TRY(mm_bw(g, gr->c_v, a->dv, ga, la->n1, n1p, N, D, d->kvd, 1, err));
-  TRY(rmsnorm_backward_cuda(a->dx, a->dn, la->x_mix, la->rstd1, N, D, KERNEL_ACCUMULATE, s, err));
+  TRY(mm_bw(g, gr->c_q, a->dq, ga, la->n1, p16->n1, N, D, D, 1, err));
+  TRY(mm_bin(g, a->dn, a->dk, gk, bp->c_k, N, D, d->kvd, 1, err));
+  TRY(mm_bw(g, gr->c_k, a->dk, gk, la->n1, p16->n1, N, D, d->kvd, 1, err));
+  TRY(mm_bin(g, a->dn, a->dv, gv, bp->c_v, N, D, d->kvd, 1, err));
+  TRY(mm_bw(g, gr->c_v, a->dv, gv, la->n1, p16->n1, N, D, d->kvd, 1, err));
+  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mix, la->rstd1, N, D, KERNEL_ACCUMULATE, s,
+                            err));
   return residual_mix_backward_cuda(a->dx, a->dx0, gr->resid_mix, a->dx, la->x_in, a->x0,
                                     bp->resid_mix, N, D, 0, g->cd_scratch, s, err);
 }
@@ -282,30 +283,30 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
   const size_t ND = (size_t)d.N * d.D;
   cudaStream_t s = g->stream;
   const uint16_t *x = g->cur, *y = g->cur + d.N;
-  TRY(softcap_cross_entropy_backward_cuda(a->dz, a->th, a->lse_ce, y, d.N, d.V,
+  uint16_t *dzp = g->mixed ? g->s16a : NULL; /* dz packed as it is made, for its two products */
+  TRY(softcap_cross_entropy_backward_cuda(a->dz, dzp, a->th, a->lse_ce, y, d.N, d.V,
                                           l->cfg.logit_softcap, loss_scale, fb, s, err));
-  const uint16_t *dzp = g->mixed ? g->s16a : NULL; /* dz packed once for its two products */
-  TRY(pack_to(g, g->s16a, a->dz, (size_t)d.N * d.V, err));
   TRY(mm_bin(g, a->dm, a->dz, dzp, g->p.tok_emb, d.N, d.D, d.V, 0, err));
-  TRY(mm_bw(g, a->dtok, a->dz, dzp, a->xf, NULL, d.N, d.D, d.V, 0, err));
-  TRY(rmsnorm_backward_cuda(a->dx, a->dm, a->layers[d.L - 1].x_out, a->rstdf, d.N, d.D, 0, s, err));
+  TRY(mm_bw(g, a->dtok, a->dz, dzp, a->xf, g->xf16, d.N, d.D, d.V, 0, err));
+  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dm, a->layers[d.L - 1].x_out, a->rstdf, d.N, d.D, 0, s,
+                            err));
   CU(cudaMemsetAsync(a->dx0, 0, ND * sizeof *a->dx0, s));
   CU(cudaMemsetAsync(a->dskip, 0, (size_t)(d.E > 0 ? d.E : 1) * ND * sizeof *a->dskip, s));
   for (int i = d.L - 1; i >= 0; i--) {
     layer_acts *la = &a->layers[i];
     if (i < d.E) TRY(vec_add_cuda(a->dx, a->dskip + (size_t)i * ND, ND, 0, s, err));
-    TRY(block_backward(g, &d, &g->p.blocks[i], &g->g.blocks[i], la, err));
+    TRY(block_backward(g, &d, &g->p.blocks[i], &g->g.blocks[i], la, &g->l16[i], err));
     int dec = i - d.E;
     if (dec >= 0 && dec < l->num_skip) {
       int src = d.E - 1 - dec;
-      TRY(scale_add_backward_cuda(a->dskip + (size_t)src * ND, g->g.skip_weights + (size_t)dec * d.D,
+      TRY(scale_add_backward_cuda(a->dskip + (size_t)src * ND, NULL, g->g.skip_weights + (size_t)dec * d.D,
                                   a->dx, g->p.skip_weights + (size_t)dec * d.D,
                                   a->layers[src].x_out, d.N, d.D, KERNEL_ACCUMULATE, g->cd_scratch,
                                   s, err));
     }
   }
   TRY(vec_add_cuda(a->dx0, a->dx, ND, 0, s, err));
-  TRY(rmsnorm_backward_cuda(a->dm, a->dx0, a->emb, a->rstd0, d.N, d.D, fb, s, err)); /* B6 */
+  TRY(rmsnorm_backward_cuda(a->dm, NULL, a->dx0, a->emb, a->rstd0, d.N, d.D, fb, s, err)); /* B6 */
   TRY(embedding_backward_cuda(a->dtok, a->dm, x, d.N, d.V, d.D, KERNEL_ACCUMULATE | fb, s, err));
   return vec_add_cuda(g->g.tok_emb, a->dtok, (size_t)d.V * d.D, fb, s, err);
 }
@@ -329,8 +330,9 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   g->l = l, g->B = B, g->T = T, g->B_max = B, g->T_max = T, g->mixed = prec == GPT_MIXED, g->stream = stream;
   g->a.B = B, g->a.T = T, g->a.split_rows = MATMUL_SPLIT_ROWS;
   g->a.layers = calloc((size_t)l->cfg.num_layers, sizeof *g->a.layers);
-  if (!g->a.layers) {
-    free(g);
+  g->l16 = calloc((size_t)l->cfg.num_layers, sizeof *g->l16);
+  if (!g->a.layers || !g->l16) {
+    free(g->a.layers), free(g->l16), free(g);
     return pg_fail(err, "model", -1, "out of memory");
   }
   const dims d = gpt_dims(l, B, T);
@@ -339,6 +341,9 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   if ((size_t)d.M > wide) wide = (size_t)d.M;
   if ((size_t)d.V > wide) wide = (size_t)d.V;
   size_t s16 = N * wide > wide * wide ? N * wide : wide * wide;
+  /* s16a holds one gradient's packed copy, or dq's, dk's and dv's side by side. */
+  size_t wide_a = (size_t)d.D + 2 * (size_t)d.kvd > wide ? (size_t)d.D + 2 * (size_t)d.kvd : wide;
+  size_t n16 = g->mixed ? N * ((size_t)d.L * (3 * (size_t)d.D + (size_t)d.M) + (size_t)d.D) : 0;
   size_t n_acts = gpt_acts_carve(&g->a, l, &d, NULL);
   if (matmul_cuda_init(&g->mm, GPT_CUDA_WORKSPACE, err) ||
       dev_alloc((void **)&g->acts_mem, n_acts * sizeof(float), err) ||
@@ -346,7 +351,8 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
       dev_alloc((void **)&g->grads, l->n_params * sizeof(float), err) ||
       dev_alloc((void **)&g->w16, l->n_params * sizeof(uint16_t), err) ||
       dev_alloc((void **)&g->ids, 2 * N * sizeof(uint16_t), err) ||
-      dev_alloc((void **)&g->s16a, N * wide * sizeof(uint16_t), err) ||
+      dev_alloc((void **)&g->s16a, N * wide_a * sizeof(uint16_t), err) ||
+      (n16 && dev_alloc((void **)&g->acts16, n16 * sizeof(uint16_t), err)) ||
       dev_alloc((void **)&g->s16b, N * wide * sizeof(uint16_t), err) ||
       dev_alloc((void **)&g->s16o, s16 * sizeof(uint16_t), err) ||
       dev_alloc((void **)&g->att_scratch, N * d.H * sizeof(float), err) ||
@@ -359,6 +365,17 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   }
   gpt_acts_carve(&g->a, l, &d, g->acts_mem);
   g->a.mem = g->acts_mem;
+  if (g->acts16) { /* layer i's n1, att, n2, h, then xf */
+    uint16_t *p = g->acts16;
+    for (int i = 0; i < d.L; i++) {
+      layer16 *c = &g->l16[i];
+      c->n1 = p, p += N * d.D;
+      c->att = p, p += N * d.D;
+      c->n2 = p, p += N * d.D;
+      c->h = p, p += N * d.M;
+    }
+    g->xf16 = p;
+  }
   gpt_params_bind(&g->p, l, g->params);
   gpt_params_bind(&g->g, l, g->grads);
   gpt_params_bind(&g->w, l, g->a.wcopy);
@@ -376,7 +393,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
 
 void gpt_cuda_free(gpt_cuda *g) {
   if (!g) return;
-  void *dev[] = {g->acts_mem, g->params, g->grads, g->w16, g->ids, g->s16a, g->s16b, g->s16o,
+  void *dev[] = {g->acts_mem, g->params, g->grads, g->w16, g->ids, g->s16a, g->s16b, g->s16o, g->acts16,
                  g->att_scratch, g->qg_scratch, g->cd_scratch, g->nll, g->loss};
   for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
     if (dev[i]) cudaFree(dev[i]);
@@ -385,6 +402,7 @@ void gpt_cuda_free(gpt_cuda *g) {
   if (g->g.blocks) gpt_params_free(&g->g);
   if (g->w.blocks) gpt_params_free(&g->w);
   free(g->a.layers);
+  free(g->l16);
   free(g);
 }
 
