@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -327,9 +328,44 @@ static void implicit_waits(emu_stream *s) {
   }
 }
 
+/* CUDA_EMU_TALLY=path: every operation queued (a launch by its kernel's
+ * name, a GEMM, a copy, a set) counted by name and written to path at
+ * exit, "count name" a line, most first: how many launches a program
+ * makes, a figure that does not depend on the hardware. */
+static std::map<std::string, unsigned long> *tally;
+static const char *tally_path;
+
+static void tally_write(void) {
+  std::vector<std::pair<unsigned long, std::string>> rows;
+  for (const auto &kv : *tally) rows.push_back({kv.second, kv.first});
+  std::sort(rows.begin(), rows.end(),
+            [](const auto &x, const auto &y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
+  FILE *f = fopen(tally_path, "w");
+  if (!f) {
+    fprintf(stderr, "cuda-emu: CUDA_EMU_TALLY: cannot write %s\n", tally_path);
+    return;
+  }
+  for (const auto &r : rows) fprintf(f, "%lu %s\n", r.first, r.second.c_str());
+  fclose(f);
+}
+
+static void tally_count(const char *name) {
+  static bool read;
+  if (!read) {
+    read = true;
+    tally_path = getenv("CUDA_EMU_TALLY");
+    if (tally_path && *tally_path) {
+      tally = new std::map<std::string, unsigned long>;
+      atexit(tally_write);
+    }
+  }
+  if (tally) (*tally)[name ? name : "(unnamed)"]++;
+}
+
 /* Queue work on s (its accesses checked), run at once under eager. */
 static void queue_work(emu_stream *s, const char *name, const std::vector<emu_access> &acc,
                        std::function<void()> fn) {
+  tally_count(name);
   implicit_waits(s);
   push(s, {std::move(fn), nullptr, 0});
   check(s, name, acc);

@@ -71,7 +71,9 @@
  *   CUDA_EMU_CONTEXT=ucontext   the threads' switch is swapcontext, not
  *                               grid.cpp's assembly (x86-64's default;
  *                               elsewhere, or under a shadow stack,
- *                               swapcontext anyway). */
+ *                               swapcontext anyway).
+ *   CUDA_EMU_TALLY=path         each operation queued counted by name,
+ *                               written to path at exit (emu.cpp). */
 #ifndef PGOLF_CUDA_EMU_H
 #define PGOLF_CUDA_EMU_H
 
