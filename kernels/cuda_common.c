@@ -37,6 +37,11 @@ int cuda_packed_check(pg_error *err, const char *op, const void *y16, int flags)
   return pg_fail(err, "", -1, "%s: a packed copy needs bf16 results (flags %d)", op, flags);
 }
 
+int cuda_output_check(pg_error *err, const char *op, const void *y, const void *y16) {
+  if (y || y16) return 0;
+  return pg_fail(err, "", -1, "%s: no output (neither y nor its packed copy)", op);
+}
+
 int cuda_device_count(int *n, pg_error *err) {
   int count = 0;
   cudaError_t rc = cudaGetDeviceCount(&count);
@@ -80,10 +85,6 @@ static int not_built(pg_error *err) {
 }
 
 int cuda_built(void) { return 0; }
-int cuda_packed_check(pg_error *err, const char *op, const void *y16, int flags) {
-  if (!y16 || kernel_packed_ok(flags)) return 0;
-  return pg_fail(err, "", -1, "%s: a packed copy needs bf16 results (flags %d)", op, flags);
-}
 
 int cuda_device_count(int *n, pg_error *err) {
   *n = 0;

@@ -71,6 +71,11 @@ int cuda_check_launch(pg_error *err, const char *kernel);
  * copy would not be the value. -1 with err naming op otherwise. */
 int cuda_packed_check(pg_error *err, const char *op, const void *y16, int flags);
 
+/* A forward whose float32 result y may be left unwritten (NULL) where
+ * only the GEMMs read it, through its packed copy: one of the two must be
+ * given. -1 with err naming op otherwise. */
+int cuda_output_check(pg_error *err, const char *op, const void *y, const void *y16);
+
 /* The launch shape of the elementwise kernels: blocks of CUDA_EW_THREADS
  * threads walking n elements in a grid-stride loop, at most
  * CUDA_EW_MAX_BLOCKS blocks. Each element's result depends on its own

@@ -11,7 +11,7 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
   size_t stride = (size_t)gridDim.x * blockDim.x;
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     float v = relu_square_y(h[i], flags);
-    y[i] = v;
+    if (y) y[i] = v;
     if (y16) y16[i] = bf16_from_float(v);
   }
 }
@@ -31,7 +31,9 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
 
 extern "C" int relu_square_forward_cuda(float *y, uint16_t *y16, const float *h, size_t n,
                                         int flags, cudaStream_t stream, pg_error *err) {
-  if (cuda_packed_check(err, "relu_square", y16, flags)) return -1;
+  if (cuda_packed_check(err, "relu_square", y16, flags) ||
+      cuda_output_check(err, "relu_square", y, y16))
+    return -1;
   if (n == 0) return 0;
   relu_square_forward_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(y, y16, h, n,
                                                                                 flags);

@@ -64,11 +64,11 @@ __global__ void __launch_bounds__(RN_THREADS)
   const float *xr = x + r * (size_t)d;
   float s = rmsnorm_rstd(warp_tree_dot(xr, xr, d, part[w]), d);
   if (t == 0) rstd[r] = s;
-  float *yr = y + r * (size_t)d;
+  float *yr = y ? y + r * (size_t)d : NULL;
   uint16_t *hr = y16 ? y16 + r * (size_t)d : NULL;
   for (int j = t; j < d; j += 32) {
     float v = kernel_round_out(xr[j] * s, flags);
-    yr[j] = v;
+    if (y) yr[j] = v;
     if (hr) hr[j] = bf16_from_float(v);
   }
 }
@@ -100,7 +100,9 @@ static int check_shape(int rows, int d, pg_error *err) {
 
 extern "C" int rmsnorm_forward_cuda(float *y, uint16_t *y16, float *rstd, const float *x, int rows,
                                     int d, int flags, cudaStream_t stream, pg_error *err) {
-  if (check_shape(rows, d, err) || cuda_packed_check(err, "rmsnorm", y16, flags)) return -1;
+  if (check_shape(rows, d, err) || cuda_packed_check(err, "rmsnorm", y16, flags) ||
+      cuda_output_check(err, "rmsnorm", y, y16))
+    return -1;
   if (rows == 0) return 0;
   rmsnorm_forward_kernel<<<(unsigned)((rows + RN_ROWS - 1) / RN_ROWS), RN_THREADS, 0, stream>>>(
       y, y16, rstd, x, rows, d, flags);

@@ -61,7 +61,8 @@ void rmsnorm_backward_tree_ref(float *dx, const float *dy, const float *x, const
 /* The CUDA twins: device pointers, one warp per row computing the
  * TREE_LANES tree (rmsnorm.cu), launched on stream; no allocation. Launch
  * errors come back as err. y16 and dx16 (may be NULL): packed copies of
- * y and dx (kernels/flags.h), for the GEMMs that read them. */
+ * y and dx (kernels/flags.h), for the GEMMs that read them; y may be
+ * NULL where y16 is given (the float32 y unwritten: only GEMMs read it). */
 int rmsnorm_forward_cuda(float *y, uint16_t *y16, float *rstd, const float *x, int rows, int d,
                          int flags, cudaStream_t stream, pg_error *err);
 int rmsnorm_backward_cuda(float *dx, uint16_t *dx16, const float *dy, const float *x,

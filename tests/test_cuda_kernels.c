@@ -52,6 +52,14 @@ static void test_rmsnorm_equals_tree_ref(void **state) {
         if (y16) expect_packed(y16, dy, n, "rmsnorm forward y16");
         CK(cudaMemset(d16, 0xff, n * sizeof *d16));
       }
+      if (y16) { /* the packed copy alone, y unwritten (NULL) */
+        CK(cudaMemset(dy, 0xff, n * sizeof(float)));
+        assert_int_equal(rmsnorm_forward_cuda(NULL, y16, dr, dx, rows, d, fwd_flags[f], 0, &err),
+                         0);
+        to_device_again(dy, y_cpu, n);
+        expect_packed(y16, dy, n, "rmsnorm forward y16 alone");
+        CK(cudaMemset(d16, 0xff, n * sizeof *d16));
+      }
     }
     rmsnorm_forward_tree_ref(y_cpu, r_cpu, x, rows, d, 0);
     CK(cudaMemcpy(dr, r_cpu, rows * sizeof *r_cpu, cudaMemcpyHostToDevice));
@@ -91,6 +99,8 @@ static void test_bad_shape_is_an_error(void **state) {
                                          KERNEL_ROUND_OUT | KERNEL_ACCUMULATE, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "a packed copy needs bf16 results"));
+  assert_int_equal(rmsnorm_forward_cuda(NULL, NULL, NULL, NULL, 4, 8, KERNEL_BF16, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "rmsnorm: no output"));
 }
 
 #else

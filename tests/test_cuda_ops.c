@@ -96,6 +96,14 @@ static void test_relu_square(void **state) {
         expect_device(d_out, want, n, "relu_square forward");
         if (p16) expect_packed(p16, d_out, n, "relu_square forward y16");
       }
+      if (p16) { /* the packed copy alone, y unwritten (NULL) */
+        TWICE {
+          CK(cudaMemset(p16, 0xff, n * sizeof *p16));
+          assert_int_equal(relu_square_forward_cuda(NULL, p16, d_h, n, flags, 0, &err), 0);
+          to_device_again(d_out, want, n);
+          expect_packed(p16, d_out, n, "relu_square forward y16 alone");
+        }
+      }
     }
     memcpy(want, acc, n * sizeof *want);
     relu_square_backward(want, g, h, n, flags);
@@ -631,6 +639,8 @@ static void test_bad_shapes(void **state) {
   static uint16_t b16[8];
   assert_int_equal(relu_square_forward_cuda(NULL, b16, NULL, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "relu_square: a packed copy needs bf16 results (flags 0)"));
+  assert_int_equal(relu_square_forward_cuda(NULL, NULL, NULL, 8, KERNEL_BF16, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "relu_square: no output"));
   assert_int_equal(relu_square_backward_cuda(NULL, b16, NULL, NULL, 8,
                                              KERNEL_ROUND_OUT | KERNEL_ACCUMULATE, 0, &err),
                    -1);

@@ -33,7 +33,8 @@
  * flags.h), written by the kernels that produce them and kept from the
  * forward for the backward's weight gradients: each is packed once a
  * step, by its producer, not by a pass of its own before each product.
- * All NULL in fp32. */
+ * Only GEMMs read n1, n2, h and xf, so in mixed precision their float32
+ * copies in gpt_acts are not written at all. All NULL in fp32. */
 typedef struct {
   uint16_t *n1, *att, *n2, *h; /* N x D, N x D, N x D, N x M */
 } layer16;
@@ -157,7 +158,7 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   const int f4 = g->mixed ? KERNEL_ROUND_OUT : 0; /* F4: q and k cast as they are stored */
   cudaStream_t s = g->stream;
   TRY(residual_mix_forward_cuda(la->x_mix, la->x_in, a->x0, bp->resid_mix, N, D, 0, s, err));
-  TRY(rmsnorm_forward_cuda(la->n1, p16->n1, la->rstd1, la->x_mix, N, D, fb, s, err));
+  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n1, p16->n1, la->rstd1, la->x_mix, N, D, fb, s, err));
   TRY(mm_fwd(g, la->q_raw, la->n1, p16->n1, bp->c_q, N, D, D, err));
   TRY(mm_fwd(g, la->k_raw, la->n1, p16->n1, bp->c_k, N, D, d->kvd, err));
   TRY(mm_fwd(g, la->v, la->n1, p16->n1, bp->c_v, N, D, d->kvd, err));
@@ -171,9 +172,9 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
                              d->H, d->KV, d->hd, fb, s, err));
   TRY(mm_fwd(g, la->attn_out, la->att, p16->att, bp->attn_proj, N, D, D, err));
   TRY(scale_add_forward_cuda(la->x_mid, la->x_mix, bp->attn_scale, la->attn_out, N, D, 0, s, err));
-  TRY(rmsnorm_forward_cuda(la->n2, p16->n2, la->rstd2, la->x_mid, N, D, fb, s, err));
+  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n2, p16->n2, la->rstd2, la->x_mid, N, D, fb, s, err));
   TRY(mm_fwd(g, la->h_pre, la->n2, p16->n2, bp->fc, N, D, d->M, err));
-  TRY(relu_square_forward_cuda(la->h_act, p16->h, la->h_pre, (size_t)N * d->M, fb, s, err));
+  TRY(relu_square_forward_cuda(g->mixed ? NULL : la->h_act, p16->h, la->h_pre, (size_t)N * d->M, fb, s, err));
   TRY(mm_fwd(g, la->mlp_out, la->h_act, p16->h, bp->mlp_proj, N, d->M, D, err));
   return scale_add_forward_cuda(la->x_out, la->x_mid, bp->mlp_scale, la->mlp_out, N, D, 0, s, err);
 }
@@ -205,7 +206,7 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
     TRY(block_forward(g, &d, &g->p.blocks[i], la, &g->l16[i], err));
     cur = la->x_out;
   }
-  TRY(rmsnorm_forward_cuda(a->xf, g->xf16, a->rstdf, cur, d.N, d.D, fb, s, err));
+  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : a->xf, g->xf16, a->rstdf, cur, d.N, d.D, fb, s, err));
   TRY(mm_fwd(g, a->z, a->xf, g->xf16, g->p.tok_emb, d.N, d.D, d.V, err));
   return softcap_cross_entropy_forward_cuda(a->th, a->lse_ce, g->nll, loss, a->z, ids + d.N, d.N,
                                             d.V, l->cfg.logit_softcap, fb, s, err);
