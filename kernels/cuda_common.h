@@ -71,6 +71,11 @@ int cuda_check_launch(pg_error *err, const char *kernel);
  * copy would not be the value. -1 with err naming op otherwise. */
 int cuda_packed_check(pg_error *err, const char *op, const void *y16, int flags);
 
+/* An input given as floats (x) or packed (x16): exactly one of the two,
+ * else -1 with err naming op and the input. */
+int cuda_input_check(pg_error *err, const char *op, const char *name, const void *x,
+                     const void *x16);
+
 /* A forward whose float32 result y may be left unwritten (NULL) where
  * only the GEMMs read it, through its packed copy: one of the two must be
  * given. -1 with err naming op otherwise. */

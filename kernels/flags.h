@@ -68,6 +68,14 @@ PGOLF_HD float kernel_store(float *out, float r, int flags) {
   return r;
 }
 
+/* Element i of an input given as floats or packed (x16 not NULL: a bf16
+ * GEMM's result read where it lies, kernels/cuda_common.h's
+ * cuda_input_check): a packed value's float is exact, so the arithmetic
+ * that reads it sees what it would read from the unpacked array. */
+PGOLF_HD float kernel_load(const float *x, const uint16_t *x16, size_t i) {
+  return x16 ? bf16_to_float(x16[i]) : x[i];
+}
+
 /* 1 if every value kernel_store stores under these flags is bf16, so a
  * packed copy of it is exact: a sum is rounded only under KERNEL_BF16
  * without KERNEL_OUT_FP32. */

@@ -40,12 +40,16 @@ void relu_square_backward(float *dh, const float *dy, const float *h, size_t n, 
 
 /* The CUDA twins: device pointers, a grid-stride loop, launched on stream;
  * no allocation. Launch errors come back as err. y16 and dh16 (may be
- * NULL): packed copies of y and dh (kernels/flags.h); y may be NULL where
- * y16 is given (the float32 y unwritten: only GEMMs read it). */
-int relu_square_forward_cuda(float *y, uint16_t *y16, const float *h, size_t n, int flags,
-                             cudaStream_t stream, pg_error *err);
-int relu_square_backward_cuda(float *dh, uint16_t *dh16, const float *dy, const float *h, size_t n,
-                              int flags, cudaStream_t stream, pg_error *err);
+ * NULL): packed copies of y and dh (kernels/flags.h); y, and dh when not
+ * accumulating, may be NULL where the packed copy is given (the float32
+ * result unwritten: only GEMMs read it). Each input comes as floats or
+ * packed (h or h16, dy or dy16: exactly one), a bf16 GEMM's result read
+ * where it lies (kernel_load). */
+int relu_square_forward_cuda(float *y, uint16_t *y16, const float *h, const uint16_t *h16, size_t n,
+                             int flags, cudaStream_t stream, pg_error *err);
+int relu_square_backward_cuda(float *dh, uint16_t *dh16, const float *dy, const uint16_t *dy16,
+                              const float *h, const uint16_t *h16, size_t n, int flags,
+                              cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

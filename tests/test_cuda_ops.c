@@ -73,6 +73,17 @@ static uint16_t *packed_if(uint16_t *d16, int flags) {
 
 /* ---- relu_square: elementwise, against the CPU kernel ---- */
 
+/* bf16 copies of n host floats, as device bits (the values must be bf16
+ * already for the copy to be them: the callers round first). */
+static uint16_t *packed_device(const float *x, size_t n) {
+  uint16_t *h = malloc((n > 0 ? n : 1) * sizeof *h);
+  assert_non_null(h);
+  bf16_pack(h, x, n);
+  uint16_t *d = dev_bytes(h, n * sizeof *h);
+  free(h);
+  return d;
+}
+
 static void test_relu_square(void **state) {
   (void)state;
   NEED_GPU();
@@ -92,14 +103,14 @@ static void test_relu_square(void **state) {
     if (!(flags & KERNEL_ACCUMULATE)) {
       relu_square_forward(want, h, n, flags);
       TWICE {
-        assert_int_equal(relu_square_forward_cuda(d_out, p16, d_h, n, flags, 0, &err), 0);
+        assert_int_equal(relu_square_forward_cuda(d_out, p16, d_h, NULL, n, flags, 0, &err), 0);
         expect_device(d_out, want, n, "relu_square forward");
         if (p16) expect_packed(p16, d_out, n, "relu_square forward y16");
       }
       if (p16) { /* the packed copy alone, y unwritten (NULL) */
         TWICE {
           CK(cudaMemset(p16, 0xff, n * sizeof *p16));
-          assert_int_equal(relu_square_forward_cuda(NULL, p16, d_h, n, flags, 0, &err), 0);
+          assert_int_equal(relu_square_forward_cuda(NULL, p16, d_h, NULL, n, flags, 0, &err), 0);
           to_device_again(d_out, want, n);
           expect_packed(p16, d_out, n, "relu_square forward y16 alone");
         }
@@ -109,7 +120,8 @@ static void test_relu_square(void **state) {
     relu_square_backward(want, g, h, n, flags);
     TWICE {
       to_device_again(d_out, acc, n);
-      assert_int_equal(relu_square_backward_cuda(d_out, p16, d_g, d_h, n, flags, 0, &err), 0);
+      assert_int_equal(
+          relu_square_backward_cuda(d_out, p16, d_g, NULL, d_h, NULL, n, flags, 0, &err), 0);
       expect_device(d_out, want, n, "relu_square backward");
       if (p16) expect_packed(p16, d_out, n, "relu_square backward dh16");
     }
@@ -119,7 +131,8 @@ static void test_relu_square(void **state) {
       relu_square_backward(want, want, h, n, flags);
       TWICE {
         to_device_again(d_out, g, n);
-        assert_int_equal(relu_square_backward_cuda(d_out, p16, d_out, d_h, n, flags, 0, &err), 0);
+        assert_int_equal(
+            relu_square_backward_cuda(d_out, p16, d_out, NULL, d_h, NULL, n, flags, 0, &err), 0);
         expect_device(d_out, want, n, "relu_square backward in place");
         if (p16) expect_packed(p16, d_out, n, "relu_square backward in place dh16");
       }
@@ -128,6 +141,52 @@ static void test_relu_square(void **state) {
   }
   cudaFree(d_out), cudaFree(d_h), cudaFree(d_g), cudaFree(d16);
   free(h0), free(g0), free(acc), free(want);
+}
+
+/* Packed inputs (a bf16 GEMM's result read where it lies, as the trainer
+ * reads h_pre and dh): the floats the CPU kernel reads, bit for bit, in
+ * every mode; the result packed alone as the trainer takes it (dh NULL),
+ * or as floats too, accumulating. */
+static void test_relu_square_packed_inputs(void **state) {
+  (void)state;
+  NEED_GPU();
+  const size_t n = 70001;
+  kc_rng rng = {209};
+  float *h = fill_new(&rng, n, 2.0), *g = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5);
+  bf16_round_array(h, n), bf16_round_array(g, n), bf16_round_array(acc, n);
+  float *want = malloc(n * sizeof *want), *d_out = to_device(acc, n);
+  uint16_t *h16 = packed_device(h, n), *g16 = packed_device(g, n), *o16 = packed_nans(n);
+  pg_error err;
+  for (int f = 0; f < N_BWD; f++) {
+    int flags = BWD_FLAGS[f];
+    uint16_t *p16 = packed_if(o16, flags);
+    if (!(flags & KERNEL_ACCUMULATE)) {
+      relu_square_forward(want, h, n, flags);
+      TWICE {
+        CK(cudaMemset(d_out, 0xff, n * sizeof(float)));
+        assert_int_equal(relu_square_forward_cuda(d_out, p16, NULL, h16, n, flags, 0, &err), 0);
+        expect_device(d_out, want, n, "relu_square forward from packed h");
+        if (p16) expect_packed(p16, d_out, n, "relu_square forward from packed h: y16");
+      }
+    }
+    memcpy(want, acc, n * sizeof *want);
+    relu_square_backward(want, g, h, n, flags);
+    TWICE {
+      to_device_again(d_out, acc, n);
+      assert_int_equal(
+          relu_square_backward_cuda(d_out, p16, NULL, g16, NULL, h16, n, flags, 0, &err), 0);
+      expect_device(d_out, want, n, "relu_square backward from packed dy and h");
+      if (p16) expect_packed(p16, d_out, n, "relu_square backward from packed dy and h: dh16");
+      if (p16 && !(flags & KERNEL_ACCUMULATE)) { /* dh16 alone, the trainer's call */
+        CK(cudaMemset(p16, 0xff, n * sizeof *p16));
+        assert_int_equal(
+            relu_square_backward_cuda(NULL, p16, NULL, g16, NULL, h16, n, flags, 0, &err), 0);
+        expect_packed(p16, d_out, n, "relu_square backward dh16 alone");
+      }
+    }
+  }
+  cudaFree(d_out), cudaFree(h16), cudaFree(g16), cudaFree(o16);
+  free(h), free(g), free(acc), free(want);
 }
 
 /* Device scratch of n doubles, all NaN: a lane the kernels forget to
@@ -637,14 +696,25 @@ static void test_bad_shapes(void **state) {
   /* Packed copies of results that are not all bf16 (kernels/flags.h):
    * fp32; a float32 sum; bf16 rounding added into a float32 .grad. */
   static uint16_t b16[8];
-  assert_int_equal(relu_square_forward_cuda(NULL, b16, NULL, 8, 0, 0, &err), -1);
+  static float f8[8];
+  assert_int_equal(relu_square_forward_cuda(NULL, b16, f8, NULL, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "relu_square: a packed copy needs bf16 results (flags 0)"));
-  assert_int_equal(relu_square_forward_cuda(NULL, NULL, NULL, 8, KERNEL_BF16, 0, &err), -1);
+  assert_int_equal(relu_square_forward_cuda(NULL, NULL, f8, NULL, 8, KERNEL_BF16, 0, &err), -1);
   assert_non_null(strstr(err.msg, "relu_square: no output"));
-  assert_int_equal(relu_square_backward_cuda(NULL, b16, NULL, NULL, 8,
+  assert_int_equal(relu_square_backward_cuda(NULL, b16, f8, NULL, f8, NULL, 8,
                                              KERNEL_ROUND_OUT | KERNEL_ACCUMULATE, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "relu_square: a packed copy"));
+  /* An input as floats and packed at once, or neither; accumulating
+   * into no floats. */
+  assert_int_equal(relu_square_forward_cuda(f8, NULL, f8, b16, 8, 0, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "relu_square: h must come as floats or packed, exactly one (got both)"));
+  assert_int_equal(relu_square_backward_cuda(f8, NULL, NULL, NULL, f8, NULL, 8, 0, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "dy must come as floats or packed, exactly one (got neither)"));
+  assert_int_equal(relu_square_backward_cuda(NULL, b16, f8, NULL, f8, NULL, 8,
+                                             KERNEL_BF16 | KERNEL_ACCUMULATE, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "relu_square: accumulating needs dh"));
   assert_int_equal(scale_add_backward_cuda(NULL, b16, NULL, NULL, NULL, NULL, 2, 4,
                                            KERNEL_BF16 | KERNEL_ACCUMULATE | KERNEL_OUT_FP32, NULL,
                                            0, &err),
@@ -664,6 +734,7 @@ static void no_cuda(void **state) {
   skip();
 }
 #define test_relu_square no_cuda
+#define test_relu_square_packed_inputs no_cuda
 #define test_scale_add no_cuda
 #define test_residual_mix no_cuda
 #define test_q_gain no_cuda
@@ -686,6 +757,7 @@ int main(void) {
       cmocka_unit_test(test_embedding),      cmocka_unit_test(test_rope_table),
       cmocka_unit_test(test_rope),           cmocka_unit_test(test_softcap_ce),
       cmocka_unit_test(test_det_math_sweep), cmocka_unit_test(test_sgd_momentum),
+      cmocka_unit_test(test_relu_square_packed_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,7 +36,7 @@
  * Only GEMMs read n1, n2, h and xf, so in mixed precision their float32
  * copies in gpt_acts are not written at all. All NULL in fp32. */
 typedef struct {
-  uint16_t *n1, *att, *n2, *h; /* N x D, N x D, N x D, N x M */
+  uint16_t *n1, *att, *n2, *hpre, *h; /* N x D, N x D, N x D, N x M, N x M */
 } layer16;
 
 struct gpt_cuda {
@@ -52,7 +52,8 @@ struct gpt_cuda {
   uint16_t *w16;    /* device: the parameters' bf16 copy (GPT_MIXED, F1) */
   uint16_t *ids;    /* device: x then y, B*T each (gpt_cuda_forward's copy) */
   const uint16_t *cur; /* the ids of the last forward, read by the backward */
-  uint16_t *s16a, *s16b, *s16o; /* device: packed GEMM operands and result */
+  uint16_t *s16a, *s16b, *s16o; /* device: packed GEMM operands and result (s16b also
+                                   keeps dh's product for relu^2's backward) */
   uint16_t *acts16;   /* device (mixed): the layers' packed inputs, then xf's */
   layer16 *l16;       /* carved from acts16 (host array, one per layer) */
   uint16_t *xf16;     /* the final norm's packed copy, for the head */
@@ -94,32 +95,36 @@ static int pack_to(gpt_cuda *g, uint16_t *dst, const float *x, size_t n, pg_erro
   return g->mixed ? bf16_pack_cuda(dst, x, n, g->stream, err) : 0;
 }
 
-/* y[n,out] = x W^T: gpt.c's matmul_forward(y, x, w, n, in, out, fb). */
-static int mm_fwd(gpt_cuda *g, float *y, const float *x, const uint16_t *x16, const float *w,
-                  int n, int in, int out, pg_error *err) {
+/* y[n,out] = x W^T: gpt.c's matmul_forward(y, x, w, n, in, out, fb). In
+ * mixed precision the product is bf16: with y16 it stays there, packed,
+ * for a consumer that reads it so (y unwritten); else it is unpacked into
+ * y. */
+static int mm_fwd(gpt_cuda *g, float *y, uint16_t *y16, const float *x, const uint16_t *x16,
+                  const float *w, int n, int in, int out, pg_error *err) {
   if (!g->mixed) return matmul_forward_cuda(g->mm, y, x, w, n, in, out, 0, g->stream, err);
   if (!x16) {
     TRY(bf16_pack_cuda(g->s16a, x, (size_t)n * in, g->stream, err));
     x16 = g->s16a;
   }
-  TRY(matmul_forward_cuda(g->mm, g->s16o, x16, w16_of(g, w), n, in, out, KERNEL_BF16, g->stream,
-                          err));
-  return bf16_unpack_cuda(y, g->s16o, (size_t)n * out, 0, g->stream, err);
+  TRY(matmul_forward_cuda(g->mm, y16 ? y16 : g->s16o, x16, w16_of(g, w), n, in, out, KERNEL_BF16,
+                          g->stream, err));
+  return y16 ? 0 : bf16_unpack_cuda(y, g->s16o, (size_t)n * out, 0, g->stream, err);
 }
 
 /* dx[n,in] (+)= dy W: matmul_backward_input with fb, or with facc when acc
- * (the float32 sum of n1's three gradients, B2). */
-static int mm_bin(gpt_cuda *g, float *dx, const float *dy, const uint16_t *dy16, const float *w,
-                  int n, int in, int out, int acc, pg_error *err) {
+ * (the float32 sum of n1's three gradients, B2); dx16 as mm_fwd's y16
+ * (not with acc). */
+static int mm_bin(gpt_cuda *g, float *dx, uint16_t *dx16, const float *dy, const uint16_t *dy16,
+                  const float *w, int n, int in, int out, int acc, pg_error *err) {
   int f = acc ? KERNEL_ACCUMULATE : 0;
   if (!g->mixed) return matmul_backward_input_cuda(g->mm, dx, dy, w, n, in, out, f, g->stream, err);
   if (!dy16) {
     TRY(bf16_pack_cuda(g->s16a, dy, (size_t)n * out, g->stream, err));
     dy16 = g->s16a;
   }
-  TRY(matmul_backward_input_cuda(g->mm, g->s16o, dy16, w16_of(g, w), n, in, out, KERNEL_BF16,
-                                 g->stream, err));
-  return bf16_unpack_cuda(dx, g->s16o, (size_t)n * in, f, g->stream, err);
+  TRY(matmul_backward_input_cuda(g->mm, dx16 ? dx16 : g->s16o, dy16, w16_of(g, w), n, in, out,
+                                 KERNEL_BF16, g->stream, err));
+  return dx16 ? 0 : bf16_unpack_cuda(dx, g->s16o, (size_t)n * in, f, g->stream, err);
 }
 
 /* dw[out,in] (+)= dy^T x: matmul_backward_weight with facc (a float32
@@ -159,9 +164,9 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   cudaStream_t s = g->stream;
   TRY(residual_mix_forward_cuda(la->x_mix, la->x_in, a->x0, bp->resid_mix, N, D, 0, s, err));
   TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n1, p16->n1, la->rstd1, la->x_mix, N, D, fb, s, err));
-  TRY(mm_fwd(g, la->q_raw, la->n1, p16->n1, bp->c_q, N, D, D, err));
-  TRY(mm_fwd(g, la->k_raw, la->n1, p16->n1, bp->c_k, N, D, d->kvd, err));
-  TRY(mm_fwd(g, la->v, la->n1, p16->n1, bp->c_v, N, D, d->kvd, err));
+  TRY(mm_fwd(g, la->q_raw, NULL, la->n1, p16->n1, bp->c_q, N, D, D, err));
+  TRY(mm_fwd(g, la->k_raw, NULL, la->n1, p16->n1, bp->c_k, N, D, d->kvd, err));
+  TRY(mm_fwd(g, la->v, NULL, la->n1, p16->n1, bp->c_v, N, D, d->kvd, err));
   TRY(rmsnorm_forward_cuda(a->dq, NULL, la->rstd_q, la->q_raw, N * d->H, d->hd, 0, s, err));
   TRY(rmsnorm_forward_cuda(a->dk, NULL, la->rstd_k, la->k_raw, N * d->KV, d->hd, 0, s, err));
   const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
@@ -170,12 +175,14 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   TRY(q_gain_forward_cuda(la->q_fin, la->q_rope, bp->q_gain, N, d->H, d->hd, f4, s, err));
   TRY(attention_forward_cuda(la->att, p16->att, la->lse, la->q_fin, la->k_fin, la->v, N / T, T,
                              d->H, d->KV, d->hd, fb, s, err));
-  TRY(mm_fwd(g, la->attn_out, la->att, p16->att, bp->attn_proj, N, D, D, err));
+  TRY(mm_fwd(g, la->attn_out, NULL, la->att, p16->att, bp->attn_proj, N, D, D, err));
   TRY(scale_add_forward_cuda(la->x_mid, la->x_mix, bp->attn_scale, la->attn_out, N, D, 0, s, err));
   TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n2, p16->n2, la->rstd2, la->x_mid, N, D, fb, s, err));
-  TRY(mm_fwd(g, la->h_pre, la->n2, p16->n2, bp->fc, N, D, d->M, err));
-  TRY(relu_square_forward_cuda(g->mixed ? NULL : la->h_act, p16->h, la->h_pre, (size_t)N * d->M, fb, s, err));
-  TRY(mm_fwd(g, la->mlp_out, la->h_act, p16->h, bp->mlp_proj, N, d->M, D, err));
+  /* h_pre stays packed in mixed precision: relu^2 (both ways) reads it so. */
+  TRY(mm_fwd(g, la->h_pre, p16->hpre, la->n2, p16->n2, bp->fc, N, D, d->M, err));
+  TRY(relu_square_forward_cuda(g->mixed ? NULL : la->h_act, p16->h, g->mixed ? NULL : la->h_pre,
+                               p16->hpre, (size_t)N * d->M, fb, s, err));
+  TRY(mm_fwd(g, la->mlp_out, NULL, la->h_act, p16->h, bp->mlp_proj, N, d->M, D, err));
   return scale_add_forward_cuda(la->x_out, la->x_mid, bp->mlp_scale, la->mlp_out, N, D, 0, s, err);
 }
 
@@ -207,7 +214,7 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
     cur = la->x_out;
   }
   TRY(rmsnorm_forward_cuda(g->mixed ? NULL : a->xf, g->xf16, a->rstdf, cur, d.N, d.D, fb, s, err));
-  TRY(mm_fwd(g, a->z, a->xf, g->xf16, g->p.tok_emb, d.N, d.D, d.V, err));
+  TRY(mm_fwd(g, a->z, NULL, a->xf, g->xf16, g->p.tok_emb, d.N, d.D, d.V, err));
   return softcap_cross_entropy_forward_cuda(a->th, a->lse_ce, g->nll, loss, a->z, ids + d.N, d.N,
                                             d.V, l->cfg.logit_softcap, fb, s, err);
 }
@@ -241,16 +248,21 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   uint16_t *gk = ga ? ga + (size_t)N * D : NULL, *gv = gk ? gk + (size_t)N * d->kvd : NULL;
   TRY(scale_add_backward_cuda(a->dm, ga, gr->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D,
                               b3, g->cd_scratch, s, err));
-  TRY(mm_bin(g, a->dh, a->dm, ga, bp->mlp_proj, N, d->M, D, 0, err));
+  /* dh's product stays packed in s16b for relu^2's backward (B5), which
+   * packs its result into s16a once the weight gradient has read dm's. */
+  uint16_t *dh16 = g->mixed ? g->s16b : NULL;
+  TRY(mm_bin(g, a->dh, dh16, a->dm, ga, bp->mlp_proj, N, d->M, D, 0, err));
   TRY(mm_bw(g, gr->mlp_proj, a->dm, ga, la->h_act, p16->h, N, d->M, D, 1, err));
-  TRY(relu_square_backward_cuda(a->dh, ga, a->dh, la->h_pre, (size_t)N * d->M, fb, s, err)); /* B5 */
-  TRY(mm_bin(g, a->dn, a->dh, ga, bp->fc, N, D, d->M, 0, err));
+  TRY(relu_square_backward_cuda(dh16 ? NULL : a->dh, ga, dh16 ? NULL : a->dh, dh16,
+                                g->mixed ? NULL : la->h_pre, p16->hpre, (size_t)N * d->M, fb, s,
+                                err));
+  TRY(mm_bin(g, a->dn, NULL, a->dh, ga, bp->fc, N, D, d->M, 0, err));
   TRY(mm_bw(g, gr->fc, a->dh, ga, la->n2, p16->n2, N, D, d->M, 1, err));
   TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mid, la->rstd2, N, D, KERNEL_ACCUMULATE, s,
                             err));
   TRY(scale_add_backward_cuda(a->dm, ga, gr->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D,
                               b3, g->cd_scratch, s, err));
-  TRY(mm_bin(g, a->datt, a->dm, ga, bp->attn_proj, N, D, D, 0, err));
+  TRY(mm_bin(g, a->datt, NULL, a->dm, ga, bp->attn_proj, N, D, D, 0, err));
   TRY(mm_bw(g, gr->attn_proj, a->dm, ga, la->att, p16->att, N, D, D, 1, err));
   TRY(attention_backward_cuda(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin,
                               la->v, g->att_scratch, N / T, T, d->H, d->KV, d->hd, fb, s, err));
@@ -264,11 +276,11 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(pack_to(g, gv, a->dv, (size_t)N * d->kvd, err));
   /* dn sums q, then k, then v (B2); the weight gradients are separate
    * tensors, each reading n1's copy from the forward. */
-  TRY(mm_bin(g, a->dn, a->dq, ga, bp->c_q, N, D, D, 0, err));
+  TRY(mm_bin(g, a->dn, NULL, a->dq, ga, bp->c_q, N, D, D, 0, err));
   TRY(mm_bw(g, gr->c_q, a->dq, ga, la->n1, p16->n1, N, D, D, 1, err));
-  TRY(mm_bin(g, a->dn, a->dk, gk, bp->c_k, N, D, d->kvd, 1, err));
+  TRY(mm_bin(g, a->dn, NULL, a->dk, gk, bp->c_k, N, D, d->kvd, 1, err));
   TRY(mm_bw(g, gr->c_k, a->dk, gk, la->n1, p16->n1, N, D, d->kvd, 1, err));
-  TRY(mm_bin(g, a->dn, a->dv, gv, bp->c_v, N, D, d->kvd, 1, err));
+  TRY(mm_bin(g, a->dn, NULL, a->dv, gv, bp->c_v, N, D, d->kvd, 1, err));
   TRY(mm_bw(g, gr->c_v, a->dv, gv, la->n1, p16->n1, N, D, d->kvd, 1, err));
   TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mix, la->rstd1, N, D, KERNEL_ACCUMULATE, s,
                             err));
@@ -287,7 +299,7 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
   uint16_t *dzp = g->mixed ? g->s16a : NULL; /* dz packed as it is made, for its two products */
   TRY(softcap_cross_entropy_backward_cuda(a->dz, dzp, a->th, a->lse_ce, y, d.N, d.V,
                                           l->cfg.logit_softcap, loss_scale, fb, s, err));
-  TRY(mm_bin(g, a->dm, a->dz, dzp, g->p.tok_emb, d.N, d.D, d.V, 0, err));
+  TRY(mm_bin(g, a->dm, NULL, a->dz, dzp, g->p.tok_emb, d.N, d.D, d.V, 0, err));
   TRY(mm_bw(g, a->dtok, a->dz, dzp, a->xf, g->xf16, d.N, d.D, d.V, 0, err));
   TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dm, a->layers[d.L - 1].x_out, a->rstdf, d.N, d.D, 0, s,
                             err));
@@ -344,7 +356,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   size_t s16 = N * wide > wide * wide ? N * wide : wide * wide;
   /* s16a holds one gradient's packed copy, or dq's, dk's and dv's side by side. */
   size_t wide_a = (size_t)d.D + 2 * (size_t)d.kvd > wide ? (size_t)d.D + 2 * (size_t)d.kvd : wide;
-  size_t n16 = g->mixed ? N * ((size_t)d.L * (3 * (size_t)d.D + (size_t)d.M) + (size_t)d.D) : 0;
+  size_t n16 = g->mixed ? N * ((size_t)d.L * (3 * (size_t)d.D + 2 * (size_t)d.M) + (size_t)d.D) : 0;
   size_t n_acts = gpt_acts_carve(&g->a, l, &d, NULL);
   if (matmul_cuda_init(&g->mm, GPT_CUDA_WORKSPACE, err) ||
       dev_alloc((void **)&g->acts_mem, n_acts * sizeof(float), err) ||
@@ -373,6 +385,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
       c->n1 = p, p += N * d.D;
       c->att = p, p += N * d.D;
       c->n2 = p, p += N * d.D;
+      c->hpre = p, p += N * d.M;
       c->h = p, p += N * d.M;
     }
     g->xf16 = p;
