@@ -27,15 +27,18 @@ static_assert(RN_PER == 8, "the register halvings below are written for 256 lane
 /* ---- kernels ---- */
 
 /* Steps 1-3 of the tree for sum_j a[j] * b[j] over one row, by one warp;
- * every thread of the warp gets the result. part is the warp's 32 floats
- * of shared memory. */
-__device__ static float warp_tree_dot(const float *a, const float *b, int d, float *part) {
+ * every thread of the warp gets the result. Each operand is floats or
+ * packed (a16, b16: kernel_load). part is the warp's 32 floats of shared
+ * memory. */
+__device__ static float warp_tree_dot(const float *a, const uint16_t *a16, const float *b,
+                                      const uint16_t *b16, int d, float *part) {
   const int t = threadIdx.x % 32;
   float p[RN_PER];
   #pragma unroll
   for (int i = 0; i < RN_PER; i++) { /* lane t + 32 i */
     float acc = 0.0f;
-    for (int j = t + 32 * i; j < d; j += TREE_LANES) acc = acc + a[j] * b[j];
+    for (int j = t + 32 * i; j < d; j += TREE_LANES)
+      acc = acc + kernel_load(a, a16, j) * kernel_load(b, b16, j);
     p[i] = acc;
   }
   #pragma unroll
@@ -55,19 +58,20 @@ __device__ static float warp_tree_dot(const float *a, const float *b, int d, flo
 }
 
 __global__ void __launch_bounds__(RN_THREADS)
-    rmsnorm_forward_kernel(float *y, uint16_t *y16, float *rstd, const float *x, int rows, int d,
-                           int flags) {
+    rmsnorm_forward_kernel(float *y, uint16_t *y16, float *rstd, const float *x,
+                           const uint16_t *x16, int rows, int d, int flags) {
   __shared__ float part[RN_ROWS][32];
   const int w = threadIdx.x / 32, t = threadIdx.x % 32;
   const size_t r = (size_t)blockIdx.x * RN_ROWS + w;
   if (r >= (size_t)rows) return; /* the whole warp */
-  const float *xr = x + r * (size_t)d;
-  float s = rmsnorm_rstd(warp_tree_dot(xr, xr, d, part[w]), d);
+  const float *xr = x ? x + r * (size_t)d : NULL;
+  const uint16_t *xh = x16 ? x16 + r * (size_t)d : NULL;
+  float s = rmsnorm_rstd(warp_tree_dot(xr, xh, xr, xh, d, part[w]), d);
   if (t == 0) rstd[r] = s;
   float *yr = y ? y + r * (size_t)d : NULL;
   uint16_t *hr = y16 ? y16 + r * (size_t)d : NULL;
   for (int j = t; j < d; j += 32) {
-    float v = kernel_round_out(xr[j] * s, flags);
+    float v = kernel_round_out(kernel_load(xr, xh, j) * s, flags);
     if (y) yr[j] = v;
     if (hr) hr[j] = bf16_from_float(v);
   }
@@ -75,18 +79,19 @@ __global__ void __launch_bounds__(RN_THREADS)
 
 __global__ void __launch_bounds__(RN_THREADS)
     rmsnorm_backward_kernel(float *dx, uint16_t *dx16, const float *dy, const float *x,
-                            const float *rstd, int rows, int d, int flags) {
+                            const uint16_t *x16, const float *rstd, int rows, int d, int flags) {
   __shared__ float part[RN_ROWS][32];
   const int w = threadIdx.x / 32, t = threadIdx.x % 32;
   const size_t r = (size_t)blockIdx.x * RN_ROWS + w;
   if (r >= (size_t)rows) return;
-  const float *xr = x + r * (size_t)d, *gr = dy + r * (size_t)d;
+  const float *xr = x ? x + r * (size_t)d : NULL, *gr = dy + r * (size_t)d;
+  const uint16_t *xh = x16 ? x16 + r * (size_t)d : NULL;
   float s = rstd[r];
-  float c = rmsnorm_grad_coef(s, warp_tree_dot(gr, xr, d, part[w]), d);
+  float c = rmsnorm_grad_coef(s, warp_tree_dot(gr, NULL, xr, xh, d, part[w]), d);
   float *dr = dx + r * (size_t)d;
   uint16_t *hr = dx16 ? dx16 + r * (size_t)d : NULL;
   for (int j = t; j < d; j += 32) {
-    float v = kernel_store(&dr[j], rmsnorm_dx(s, gr[j], xr[j], c), flags);
+    float v = kernel_store(&dr[j], rmsnorm_dx(s, gr[j], kernel_load(xr, xh, j), c), flags);
     if (hr) hr[j] = bf16_from_float(v);
   }
 }
@@ -98,23 +103,26 @@ static int check_shape(int rows, int d, pg_error *err) {
   return 0;
 }
 
-extern "C" int rmsnorm_forward_cuda(float *y, uint16_t *y16, float *rstd, const float *x, int rows,
-                                    int d, int flags, cudaStream_t stream, pg_error *err) {
+extern "C" int rmsnorm_forward_cuda(float *y, uint16_t *y16, float *rstd, const float *x,
+                                    const uint16_t *x16, int rows, int d, int flags,
+                                    cudaStream_t stream, pg_error *err) {
   if (check_shape(rows, d, err) || cuda_packed_check(err, "rmsnorm", y16, flags) ||
-      cuda_output_check(err, "rmsnorm", y, y16))
+      cuda_output_check(err, "rmsnorm", y, y16) || cuda_input_check(err, "rmsnorm", "x", x, x16))
     return -1;
   if (rows == 0) return 0;
   rmsnorm_forward_kernel<<<(unsigned)((rows + RN_ROWS - 1) / RN_ROWS), RN_THREADS, 0, stream>>>(
-      y, y16, rstd, x, rows, d, flags);
+      y, y16, rstd, x, x16, rows, d, flags);
   return cuda_check_launch(err, "rmsnorm_forward_kernel");
 }
 
 extern "C" int rmsnorm_backward_cuda(float *dx, uint16_t *dx16, const float *dy, const float *x,
-                                     const float *rstd, int rows, int d, int flags,
-                                     cudaStream_t stream, pg_error *err) {
-  if (check_shape(rows, d, err) || cuda_packed_check(err, "rmsnorm", dx16, flags)) return -1;
+                                     const uint16_t *x16, const float *rstd, int rows, int d,
+                                     int flags, cudaStream_t stream, pg_error *err) {
+  if (check_shape(rows, d, err) || cuda_packed_check(err, "rmsnorm", dx16, flags) ||
+      cuda_input_check(err, "rmsnorm", "x", x, x16))
+    return -1;
   if (rows == 0) return 0;
   rmsnorm_backward_kernel<<<(unsigned)((rows + RN_ROWS - 1) / RN_ROWS), RN_THREADS, 0, stream>>>(
-      dx, dx16, dy, x, rstd, rows, d, flags);
+      dx, dx16, dy, x, x16, rstd, rows, d, flags);
   return cuda_check_launch(err, "rmsnorm_backward_kernel");
 }

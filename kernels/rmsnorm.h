@@ -62,12 +62,14 @@ void rmsnorm_backward_tree_ref(float *dx, const float *dy, const float *x, const
  * TREE_LANES tree (rmsnorm.cu), launched on stream; no allocation. Launch
  * errors come back as err. y16 and dx16 (may be NULL): packed copies of
  * y and dx (kernels/flags.h), for the GEMMs that read them; y may be
- * NULL where y16 is given (the float32 y unwritten: only GEMMs read it). */
-int rmsnorm_forward_cuda(float *y, uint16_t *y16, float *rstd, const float *x, int rows, int d,
-                         int flags, cudaStream_t stream, pg_error *err);
+ * NULL where y16 is given (the float32 y unwritten: only GEMMs read it).
+ * x comes as floats or packed (x or x16, exactly one: a bf16 GEMM's
+ * result read where it lies, kernels/flags.h's kernel_load). */
+int rmsnorm_forward_cuda(float *y, uint16_t *y16, float *rstd, const float *x, const uint16_t *x16,
+                         int rows, int d, int flags, cudaStream_t stream, pg_error *err);
 int rmsnorm_backward_cuda(float *dx, uint16_t *dx16, const float *dy, const float *x,
-                          const float *rstd, int rows, int d, int flags, cudaStream_t stream,
-                          pg_error *err);
+                          const uint16_t *x16, const float *rstd, int rows, int d, int flags,
+                          cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

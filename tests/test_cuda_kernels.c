@@ -4,6 +4,7 @@
  * on any skip there. */
 #include "tests/test_util.h"
 
+#include "kernels/bf16.h"
 #include "kernels/cuda_common.h"
 #include "kernels/rmsnorm.h"
 #include "tests/cuda_check.h"
@@ -43,7 +44,7 @@ static void test_rmsnorm_equals_tree_ref(void **state) {
       rmsnorm_forward_tree_ref(y_cpu, r_cpu, x, rows, d, fwd_flags[f]);
       uint16_t *y16 = kernel_packed_ok(fwd_flags[f]) ? d16 : NULL;
       for (int rep = 0; rep < 2; rep++) {
-        assert_int_equal(rmsnorm_forward_cuda(dy, y16, dr, dx, rows, d, fwd_flags[f], 0, &err), 0);
+        assert_int_equal(rmsnorm_forward_cuda(dy, y16, dr, dx, NULL, rows, d, fwd_flags[f], 0, &err), 0);
         CK(cudaDeviceSynchronize());
         from_device(y_gpu, dy, n);
         from_device(r_gpu, dr, rows);
@@ -54,7 +55,7 @@ static void test_rmsnorm_equals_tree_ref(void **state) {
       }
       if (y16) { /* the packed copy alone, y unwritten (NULL) */
         CK(cudaMemset(dy, 0xff, n * sizeof(float)));
-        assert_int_equal(rmsnorm_forward_cuda(NULL, y16, dr, dx, rows, d, fwd_flags[f], 0, &err),
+        assert_int_equal(rmsnorm_forward_cuda(NULL, y16, dr, dx, NULL, rows, d, fwd_flags[f], 0, &err),
                          0);
         to_device_again(dy, y_cpu, n);
         expect_packed(y16, dy, n, "rmsnorm forward y16 alone");
@@ -70,7 +71,7 @@ static void test_rmsnorm_equals_tree_ref(void **state) {
       for (int rep = 0; rep < 2; rep++) {
         CK(cudaMemcpy(dy, acc0, n * sizeof *acc0, cudaMemcpyHostToDevice));
         assert_int_equal(
-            rmsnorm_backward_cuda(dy, dx16, dg, dx, dr, rows, d, bwd_flags[f], 0, &err), 0);
+            rmsnorm_backward_cuda(dy, dx16, dg, dx, NULL, dr, rows, d, bwd_flags[f], 0, &err), 0);
         CK(cudaDeviceSynchronize());
         from_device(y_gpu, dy, n);
         assert_same_bits(y_gpu, y_cpu, n, "rmsnorm backward dx");
@@ -83,24 +84,66 @@ static void test_rmsnorm_equals_tree_ref(void **state) {
   }
 }
 
+/* x packed (the bf16 q and k projections, read where their GEMMs left
+ * them): the tree refs' bits on the same values as floats, forward and
+ * backward, the head widths the trainer uses and a wider row. */
+static void test_rmsnorm_packed_input(void **state) {
+  (void)state;
+  NEED_GPU();
+  const int dims[] = {16, 64, 512}, rows = 37;
+  kc_rng rng = {18};
+  pg_error err;
+  for (int k = 0; k < 3; k++) {
+    int d = dims[k];
+    size_t n = (size_t)rows * d;
+    float *x = malloc(n * sizeof *x), *g = malloc(n * sizeof *g), *r = malloc(rows * sizeof *r);
+    float *y_cpu = malloc(n * sizeof *y_cpu), *y_gpu = malloc(n * sizeof *y_gpu);
+    uint16_t *xb = malloc(n * sizeof *xb);
+    kc_fill(&rng, x, n, 2.0);
+    kc_fill(&rng, g, n, 1.0);
+    bf16_round_array(x, n);
+    bf16_pack(xb, x, n);
+    uint16_t *x16 = dev_bytes(xb, n * sizeof *xb);
+    float *dg = to_device(g, n), *dy = to_device(g, n), *dr = to_device(r, rows);
+    for (int f = 0; f < 2; f++) {
+      const int flags = f ? KERNEL_BF16 : 0;
+      rmsnorm_forward_tree_ref(y_cpu, r, x, rows, d, 0);
+      assert_int_equal(rmsnorm_forward_cuda(dy, NULL, dr, NULL, x16, rows, d, 0, 0, &err), 0);
+      expect_device(dy, y_cpu, n, "rmsnorm forward from packed x");
+      expect_device(dr, r, rows, "rmsnorm forward from packed x: rstd");
+      rmsnorm_backward_tree_ref(y_cpu, g, x, r, rows, d, flags);
+      assert_int_equal(
+          rmsnorm_backward_cuda(dy, NULL, dg, NULL, x16, dr, rows, d, flags, 0, &err), 0);
+      expect_device(dy, y_cpu, n, "rmsnorm backward from packed x");
+    }
+    cudaFree(x16), cudaFree(dg), cudaFree(dy), cudaFree(dr);
+    free(x), free(g), free(r), free(y_cpu), free(y_gpu), free(xb);
+  }
+}
+
 /* A launch error comes back as a value: zero width is refused before any
  * launch, with the kernel's name. */
 static void test_bad_shape_is_an_error(void **state) {
   (void)state;
   NEED_GPU();
   pg_error err;
-  assert_int_equal(rmsnorm_forward_cuda(NULL, NULL, NULL, NULL, 4, 0, 0, 0, &err), -1);
+  assert_int_equal(rmsnorm_forward_cuda(NULL, NULL, NULL, NULL, NULL, 4, 0, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "rmsnorm"));
   /* A packed copy of results that are not bf16 (fp32; a float32 sum). */
   static uint16_t y16[4];
-  assert_int_equal(rmsnorm_forward_cuda(NULL, y16, NULL, NULL, 4, 8, 0, 0, &err), -1);
+  assert_int_equal(rmsnorm_forward_cuda(NULL, y16, NULL, NULL, NULL, 4, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "rmsnorm: a packed copy needs bf16 results (flags 0)"));
-  assert_int_equal(rmsnorm_backward_cuda(NULL, y16, NULL, NULL, NULL, 4, 8,
+  assert_int_equal(rmsnorm_backward_cuda(NULL, y16, NULL, NULL, NULL, NULL, 4, 8,
                                          KERNEL_ROUND_OUT | KERNEL_ACCUMULATE, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "a packed copy needs bf16 results"));
-  assert_int_equal(rmsnorm_forward_cuda(NULL, NULL, NULL, NULL, 4, 8, KERNEL_BF16, 0, &err), -1);
+  assert_int_equal(rmsnorm_forward_cuda(NULL, NULL, NULL, NULL, NULL, 4, 8, KERNEL_BF16, 0, &err), -1);
   assert_non_null(strstr(err.msg, "rmsnorm: no output"));
+  static float f4[4];
+  assert_int_equal(rmsnorm_forward_cuda(f4, NULL, f4, f4, y16, 4, 8, 0, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "rmsnorm: x must come as floats or packed, exactly one (got both)"));
+  assert_int_equal(rmsnorm_backward_cuda(f4, NULL, f4, NULL, NULL, f4, 4, 8, 0, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "(got neither)"));
 }
 
 #else
@@ -111,12 +154,14 @@ static void test_rmsnorm_equals_tree_ref(void **state) {
   skip();
 }
 static void test_bad_shape_is_an_error(void **state) { test_rmsnorm_equals_tree_ref(state); }
+static void test_rmsnorm_packed_input(void **state) { test_rmsnorm_equals_tree_ref(state); }
 
 #endif
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rmsnorm_equals_tree_ref),
+      cmocka_unit_test(test_rmsnorm_packed_input),
       cmocka_unit_test(test_bad_shape_is_an_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,7 +36,7 @@
  * Only GEMMs read n1, n2, h and xf, so in mixed precision their float32
  * copies in gpt_acts are not written at all. All NULL in fp32. */
 typedef struct {
-  uint16_t *n1, *att, *n2, *hpre, *h; /* N x D, N x D, N x D, N x M, N x M */
+  uint16_t *n1, *q, *k, *att, *n2, *hpre, *h; /* N x D, D, kvd, D, D, M, M */
 } layer16;
 
 struct gpt_cuda {
@@ -163,12 +163,15 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   const int f4 = g->mixed ? KERNEL_ROUND_OUT : 0; /* F4: q and k cast as they are stored */
   cudaStream_t s = g->stream;
   TRY(residual_mix_forward_cuda(la->x_mix, la->x_in, a->x0, bp->resid_mix, N, D, 0, s, err));
-  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n1, p16->n1, la->rstd1, la->x_mix, N, D, fb, s, err));
-  TRY(mm_fwd(g, la->q_raw, NULL, la->n1, p16->n1, bp->c_q, N, D, D, err));
-  TRY(mm_fwd(g, la->k_raw, NULL, la->n1, p16->n1, bp->c_k, N, D, d->kvd, err));
+  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n1, p16->n1, la->rstd1, la->x_mix, NULL, N, D,
+                           fb, s, err));
+  /* q and k stay packed in mixed precision: their norms read them so. */
+  TRY(mm_fwd(g, la->q_raw, p16->q, la->n1, p16->n1, bp->c_q, N, D, D, err));
+  TRY(mm_fwd(g, la->k_raw, p16->k, la->n1, p16->n1, bp->c_k, N, D, d->kvd, err));
   TRY(mm_fwd(g, la->v, NULL, la->n1, p16->n1, bp->c_v, N, D, d->kvd, err));
-  TRY(rmsnorm_forward_cuda(a->dq, NULL, la->rstd_q, la->q_raw, N * d->H, d->hd, 0, s, err));
-  TRY(rmsnorm_forward_cuda(a->dk, NULL, la->rstd_k, la->k_raw, N * d->KV, d->hd, 0, s, err));
+  const float *qr = g->mixed ? NULL : la->q_raw, *kr = g->mixed ? NULL : la->k_raw;
+  TRY(rmsnorm_forward_cuda(a->dq, NULL, la->rstd_q, qr, p16->q, N * d->H, d->hd, 0, s, err));
+  TRY(rmsnorm_forward_cuda(a->dk, NULL, la->rstd_k, kr, p16->k, N * d->KV, d->hd, 0, s, err));
   const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
   TRY(rope_forward_cuda(la->q_rope, a->dq, rc, rs, N, T, d->H, d->hd, 0, s, err));
   TRY(rope_forward_cuda(la->k_fin, a->dk, rc, rs, N, T, d->KV, d->hd, f4, s, err));
@@ -177,7 +180,8 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
                              d->H, d->KV, d->hd, fb, s, err));
   TRY(mm_fwd(g, la->attn_out, NULL, la->att, p16->att, bp->attn_proj, N, D, D, err));
   TRY(scale_add_forward_cuda(la->x_mid, la->x_mix, bp->attn_scale, la->attn_out, N, D, 0, s, err));
-  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n2, p16->n2, la->rstd2, la->x_mid, N, D, fb, s, err));
+  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n2, p16->n2, la->rstd2, la->x_mid, NULL, N, D,
+                           fb, s, err));
   /* h_pre stays packed in mixed precision: relu^2 (both ways) reads it so. */
   TRY(mm_fwd(g, la->h_pre, p16->hpre, la->n2, p16->n2, bp->fc, N, D, d->M, err));
   TRY(relu_square_forward_cuda(g->mixed ? NULL : la->h_act, p16->h, g->mixed ? NULL : la->h_pre,
@@ -200,7 +204,7 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
   }
   TRY(embedding_forward_cuda(a->emb, g->mixed ? g->w.tok_emb : g->p.tok_emb, ids, d.N, d.D, s,
                              err));
-  TRY(rmsnorm_forward_cuda(a->x0, NULL, a->rstd0, a->emb, d.N, d.D, 0, s, err));
+  TRY(rmsnorm_forward_cuda(a->x0, NULL, a->rstd0, a->emb, NULL, d.N, d.D, 0, s, err));
   const float *cur = a->x0;
   for (int i = 0; i < d.L; i++) {
     layer_acts *la = &a->layers[i];
@@ -213,7 +217,8 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
     TRY(block_forward(g, &d, &g->p.blocks[i], la, &g->l16[i], err));
     cur = la->x_out;
   }
-  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : a->xf, g->xf16, a->rstdf, cur, d.N, d.D, fb, s, err));
+  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : a->xf, g->xf16, a->rstdf, cur, NULL, d.N, d.D, fb, s,
+                           err));
   TRY(mm_fwd(g, a->z, NULL, a->xf, g->xf16, g->p.tok_emb, d.N, d.D, d.V, err));
   return softcap_cross_entropy_forward_cuda(a->th, a->lse_ce, g->nll, loss, a->z, ids + d.N, d.N,
                                             d.V, l->cfg.logit_softcap, fb, s, err);
@@ -258,7 +263,7 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
                                 err));
   TRY(mm_bin(g, a->dn, NULL, a->dh, ga, bp->fc, N, D, d->M, 0, err));
   TRY(mm_bw(g, gr->fc, a->dh, ga, la->n2, p16->n2, N, D, d->M, 1, err));
-  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mid, la->rstd2, N, D, KERNEL_ACCUMULATE, s,
+  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mid, NULL, la->rstd2, N, D, KERNEL_ACCUMULATE, s,
                             err));
   TRY(scale_add_backward_cuda(a->dm, ga, gr->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D,
                               b3, g->cd_scratch, s, err));
@@ -271,8 +276,11 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
   TRY(rope_backward_cuda(a->dq, a->dq, rc, rs, N, T, d->H, d->hd, 0, s, err));
   TRY(rope_backward_cuda(a->dk, a->dk, rc, rs, N, T, d->KV, d->hd, 0, s, err));
-  TRY(rmsnorm_backward_cuda(a->dq, ga, a->dq, la->q_raw, la->rstd_q, N * d->H, d->hd, fb, s, err));
-  TRY(rmsnorm_backward_cuda(a->dk, gk, a->dk, la->k_raw, la->rstd_k, N * d->KV, d->hd, fb, s, err));
+  const float *qr = g->mixed ? NULL : la->q_raw, *kr = g->mixed ? NULL : la->k_raw;
+  TRY(rmsnorm_backward_cuda(a->dq, ga, a->dq, qr, p16->q, la->rstd_q, N * d->H, d->hd, fb, s,
+                            err));
+  TRY(rmsnorm_backward_cuda(a->dk, gk, a->dk, kr, p16->k, la->rstd_k, N * d->KV, d->hd, fb, s,
+                            err));
   TRY(pack_to(g, gv, a->dv, (size_t)N * d->kvd, err));
   /* dn sums q, then k, then v (B2); the weight gradients are separate
    * tensors, each reading n1's copy from the forward. */
@@ -282,7 +290,7 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(mm_bw(g, gr->c_k, a->dk, gk, la->n1, p16->n1, N, D, d->kvd, 1, err));
   TRY(mm_bin(g, a->dn, NULL, a->dv, gv, bp->c_v, N, D, d->kvd, 1, err));
   TRY(mm_bw(g, gr->c_v, a->dv, gv, la->n1, p16->n1, N, D, d->kvd, 1, err));
-  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mix, la->rstd1, N, D, KERNEL_ACCUMULATE, s,
+  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mix, NULL, la->rstd1, N, D, KERNEL_ACCUMULATE, s,
                             err));
   return residual_mix_backward_cuda(a->dx, a->dx0, gr->resid_mix, a->dx, la->x_in, a->x0,
                                     bp->resid_mix, N, D, 0, g->cd_scratch, s, err);
@@ -301,7 +309,7 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
                                           l->cfg.logit_softcap, loss_scale, fb, s, err));
   TRY(mm_bin(g, a->dm, NULL, a->dz, dzp, g->p.tok_emb, d.N, d.D, d.V, 0, err));
   TRY(mm_bw(g, a->dtok, a->dz, dzp, a->xf, g->xf16, d.N, d.D, d.V, 0, err));
-  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dm, a->layers[d.L - 1].x_out, a->rstdf, d.N, d.D, 0, s,
+  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dm, a->layers[d.L - 1].x_out, NULL, a->rstdf, d.N, d.D, 0, s,
                             err));
   CU(cudaMemsetAsync(a->dx0, 0, ND * sizeof *a->dx0, s));
   CU(cudaMemsetAsync(a->dskip, 0, (size_t)(d.E > 0 ? d.E : 1) * ND * sizeof *a->dskip, s));
@@ -319,7 +327,7 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
     }
   }
   TRY(vec_add_cuda(a->dx0, a->dx, ND, 0, s, err));
-  TRY(rmsnorm_backward_cuda(a->dm, NULL, a->dx0, a->emb, a->rstd0, d.N, d.D, fb, s, err)); /* B6 */
+  TRY(rmsnorm_backward_cuda(a->dm, NULL, a->dx0, a->emb, NULL, a->rstd0, d.N, d.D, fb, s, err)); /* B6 */
   TRY(embedding_backward_cuda(a->dtok, a->dm, x, d.N, d.V, d.D, KERNEL_ACCUMULATE | fb, s, err));
   return vec_add_cuda(g->g.tok_emb, a->dtok, (size_t)d.V * d.D, fb, s, err);
 }
@@ -356,7 +364,8 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   size_t s16 = N * wide > wide * wide ? N * wide : wide * wide;
   /* s16a holds one gradient's packed copy, or dq's, dk's and dv's side by side. */
   size_t wide_a = (size_t)d.D + 2 * (size_t)d.kvd > wide ? (size_t)d.D + 2 * (size_t)d.kvd : wide;
-  size_t n16 = g->mixed ? N * ((size_t)d.L * (3 * (size_t)d.D + 2 * (size_t)d.M) + (size_t)d.D) : 0;
+  size_t per_layer = 4 * (size_t)d.D + (size_t)d.kvd + 2 * (size_t)d.M; /* layer16's */
+  size_t n16 = g->mixed ? N * ((size_t)d.L * per_layer + (size_t)d.D) : 0;
   size_t n_acts = gpt_acts_carve(&g->a, l, &d, NULL);
   if (matmul_cuda_init(&g->mm, GPT_CUDA_WORKSPACE, err) ||
       dev_alloc((void **)&g->acts_mem, n_acts * sizeof(float), err) ||
@@ -378,11 +387,13 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   }
   gpt_acts_carve(&g->a, l, &d, g->acts_mem);
   g->a.mem = g->acts_mem;
-  if (g->acts16) { /* layer i's n1, att, n2, h, then xf */
+  if (g->acts16) { /* layer i's n1, q, k, att, n2, hpre, h, then xf */
     uint16_t *p = g->acts16;
     for (int i = 0; i < d.L; i++) {
       layer16 *c = &g->l16[i];
       c->n1 = p, p += N * d.D;
+      c->q = p, p += N * d.D;
+      c->k = p, p += N * d.kvd;
       c->att = p, p += N * d.D;
       c->n2 = p, p += N * d.D;
       c->hpre = p, p += N * d.M;
