@@ -33,15 +33,15 @@ enum {
 /* ---- kernels ---- */
 
 __global__ void __launch_bounds__(COL_DOT_THREADS)
-    col_dot_lanes_kernel(double *scratch, const float *a, const float *b, int rows, int d,
-                         int flags) {
+    col_dot_lanes_kernel(double *scratch, const float *a, const float *b, const uint16_t *b16,
+                         int rows, int d, int flags) {
   const int c = blockIdx.x * COL_DOT_CH + threadIdx.x % COL_DOT_CH;
   const int k = blockIdx.y * COL_DOT_LANES + threadIdx.x / COL_DOT_CH;
   if (c >= d) return;
   double acc = 0.0;
   for (int r = k; r < rows; r += TREE_LANES) {
     const size_t j = (size_t)r * d + c;
-    acc = acc + (double)col_dot_term(a[j], b[j], flags);
+    acc = acc + (double)col_dot_term(a[j], kernel_load(b, b16, j), flags);
   }
   scratch[(size_t)k * d + c] = acc;
 }
@@ -66,13 +66,15 @@ __global__ void __launch_bounds__(TREE_LANES)
 
 /* ---- launchers ---- */
 
-extern "C" int col_dot_cuda(float *out, const float *a, const float *b, int rows, int d, int flags,
-                            double *scratch, cudaStream_t stream, pg_error *err) {
+extern "C" int col_dot_cuda(float *out, const float *a, const float *b, const uint16_t *b16,
+                            int rows, int d, int flags, double *scratch, cudaStream_t stream,
+                            pg_error *err) {
   if (rows < 0 || d < 0) return pg_fail(err, "", -1, "col_dot: bad shape %d x %d", rows, d);
+  if (cuda_input_check(err, "col_dot", "b", b, b16)) return -1;
   if (d == 0) return 0;
   const unsigned tiles = (unsigned)((d + COL_DOT_CH - 1) / COL_DOT_CH);
-  col_dot_lanes_kernel<<<dim3(tiles, COL_DOT_GROUPS), COL_DOT_THREADS, 0, stream>>>(scratch, a, b,
-                                                                                   rows, d, flags);
+  col_dot_lanes_kernel<<<dim3(tiles, COL_DOT_GROUPS), COL_DOT_THREADS, 0, stream>>>(
+      scratch, a, b, b16, rows, d, flags);
   if (cuda_check_launch(err, "col_dot_lanes_kernel")) return -1;
   col_dot_combine_kernel<<<(unsigned)((d + COL_DOT_CCH - 1) / COL_DOT_CCH), TREE_LANES, 0, stream>>>(
       out, scratch, d, flags);

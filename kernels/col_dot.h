@@ -54,10 +54,12 @@ void col_dot_tree_ref(float *out, const float *a, const float *b, int rows, int 
 
 /* The CUDA twin: device pointers, launched on stream; no allocation, no
  * atomics. scratch holds COL_DOT_SCRATCH(d) doubles (the lanes' partials)
- * and is free again once the stream has passed the call. */
+ * and is free again once the stream has passed the call. b comes as
+ * floats or packed (b or b16, exactly one: kernels/flags.h's
+ * kernel_load). */
 #define COL_DOT_SCRATCH(d) ((size_t)TREE_LANES * (size_t)(d))
-int col_dot_cuda(float *out, const float *a, const float *b, int rows, int d, int flags,
-                 double *scratch, cudaStream_t stream, pg_error *err);
+int col_dot_cuda(float *out, const float *a, const float *b, const uint16_t *b16, int rows, int d,
+                 int flags, double *scratch, cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

@@ -53,8 +53,8 @@ extern "C" int residual_mix_backward_cuda(float *dx, float *dx0, float *dmix, co
                                           cudaStream_t stream, pg_error *err) {
   if (check_shape(rows, d, err)) return -1;
   /* The sums first: the stream orders them before dx overwrites dout. */
-  if (col_dot_cuda(dmix, dout, x, rows, d, flags, scratch, stream, err)) return -1;
-  if (col_dot_cuda(dmix + d, dout, x0, rows, d, flags, scratch, stream, err)) return -1;
+  if (col_dot_cuda(dmix, dout, x, NULL, rows, d, flags, scratch, stream, err)) return -1;
+  if (col_dot_cuda(dmix + d, dout, x0, NULL, rows, d, flags, scratch, stream, err)) return -1;
   size_t n = (size_t)rows * d;
   if (n == 0) return 0;
   residual_mix_inputs_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dx, dx0, dout, mix,

@@ -229,13 +229,13 @@ static void test_scale_add(void **state) {
       if (f < 2) {
         scale_add_forward(want, x, s0, y, rows, d, flags);
         TWICE {
-          assert_int_equal(scale_add_forward_cuda(d_out, d_x, d_s, d_y, rows, d, flags, 0, &err),
-                           0);
+          assert_int_equal(
+              scale_add_forward_cuda(d_out, d_x, d_s, d_y, NULL, rows, d, flags, 0, &err), 0);
           expect_device(d_out, want, n, "scale_add forward");
           /* out = x, in place, as the trainer's skip connections */
           to_device_again(d_out, x, n);
-          assert_int_equal(scale_add_forward_cuda(d_out, d_out, d_s, d_y, rows, d, flags, 0, &err),
-                           0);
+          assert_int_equal(
+              scale_add_forward_cuda(d_out, d_out, d_s, d_y, NULL, rows, d, flags, 0, &err), 0);
           expect_device(d_out, want, n, "scale_add forward in place");
         }
       }
@@ -245,14 +245,40 @@ static void test_scale_add(void **state) {
       TWICE {
         to_device_again(d_out, acc, n);
         to_device_again(d_ds, ds0, d);
-        assert_int_equal(scale_add_backward_cuda(d_out, p16, d_ds, d_g, d_s, d_y, rows, d, flags,
-                                                 d_cs, 0, &err),
+        assert_int_equal(scale_add_backward_cuda(d_out, p16, d_ds, d_g, d_s, d_y, NULL, rows, d,
+                                                 flags, d_cs, 0, &err),
                          0);
         expect_device(d_out, want, n, "scale_add backward dy");
         if (p16) expect_packed(p16, d_out, n, "scale_add backward dy16");
         expect_device(d_ds, want_ds, d, "scale_add backward ds (tree)");
       }
-      free(x), free(y), free(g);
+      /* y packed (a bf16 projection's output where its GEMM left it): the
+       * CPU's bits on the same values as floats, both ways. */
+      float *yb = mode_copy(y0, n, KERNEL_BF16);
+      uint16_t *y16 = packed_device(yb, n);
+      if (f < 2) {
+        scale_add_forward(want, x, s0, yb, rows, d, flags);
+        TWICE {
+          CK(cudaMemset(d_out, 0xff, n * sizeof(float)));
+          assert_int_equal(
+              scale_add_forward_cuda(d_out, d_x, d_s, NULL, y16, rows, d, flags, 0, &err), 0);
+          expect_device(d_out, want, n, "scale_add forward from packed y");
+        }
+      }
+      memcpy(want, acc, n * sizeof *want);
+      memcpy(want_ds, ds0, d * sizeof *want_ds);
+      scale_add_backward_tree_ref(want, want_ds, g, s0, yb, rows, d, flags);
+      TWICE {
+        to_device_again(d_out, acc, n);
+        to_device_again(d_ds, ds0, d);
+        assert_int_equal(scale_add_backward_cuda(d_out, p16, d_ds, d_g, d_s, NULL, y16, rows, d,
+                                                 flags, d_cs, 0, &err),
+                         0);
+        expect_device(d_out, want, n, "scale_add backward from packed y: dy");
+        expect_device(d_ds, want_ds, d, "scale_add backward from packed y: ds (tree)");
+      }
+      cudaFree(y16);
+      free(x), free(y), free(g), free(yb);
     }
     cudaFree(d_out), cudaFree(d_x), cudaFree(d_s), cudaFree(d_y), cudaFree(d_g), cudaFree(d_ds);
     cudaFree(d_cs), cudaFree(d16);
@@ -673,7 +699,7 @@ static void test_det_math_sweep(void **state) {
 static void test_bad_shapes(void **state) {
   (void)state;
   pg_error err;
-  assert_int_equal(scale_add_forward_cuda(NULL, NULL, NULL, NULL, 4, 0, 0, 0, &err), -1);
+  assert_int_equal(scale_add_forward_cuda(NULL, NULL, NULL, NULL, NULL, 4, 0, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "scale_add"));
   assert_int_equal(
       residual_mix_backward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1, 8, 0, NULL, 0, &err),
@@ -681,7 +707,7 @@ static void test_bad_shapes(void **state) {
   assert_non_null(strstr(err.msg, "residual_mix"));
   assert_int_equal(q_gain_forward_cuda(NULL, NULL, NULL, 4, 0, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "q_gain"));
-  assert_int_equal(col_dot_cuda(NULL, NULL, NULL, -2, 8, 0, NULL, 0, &err), -1);
+  assert_int_equal(col_dot_cuda(NULL, NULL, NULL, NULL, -2, 8, 0, NULL, 0, &err), -1);
   assert_non_null(strstr(err.msg, "col_dot"));
   assert_int_equal(embedding_backward_cuda(NULL, NULL, NULL, 4, 70000, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "embedding"));
@@ -715,7 +741,12 @@ static void test_bad_shapes(void **state) {
                                              KERNEL_BF16 | KERNEL_ACCUMULATE, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "relu_square: accumulating needs dh"));
-  assert_int_equal(scale_add_backward_cuda(NULL, b16, NULL, NULL, NULL, NULL, 2, 4,
+  assert_int_equal(scale_add_forward_cuda(f8, f8, f8, f8, b16, 2, 4, 0, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "scale_add: y must come as floats or packed, exactly one (got both)"));
+  assert_int_equal(scale_add_backward_cuda(f8, NULL, f8, f8, f8, NULL, NULL, 2, 4, 0, NULL, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "scale_add: y must come as floats or packed, exactly one (got neither)"));
+  assert_int_equal(scale_add_backward_cuda(NULL, b16, NULL, NULL, NULL, f8, NULL, 2, 4,
                                            KERNEL_BF16 | KERNEL_ACCUMULATE | KERNEL_OUT_FP32, NULL,
                                            0, &err),
                    -1);

@@ -36,7 +36,7 @@
  * Only GEMMs read n1, n2, h and xf, so in mixed precision their float32
  * copies in gpt_acts are not written at all. All NULL in fp32. */
 typedef struct {
-  uint16_t *n1, *q, *k, *att, *n2, *hpre, *h; /* N x D, D, kvd, D, D, M, M */
+  uint16_t *n1, *q, *k, *att, *ao, *n2, *hpre, *h, *mo; /* N x D, D, kvd, D, D, D, M, M, D */
 } layer16;
 
 struct gpt_cuda {
@@ -178,16 +178,18 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   TRY(q_gain_forward_cuda(la->q_fin, la->q_rope, bp->q_gain, N, d->H, d->hd, f4, s, err));
   TRY(attention_forward_cuda(la->att, p16->att, la->lse, la->q_fin, la->k_fin, la->v, N / T, T,
                              d->H, d->KV, d->hd, fb, s, err));
-  TRY(mm_fwd(g, la->attn_out, NULL, la->att, p16->att, bp->attn_proj, N, D, D, err));
-  TRY(scale_add_forward_cuda(la->x_mid, la->x_mix, bp->attn_scale, la->attn_out, N, D, 0, s, err));
+  /* The projections' outputs stay packed: scale_add reads them so, both ways. */
+  const float *ao = g->mixed ? NULL : la->attn_out, *mo = g->mixed ? NULL : la->mlp_out;
+  TRY(mm_fwd(g, la->attn_out, p16->ao, la->att, p16->att, bp->attn_proj, N, D, D, err));
+  TRY(scale_add_forward_cuda(la->x_mid, la->x_mix, bp->attn_scale, ao, p16->ao, N, D, 0, s, err));
   TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n2, p16->n2, la->rstd2, la->x_mid, NULL, N, D,
                            fb, s, err));
   /* h_pre stays packed in mixed precision: relu^2 (both ways) reads it so. */
   TRY(mm_fwd(g, la->h_pre, p16->hpre, la->n2, p16->n2, bp->fc, N, D, d->M, err));
   TRY(relu_square_forward_cuda(g->mixed ? NULL : la->h_act, p16->h, g->mixed ? NULL : la->h_pre,
                                p16->hpre, (size_t)N * d->M, fb, s, err));
-  TRY(mm_fwd(g, la->mlp_out, NULL, la->h_act, p16->h, bp->mlp_proj, N, d->M, D, err));
-  return scale_add_forward_cuda(la->x_out, la->x_mid, bp->mlp_scale, la->mlp_out, N, D, 0, s, err);
+  TRY(mm_fwd(g, la->mlp_out, p16->mo, la->h_act, p16->h, bp->mlp_proj, N, d->M, D, err));
+  return scale_add_forward_cuda(la->x_out, la->x_mid, bp->mlp_scale, mo, p16->mo, N, D, 0, s, err);
 }
 
 int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error *err) {
@@ -211,7 +213,7 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
     int dec = i - d.E;
     if (dec >= 0 && dec < l->num_skip)
       TRY(scale_add_forward_cuda(la->x_in, cur, g->p.skip_weights + (size_t)dec * d.D,
-                                 a->layers[d.E - 1 - dec].x_out, d.N, d.D, 0, s, err));
+                                 a->layers[d.E - 1 - dec].x_out, NULL, d.N, d.D, 0, s, err));
     else
       CU(cudaMemcpyAsync(la->x_in, cur, ND * sizeof *cur, cudaMemcpyDeviceToDevice, s));
     TRY(block_forward(g, &d, &g->p.blocks[i], la, &g->l16[i], err));
@@ -251,7 +253,8 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
    * made. */
   uint16_t *ga = g->mixed ? g->s16a : NULL;
   uint16_t *gk = ga ? ga + (size_t)N * D : NULL, *gv = gk ? gk + (size_t)N * d->kvd : NULL;
-  TRY(scale_add_backward_cuda(a->dm, ga, gr->mlp_scale, a->dx, bp->mlp_scale, la->mlp_out, N, D,
+  const float *ao = g->mixed ? NULL : la->attn_out, *mo = g->mixed ? NULL : la->mlp_out;
+  TRY(scale_add_backward_cuda(a->dm, ga, gr->mlp_scale, a->dx, bp->mlp_scale, mo, p16->mo, N, D,
                               b3, g->cd_scratch, s, err));
   /* dh's product stays packed in s16b for relu^2's backward (B5), which
    * packs its result into s16a once the weight gradient has read dm's. */
@@ -265,7 +268,7 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(mm_bw(g, gr->fc, a->dh, ga, la->n2, p16->n2, N, D, d->M, 1, err));
   TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mid, NULL, la->rstd2, N, D, KERNEL_ACCUMULATE, s,
                             err));
-  TRY(scale_add_backward_cuda(a->dm, ga, gr->attn_scale, a->dx, bp->attn_scale, la->attn_out, N, D,
+  TRY(scale_add_backward_cuda(a->dm, ga, gr->attn_scale, a->dx, bp->attn_scale, ao, p16->ao, N, D,
                               b3, g->cd_scratch, s, err));
   TRY(mm_bin(g, a->datt, NULL, a->dm, ga, bp->attn_proj, N, D, D, 0, err));
   TRY(mm_bw(g, gr->attn_proj, a->dm, ga, la->att, p16->att, N, D, D, 1, err));
@@ -320,10 +323,10 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
     int dec = i - d.E;
     if (dec >= 0 && dec < l->num_skip) {
       int src = d.E - 1 - dec;
-      TRY(scale_add_backward_cuda(a->dskip + (size_t)src * ND, NULL, g->g.skip_weights + (size_t)dec * d.D,
-                                  a->dx, g->p.skip_weights + (size_t)dec * d.D,
-                                  a->layers[src].x_out, d.N, d.D, KERNEL_ACCUMULATE, g->cd_scratch,
-                                  s, err));
+      TRY(scale_add_backward_cuda(a->dskip + (size_t)src * ND, NULL,
+                                  g->g.skip_weights + (size_t)dec * d.D, a->dx,
+                                  g->p.skip_weights + (size_t)dec * d.D, a->layers[src].x_out, NULL,
+                                  d.N, d.D, KERNEL_ACCUMULATE, g->cd_scratch, s, err));
     }
   }
   TRY(vec_add_cuda(a->dx0, a->dx, ND, 0, s, err));
@@ -364,7 +367,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   size_t s16 = N * wide > wide * wide ? N * wide : wide * wide;
   /* s16a holds one gradient's packed copy, or dq's, dk's and dv's side by side. */
   size_t wide_a = (size_t)d.D + 2 * (size_t)d.kvd > wide ? (size_t)d.D + 2 * (size_t)d.kvd : wide;
-  size_t per_layer = 4 * (size_t)d.D + (size_t)d.kvd + 2 * (size_t)d.M; /* layer16's */
+  size_t per_layer = 6 * (size_t)d.D + (size_t)d.kvd + 2 * (size_t)d.M; /* layer16's */
   size_t n16 = g->mixed ? N * ((size_t)d.L * per_layer + (size_t)d.D) : 0;
   size_t n_acts = gpt_acts_carve(&g->a, l, &d, NULL);
   if (matmul_cuda_init(&g->mm, GPT_CUDA_WORKSPACE, err) ||
@@ -387,7 +390,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   }
   gpt_acts_carve(&g->a, l, &d, g->acts_mem);
   g->a.mem = g->acts_mem;
-  if (g->acts16) { /* layer i's n1, q, k, att, n2, hpre, h, then xf */
+  if (g->acts16) { /* each layer's layer16, in its order, then xf */
     uint16_t *p = g->acts16;
     for (int i = 0; i < d.L; i++) {
       layer16 *c = &g->l16[i];
@@ -395,9 +398,11 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
       c->q = p, p += N * d.D;
       c->k = p, p += N * d.kvd;
       c->att = p, p += N * d.D;
+      c->ao = p, p += N * d.D;
       c->n2 = p, p += N * d.D;
       c->hpre = p, p += N * d.M;
       c->h = p, p += N * d.M;
+      c->mo = p, p += N * d.D;
     }
     g->xf16 = p;
   }
