@@ -21,6 +21,7 @@ void q_gain_forward(float *y, const float *q, const float *g, int rows, int head
 static void backward_dq(float *dq, const float *dy, const float *g, int rows, int heads,
                         int head_dim, int flags) {
   const int w = heads * head_dim;
+  if (!dq) return; /* dg alone */
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < rows; r++)
     for (int c = 0; c < w; c++) {

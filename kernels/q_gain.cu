@@ -131,7 +131,7 @@ extern "C" int q_gain_backward_cuda(float *dq, float *dg, double *scratch, const
   q_gain_dg_combine_kernel<<<heads, TREE_LANES, 0, stream>>>(dg, scratch, flags);
   if (cuda_check_launch(err, "q_gain_dg_combine_kernel")) return -1;
   size_t n = (size_t)rows * w;
-  if (n == 0) return 0;
+  if (n == 0 || !dq) return 0; /* dq NULL: dg alone (kernels/qk_norm.h makes dq) */
   q_gain_dq_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dq, dy, g, n, head_dim, w,
                                                                       flags);
   return cuda_check_launch(err, "q_gain_dq_kernel");

@@ -1,61 +1,18 @@
 /* RMSNorm on the GPU (contract in rmsnorm.h): one warp per row, eight
  * rows a block; each row's sum goes through the fixed tree of
- * reduce_tree.h (lanes strided over the row, then pairwise halving), so
- * the result equals rmsnorm_*_tree_ref bit for bit. No atomics; every
- * element's arithmetic is rmsnorm.h's shared code.
+ * reduce_tree.h (lanes strided over the row, then pairwise halving:
+ * rmsnorm_warp.h), so the result equals rmsnorm_*_tree_ref bit for
+ * bit. No atomics; every element's arithmetic is rmsnorm.h's shared code.
  *
- * Why a warp, not a block of 256 threads: the q and k norms are rows of
- * head_dim (64) elements, N x heads of them (524,288 a baseline
+ * Why a warp, not a block of 256 threads: rows of head_dim (64) elements
+ * were normalised here, N x heads of them (524,288 a baseline
  * micro-step), and a block per row spent 256 threads, 9 block barriers
- * and a block launch on 64 numbers. The tree is the same: thread t of
- * the warp holds lanes t + 32 i (i < 8) in registers, takes the halvings
- * at 128, 64 and 32 there (lane k and lane k + off are registers of one
- * thread), and the ones at 16 to 1 in the warp's shared memory; every
- * lane, term and addition of the tree happens, the zeros of lanes past
- * the row included. */
+ * and a block launch on 64 numbers. */
 #include "kernels/cuda_common.h"
-#include "kernels/reduce_tree.h"
 #include "kernels/rmsnorm.h"
-
-enum {
-  RN_ROWS = 8,                 /* rows (warps) per block */
-  RN_THREADS = 32 * RN_ROWS,
-  RN_PER = TREE_LANES / 32,    /* tree lanes per thread */
-};
-static_assert(RN_PER == 8, "the register halvings below are written for 256 lanes");
+#include "kernels/rmsnorm_warp.h"
 
 /* ---- kernels ---- */
-
-/* Steps 1-3 of the tree for sum_j a[j] * b[j] over one row, by one warp;
- * every thread of the warp gets the result. Each operand is floats or
- * packed (a16, b16: kernel_load). part is the warp's 32 floats of shared
- * memory. */
-__device__ static float warp_tree_dot(const float *a, const uint16_t *a16, const float *b,
-                                      const uint16_t *b16, int d, float *part) {
-  const int t = threadIdx.x % 32;
-  float p[RN_PER];
-  #pragma unroll
-  for (int i = 0; i < RN_PER; i++) { /* lane t + 32 i */
-    float acc = 0.0f;
-    for (int j = t + 32 * i; j < d; j += TREE_LANES)
-      acc = acc + kernel_load(a, a16, j) * kernel_load(b, b16, j);
-    p[i] = acc;
-  }
-  #pragma unroll
-  for (int i = 0; i < 4; i++) p[i] = p[i] + p[i + 4]; /* off 128 */
-  p[0] = p[0] + p[2];                                  /* off 64 */
-  p[1] = p[1] + p[3];
-  p[0] = p[0] + p[1]; /* off 32 */
-  part[t] = p[0];
-  __syncwarp();
-  for (int off = 16; off > 0; off >>= 1) {
-    if (t < off) part[t] = part[t] + part[t + off];
-    __syncwarp();
-  }
-  const float total = part[0];
-  __syncwarp(); /* part is the warp's again only when all have read it */
-  return total;
-}
 
 __global__ void __launch_bounds__(RN_THREADS)
     rmsnorm_forward_kernel(float *y, uint16_t *y16, float *rstd, const float *x,

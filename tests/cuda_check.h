@@ -93,6 +93,17 @@ static inline void expect_device(const float *dev, const float *want, size_t n, 
   free(got);
 }
 
+/* The packed bf16 bits of n host floats, on the device (the floats must
+ * be bf16 already for the bits to be them: the callers round first). */
+static inline uint16_t *packed_device(const float *x, size_t n) {
+  uint16_t *h = malloc((n > 0 ? n : 1) * sizeof *h);
+  assert_non_null(h);
+  bf16_pack(h, x, n);
+  uint16_t *d = (uint16_t *)dev_bytes(h, n * sizeof *h);
+  free(h);
+  return d;
+}
+
 /* A device array of n bf16s, every one 0xffff (a NaN): an element a
  * kernel forgets to write shows. */
 static inline uint16_t *packed_nans(size_t n) {

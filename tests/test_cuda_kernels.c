@@ -98,12 +98,10 @@ static void test_rmsnorm_packed_input(void **state) {
     size_t n = (size_t)rows * d;
     float *x = malloc(n * sizeof *x), *g = malloc(n * sizeof *g), *r = malloc(rows * sizeof *r);
     float *y_cpu = malloc(n * sizeof *y_cpu), *y_gpu = malloc(n * sizeof *y_gpu);
-    uint16_t *xb = malloc(n * sizeof *xb);
     kc_fill(&rng, x, n, 2.0);
     kc_fill(&rng, g, n, 1.0);
     bf16_round_array(x, n);
-    bf16_pack(xb, x, n);
-    uint16_t *x16 = dev_bytes(xb, n * sizeof *xb);
+    uint16_t *x16 = packed_device(x, n);
     float *dg = to_device(g, n), *dy = to_device(g, n), *dr = to_device(r, rows);
     for (int f = 0; f < 2; f++) {
       const int flags = f ? KERNEL_BF16 : 0;
@@ -117,7 +115,7 @@ static void test_rmsnorm_packed_input(void **state) {
       expect_device(dy, y_cpu, n, "rmsnorm backward from packed x");
     }
     cudaFree(x16), cudaFree(dg), cudaFree(dy), cudaFree(dr);
-    free(x), free(g), free(r), free(y_cpu), free(y_gpu), free(xb);
+    free(x), free(g), free(r), free(y_cpu), free(y_gpu);
   }
 }
 

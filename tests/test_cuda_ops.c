@@ -73,17 +73,6 @@ static uint16_t *packed_if(uint16_t *d16, int flags) {
 
 /* ---- relu_square: elementwise, against the CPU kernel ---- */
 
-/* bf16 copies of n host floats, as device bits (the values must be bf16
- * already for the copy to be them: the callers round first). */
-static uint16_t *packed_device(const float *x, size_t n) {
-  uint16_t *h = malloc((n > 0 ? n : 1) * sizeof *h);
-  assert_non_null(h);
-  bf16_pack(h, x, n);
-  uint16_t *d = dev_bytes(h, n * sizeof *h);
-  free(h);
-  return d;
-}
-
 static void test_relu_square(void **state) {
   (void)state;
   NEED_GPU();
@@ -390,6 +379,13 @@ static void test_q_gain(void **state) {
             0);
         expect_device(d_out, want, n, "q_gain backward dq");
         expect_device(d_dg, want_dg, heads, "q_gain backward dg (tree)");
+        /* dq NULL: dg alone (the trainer's call; kernels/qk_norm.h makes dq) */
+        to_device_again(d_dg, dg0, heads);
+        assert_int_equal(q_gain_backward_cuda(NULL, d_dg, d_scratch, d_g, d_q, d_gain, rows, heads,
+                                              hd, flags, 0, &err),
+                         0);
+        expect_device(d_dg, want_dg, heads, "q_gain backward dg alone (tree)");
+        expect_device(d_out, want, n, "q_gain backward dg alone leaves dq");
       }
       /* dq = dy in place, as the trainer calls it. */
       if (!(flags & KERNEL_ACCUMULATE)) {

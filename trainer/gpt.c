@@ -80,6 +80,7 @@
 #include "kernels/matmul.h"
 #include "kernels/matmul_split.h"
 #include "kernels/q_gain.h"
+#include "kernels/qk_norm.h"
 #include "kernels/relu_square.h"
 #include "kernels/residual_mix.h"
 #include "kernels/rmsnorm.h"
@@ -266,13 +267,14 @@ static void block_forward(const dims *d, const gpt_block_params *bp, const gpt_b
   matmul_forward(la->k_raw, la->n1, bw->c_k, N, D, d->kvd, fb);
   matmul_forward(la->v, la->n1, bw->c_v, N, D, d->kvd, fb);
   /* q, k per-head norm (float32), RoPE, gain; dq/dk are free scratch now. */
-  rms_fwd(a, a->dq, la->rstd_q, la->q_raw, N * d->H, d->hd, 0);
-  rms_fwd(a, a->dk, la->rstd_k, la->k_raw, N * d->KV, d->hd, 0);
   const float *rc = mixed ? a->cos_m : a->cos_t, *rs = mixed ? a->sin_m : a->sin_t;
-  const int f4 = mixed ? KERNEL_ROUND_OUT : 0; /* F4: q and k cast as they are stored */
-  rope_forward(la->q_rope, a->dq, rc, rs, N, T, d->H, d->hd, 0);
-  rope_forward(la->k_fin, a->dk, rc, rs, N, T, d->KV, d->hd, f4);
-  q_gain_forward(la->q_fin, la->q_rope, bp->q_gain, N, d->H, d->hd, f4);
+  /* F4: q and k cast as they are stored; the norms' sums by the GPU's
+   * tree when asked (KERNEL_TREE). */
+  const int f4 = (mixed ? KERNEL_ROUND_OUT : 0) | (a->tree ? KERNEL_TREE : 0);
+  qk_norm_forward(la->q_rope, la->q_fin, la->rstd_q, la->q_raw, bp->q_gain, rc, rs, N, T, d->H,
+                  d->hd, f4, a->dq);
+  qk_norm_forward(NULL, la->k_fin, la->rstd_k, la->k_raw, NULL, rc, rs, N, T, d->KV, d->hd, f4,
+                  a->dk);
   attention_forward(la->att, la->lse, la->q_fin, la->k_fin, la->v, N / T, T, d->H, d->KV, d->hd,
                     fb);
   matmul_forward(la->attn_out, la->att, bw->attn_proj, N, D, D, fb);
@@ -343,12 +345,12 @@ static void block_backward(const dims *d, const gpt_block_params *bp, const gpt_
   mm_bw(a, g->attn_proj, a->dm, la->att, N, D, D, facc);
   attention_backward(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin, la->v,
                      N / T, T, d->H, d->KV, d->hd, fb);
-  q_gain_bwd(a, a->dq, g->q_gain, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd);
+  q_gain_bwd(a, NULL, g->q_gain, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd); /* dg alone */
   const float *rc = mixed ? a->cos_m : a->cos_t, *rs = mixed ? a->sin_m : a->sin_t;
-  rope_backward(a->dq, a->dq, rc, rs, N, T, d->H, d->hd, 0);
-  rope_backward(a->dk, a->dk, rc, rs, N, T, d->KV, d->hd, 0);
-  rms_bwd(a, a->dq, a->dq, la->q_raw, la->rstd_q, N * d->H, d->hd, fb); /* B4 */
-  rms_bwd(a, a->dk, a->dk, la->k_raw, la->rstd_k, N * d->KV, d->hd, fb);
+  const int b4 = fb | (a->tree ? KERNEL_TREE : 0); /* B4 */
+  qk_norm_backward(a->dq, a->dq, la->q_raw, la->rstd_q, bp->q_gain, rc, rs, N, T, d->H, d->hd, b4,
+                   a->dq);
+  qk_norm_backward(a->dk, a->dk, la->k_raw, la->rstd_k, NULL, rc, rs, N, T, d->KV, d->hd, b4, a->dk);
   matmul_backward_input(a->dn, a->dq, bw->c_q, N, D, D, fb);
   matmul_backward_input(a->dn, a->dk, bw->c_k, N, D, d->kvd, facc);
   matmul_backward_input(a->dn, a->dv, bw->c_v, N, D, d->kvd, facc);

@@ -16,6 +16,7 @@
 #include "kernels/matmul.h"
 #include "kernels/matmul_split.h"
 #include "kernels/q_gain.h"
+#include "kernels/qk_norm.h"
 #include "kernels/reduce_tree.h"
 #include "kernels/relu_square.h"
 #include "kernels/residual_mix.h"
@@ -170,12 +171,11 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   TRY(mm_fwd(g, la->k_raw, p16->k, la->n1, p16->n1, bp->c_k, N, D, d->kvd, err));
   TRY(mm_fwd(g, la->v, NULL, la->n1, p16->n1, bp->c_v, N, D, d->kvd, err));
   const float *qr = g->mixed ? NULL : la->q_raw, *kr = g->mixed ? NULL : la->k_raw;
-  TRY(rmsnorm_forward_cuda(a->dq, NULL, la->rstd_q, qr, p16->q, N * d->H, d->hd, 0, s, err));
-  TRY(rmsnorm_forward_cuda(a->dk, NULL, la->rstd_k, kr, p16->k, N * d->KV, d->hd, 0, s, err));
   const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
-  TRY(rope_forward_cuda(la->q_rope, a->dq, rc, rs, N, T, d->H, d->hd, 0, s, err));
-  TRY(rope_forward_cuda(la->k_fin, a->dk, rc, rs, N, T, d->KV, d->hd, f4, s, err));
-  TRY(q_gain_forward_cuda(la->q_fin, la->q_rope, bp->q_gain, N, d->H, d->hd, f4, s, err));
+  TRY(qk_norm_forward_cuda(la->q_rope, la->q_fin, la->rstd_q, qr, p16->q, bp->q_gain, rc, rs, N, T,
+                           d->H, d->hd, f4, s, err));
+  TRY(qk_norm_forward_cuda(NULL, la->k_fin, la->rstd_k, kr, p16->k, NULL, rc, rs, N, T, d->KV,
+                           d->hd, f4, s, err));
   TRY(attention_forward_cuda(la->att, p16->att, la->lse, la->q_fin, la->k_fin, la->v, N / T, T,
                              d->H, d->KV, d->hd, fb, s, err));
   /* The projections' outputs stay packed: scale_add reads them so, both ways. */
@@ -274,16 +274,15 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(mm_bw(g, gr->attn_proj, a->dm, ga, la->att, p16->att, N, D, D, 1, err));
   TRY(attention_backward_cuda(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin,
                               la->v, g->att_scratch, N / T, T, d->H, d->KV, d->hd, fb, s, err));
-  TRY(q_gain_backward_cuda(a->dq, gr->q_gain, g->qg_scratch, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd, 0, s,
-                           err));
+  TRY(q_gain_backward_cuda(NULL, gr->q_gain, g->qg_scratch, a->dq, la->q_rope, bp->q_gain, N, d->H,
+                           d->hd, 0, s, err)); /* dg alone: qk_norm applies the gain to dq */
   const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
-  TRY(rope_backward_cuda(a->dq, a->dq, rc, rs, N, T, d->H, d->hd, 0, s, err));
-  TRY(rope_backward_cuda(a->dk, a->dk, rc, rs, N, T, d->KV, d->hd, 0, s, err));
   const float *qr = g->mixed ? NULL : la->q_raw, *kr = g->mixed ? NULL : la->k_raw;
-  TRY(rmsnorm_backward_cuda(a->dq, ga, a->dq, qr, p16->q, la->rstd_q, N * d->H, d->hd, fb, s,
-                            err));
-  TRY(rmsnorm_backward_cuda(a->dk, gk, a->dk, kr, p16->k, la->rstd_k, N * d->KV, d->hd, fb, s,
-                            err));
+  /* B4; in mixed precision dq and dk only packed (their products read nothing else) */
+  TRY(qk_norm_backward_cuda(ga ? NULL : a->dq, ga, a->dq, qr, p16->q, la->rstd_q, bp->q_gain, rc,
+                            rs, N, T, d->H, d->hd, fb, s, err));
+  TRY(qk_norm_backward_cuda(gk ? NULL : a->dk, gk, a->dk, kr, p16->k, la->rstd_k, NULL, rc, rs, N,
+                            T, d->KV, d->hd, fb, s, err));
   TRY(pack_to(g, gv, a->dv, (size_t)N * d->kvd, err));
   /* dn sums q, then k, then v (B2); the weight gradients are separate
    * tensors, each reading n1's copy from the forward. */

@@ -1,0 +1,130 @@
+/* q and k's norm, RoPE and gain on the GPU (contract in qk_norm.h), one
+ * warp per head row, eight a block, as rmsnorm.cu's rows: the row's sum
+ * by rmsnorm_warp.h's tree, then each lane takes the rotation pairs (j,
+ * j + head_dim / 2) for j = lane, lane + 32, ... straight from x, so the
+ * normalised row is never stored. The backward rotates its pairs into
+ * the warp's row of shared memory, which the norm's dot and dx then read
+ * in the tree's order. Every element by the shared functions of
+ * rmsnorm.h, rope.h and q_gain.h with the CPU's flags, so the results
+ * equal qk_norm_forward and qk_norm_backward under KERNEL_TREE bit for
+ * bit. No atomics. */
+#include "kernels/cuda_common.h"
+#include "kernels/q_gain.h"
+#include "kernels/qk_norm.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rmsnorm_warp.h"
+#include "kernels/rope.h"
+
+/* ---- kernels ---- */
+
+/* Head row i of rows: its token's table row is (i / heads) % T. */
+__global__ void __launch_bounds__(RN_THREADS)
+    qk_norm_forward_kernel(float *rope, float *fin, float *rstd, const float *x,
+                           const uint16_t *x16, const float *gain, const float *cos_t,
+                           const float *sin_t, size_t rows, int T, int heads, int hd, int flags) {
+  __shared__ float part[RN_ROWS][32];
+  const int w = threadIdx.x / 32, t = threadIdx.x % 32, half = hd / 2;
+  const size_t i = (size_t)blockIdx.x * RN_ROWS + w;
+  if (i >= rows) return; /* the whole warp */
+  const size_t off = i * (size_t)hd, tab = i / (size_t)heads % (size_t)T * (size_t)half;
+  const float *xr = x ? x + off : NULL;
+  const uint16_t *xh = x16 ? x16 + off : NULL;
+  const float s = rmsnorm_rstd(warp_tree_dot(xr, xh, xr, xh, hd, part[w]), hd);
+  if (t == 0) rstd[i] = s;
+  for (int j = t; j < half; j += 32) {
+    /* rmsnorm's y (flags 0), rotated as rope_forward rotates it */
+    const float n1 = kernel_round_out(kernel_load(xr, xh, j) * s, 0);
+    const float n2 = kernel_round_out(kernel_load(xr, xh, j + half) * s, 0);
+    const float c = cos_t[tab + j], sn = sin_t[tab + j];
+    if (!gain) {
+      rope_rotate(&fin[off + j], &fin[off + j + half], n1, n2, c, sn, flags);
+      continue;
+    }
+    float y1, y2;
+    rope_rotate(&y1, &y2, n1, n2, c, sn, 0);
+    if (rope) rope[off + j] = y1, rope[off + j + half] = y2;
+    const float g = gain[i % (size_t)heads];
+    fin[off + j] = q_gain_y(y1, g, flags);
+    fin[off + j + half] = q_gain_y(y2, g, flags);
+  }
+}
+
+/* dx may be dy: the warp reads its row of dy whole (into dn) before it
+ * writes any of dx. */
+__global__ void __launch_bounds__(RN_THREADS)
+    qk_norm_backward_kernel(float *dx, uint16_t *dx16, const float *dy, const float *x,
+                            const uint16_t *x16, const float *rstd, const float *gain,
+                            const float *cos_t, const float *sin_t, size_t rows, int T, int heads,
+                            int hd, int flags) {
+  __shared__ float part[RN_ROWS][32];
+  __shared__ float dn[RN_ROWS][QK_NORM_HD_MAX]; /* the norm's output gradient, by row */
+  const int w = threadIdx.x / 32, t = threadIdx.x % 32, half = hd / 2;
+  const size_t i = (size_t)blockIdx.x * RN_ROWS + w;
+  if (i >= rows) return;
+  const size_t off = i * (size_t)hd, tab = i / (size_t)heads % (size_t)T * (size_t)half;
+  const float *xr = x ? x + off : NULL;
+  const uint16_t *xh = x16 ? x16 + off : NULL;
+  for (int j = t; j < half; j += 32) {
+    float g1 = dy[off + j], g2 = dy[off + j + half];
+    if (gain) { /* q_gain's dq, stored with flags 0: the product */
+      const float g = gain[i % (size_t)heads];
+      g1 = q_gain_dq(g1, g, 0), g2 = q_gain_dq(g2, g, 0);
+    }
+    rope_rotate_back(&dn[w][j], &dn[w][j + half], g1, g2, cos_t[tab + j], sin_t[tab + j], 0);
+  }
+  __syncwarp();
+  const float s = rstd[i];
+  const float c = rmsnorm_grad_coef(s, warp_tree_dot(dn[w], NULL, xr, xh, hd, part[w]), hd);
+  for (int j = t; j < hd; j += 32) {
+    const float r = rmsnorm_dx(s, dn[w][j], kernel_load(xr, xh, j), c);
+    const float v = dx ? kernel_store(&dx[off + j], r, flags) : kernel_round_out(r, flags);
+    if (dx16) dx16[off + j] = bf16_from_float(v);
+  }
+}
+
+/* ---- launchers ---- */
+
+static int check_shape(int rows, int T, int heads, int hd, pg_error *err) {
+  if (rows < 0 || T < 1 || heads < 1 || hd < 2 || hd % 2 || hd > QK_NORM_HD_MAX)
+    return pg_fail(err, "", -1,
+                   "qk_norm: bad shape rows %d, T %d, heads %d, head_dim %d (even, at most %d)",
+                   rows, T, heads, hd, QK_NORM_HD_MAX);
+  return 0;
+}
+
+static unsigned blocks(size_t head_rows) {
+  return (unsigned)((head_rows + RN_ROWS - 1) / RN_ROWS);
+}
+
+extern "C" int qk_norm_forward_cuda(float *rope, float *fin, float *rstd, const float *x,
+                                    const uint16_t *x16, const float *gain, const float *cos_t,
+                                    const float *sin_t, int rows, int T, int heads, int head_dim,
+                                    int flags, cudaStream_t stream, pg_error *err) {
+  if (check_shape(rows, T, heads, head_dim, err) ||
+      cuda_input_check(err, "qk_norm", "x", x, x16))
+    return -1;
+  const size_t n = (size_t)rows * heads;
+  if (n == 0) return 0;
+  qk_norm_forward_kernel<<<blocks(n), RN_THREADS, 0, stream>>>(
+      rope, fin, rstd, x, x16, gain, cos_t, sin_t, n, T, heads, head_dim, flags);
+  return cuda_check_launch(err, "qk_norm_forward_kernel");
+}
+
+extern "C" int qk_norm_backward_cuda(float *dx, uint16_t *dx16, const float *dy, const float *x,
+                                     const uint16_t *x16, const float *rstd, const float *gain,
+                                     const float *cos_t, const float *sin_t, int rows, int T,
+                                     int heads, int head_dim, int flags, cudaStream_t stream,
+                                     pg_error *err) {
+  if (check_shape(rows, T, heads, head_dim, err) ||
+      cuda_input_check(err, "qk_norm", "x", x, x16) ||
+      cuda_packed_check(err, "qk_norm", dx16, flags) ||
+      cuda_output_check(err, "qk_norm", dx, dx16))
+    return -1;
+  if (!dx && (flags & KERNEL_ACCUMULATE))
+    return pg_fail(err, "", -1, "qk_norm: accumulating needs dx");
+  const size_t n = (size_t)rows * heads;
+  if (n == 0) return 0;
+  qk_norm_backward_kernel<<<blocks(n), RN_THREADS, 0, stream>>>(
+      dx, dx16, dy, x, x16, rstd, gain, cos_t, sin_t, n, T, heads, head_dim, flags);
+  return cuda_check_launch(err, "qk_norm_backward_kernel");
+}
