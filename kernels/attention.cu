@@ -103,8 +103,8 @@ __device__ static float4 att_div4(float4 a, float d) {
 /* out[0..4) = v rounded as the flags say (out need not be 16-byte
  * aligned), and their bits into out16[0..4) unless it is NULL. */
 __device__ static void att_store4(float *out, uint16_t *out16, float4 v, int flags) {
-  const float r[4] = {kernel_round(v.x, flags), kernel_round(v.y, flags),
-                      kernel_round(v.z, flags), kernel_round(v.w, flags)};
+  const float r[4] = {kernel_round(v.x, flags), kernel_round(v.y, flags), kernel_round(v.z, flags),
+                      kernel_round(v.w, flags)};
   for (int i = 0; i < 4; i++) {
     out[i] = r[i];
     if (out16) out16[i] = bf16_from_float(r[i]);
@@ -390,8 +390,8 @@ extern "C" int attention_forward_cuda(float *y, uint16_t *y16, float *lse, const
     return -1;
   if (B == 0 || T == 0) return 0;
   if (attention_mma_supported(head_dim, flags))
-    return attention_mma_forward_cuda(y, y16, lse, q, k, v, B, T, heads, kv_heads, head_dim,
-                                      flags, stream, err);
+    return attention_mma_forward_cuda(y, y16, lse, q, k, v, B, T, heads, kv_heads, head_dim, flags,
+                                      stream, err);
   dim3 grid((unsigned)((T + ATT_QT - 1) / ATT_QT), (unsigned)heads, (unsigned)B);
   attention_forward_kernel<<<grid, ATT_THREADS, 0, stream>>>(
       y, y16, lse, q, k, v, T, heads, kv_heads, head_dim, attention_scale(head_dim), flags);

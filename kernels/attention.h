@@ -70,11 +70,10 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
 /* The CUDA entry points (kernels/attention.cu): device pointers,
  * launched on stream. In fp32, and wherever the tensor-core kernels below
  * do not apply, the CUDA-core kernels: the same bits as
- * attention_forward_simple and attention_backward_simple. head_dim must be a multiple of 16 up to 128
- * and q, k, v (and dy) 16-byte aligned (else err, before any launch:
- * the kernels read them a float4 at a time). The backward takes caller-supplied
- * scratch of B * heads * T floats (the row dots D) and allocates
- * nothing. y16 (may be NULL): y's packed copy (kernels/flags.h), for the
+ * attention_forward_simple and attention_backward_simple. head_dim must be a multiple of 16 up to
+ * 128 and q, k, v (and dy) 16-byte aligned (else err, before any launch: the kernels read them a
+ * float4 at a time). The backward takes caller-supplied scratch of B * heads * T floats (the row
+ * dots D) and allocates nothing. y16 (may be NULL): y's packed copy (kernels/flags.h), for the
  * output projection. */
 int attention_forward_cuda(float *y, uint16_t *y16, float *lse, const float *q, const float *k,
                            const float *v, int B, int T, int heads, int kv_heads, int head_dim,
@@ -101,10 +100,9 @@ int attention_backward_cuda(float *dq, float *dk, float *dv, const float *dy, co
 enum { ATTENTION_MMA_HD_MAX = 64 };
 #define ATTENTION_MMA_TOL (1.0 / 128)
 int attention_mma_supported(int head_dim, int flags);
-int attention_mma_forward_cuda(float *y, uint16_t *y16, float *lse, const float *q,
-                               const float *k, const float *v, int B, int T, int heads,
-                               int kv_heads, int head_dim, int flags, cudaStream_t stream,
-                               pg_error *err);
+int attention_mma_forward_cuda(float *y, uint16_t *y16, float *lse, const float *q, const float *k,
+                               const float *v, int B, int T, int heads, int kv_heads, int head_dim,
+                               int flags, cudaStream_t stream, pg_error *err);
 int attention_mma_backward_cuda(float *dq, float *dk, float *dv, const float *dy, const float *D,
                                 const float *lse, const float *q, const float *k, const float *v,
                                 int B, int T, int heads, int kv_heads, int head_dim, int flags,

@@ -40,8 +40,8 @@ int cuda_packed_check(pg_error *err, const char *op, const void *y16, int flags)
 int cuda_input_check(pg_error *err, const char *op, const char *name, const void *x,
                      const void *x16) {
   if ((x != NULL) != (x16 != NULL)) return 0;
-  return pg_fail(err, "", -1, "%s: %s must come as floats or packed, exactly one (got %s)", op, name,
-                 x ? "both" : "neither");
+  return pg_fail(err, "", -1, "%s: %s must come as floats or packed, exactly one (got %s)", op,
+                 name, x ? "both" : "neither");
 }
 
 int cuda_output_check(pg_error *err, const char *op, const void *y, const void *y16) {

@@ -10,8 +10,8 @@ void qk_norm_forward(float *rope, float *fin, float *rstd, const float *x, const
                      const float *cos_t, const float *sin_t, int rows, int T, int heads,
                      int head_dim, int flags, float *scratch) {
   const int f = flags & ~KERNEL_TREE;
-  (flags & KERNEL_TREE ? rmsnorm_forward_tree_ref : rmsnorm_forward)(scratch, rstd, x,
-                                                                      rows * heads, head_dim, 0);
+  (flags & KERNEL_TREE ? rmsnorm_forward_tree_ref : rmsnorm_forward)(scratch, rstd, x, rows * heads,
+                                                                     head_dim, 0);
   if (!gain) {
     rope_forward(fin, scratch, cos_t, sin_t, rows, T, heads, head_dim, f);
     return;

@@ -92,21 +92,18 @@ static int check_shape(int rows, int T, int heads, int hd, pg_error *err) {
   return 0;
 }
 
-static unsigned blocks(size_t head_rows) {
-  return (unsigned)((head_rows + RN_ROWS - 1) / RN_ROWS);
-}
+static unsigned blocks(size_t head_rows) { return (unsigned)((head_rows + RN_ROWS - 1) / RN_ROWS); }
 
 extern "C" int qk_norm_forward_cuda(float *rope, float *fin, float *rstd, const float *x,
                                     const uint16_t *x16, const float *gain, const float *cos_t,
                                     const float *sin_t, int rows, int T, int heads, int head_dim,
                                     int flags, cudaStream_t stream, pg_error *err) {
-  if (check_shape(rows, T, heads, head_dim, err) ||
-      cuda_input_check(err, "qk_norm", "x", x, x16))
+  if (check_shape(rows, T, heads, head_dim, err) || cuda_input_check(err, "qk_norm", "x", x, x16))
     return -1;
   const size_t n = (size_t)rows * heads;
   if (n == 0) return 0;
-  qk_norm_forward_kernel<<<blocks(n), RN_THREADS, 0, stream>>>(
-      rope, fin, rstd, x, x16, gain, cos_t, sin_t, n, T, heads, head_dim, flags);
+  qk_norm_forward_kernel<<<blocks(n), RN_THREADS, 0, stream>>>(rope, fin, rstd, x, x16, gain, cos_t,
+                                                               sin_t, n, T, heads, head_dim, flags);
   return cuda_check_launch(err, "qk_norm_forward_kernel");
 }
 
@@ -115,10 +112,8 @@ extern "C" int qk_norm_backward_cuda(float *dx, uint16_t *dx16, const float *dy,
                                      const float *cos_t, const float *sin_t, int rows, int T,
                                      int heads, int head_dim, int flags, cudaStream_t stream,
                                      pg_error *err) {
-  if (check_shape(rows, T, heads, head_dim, err) ||
-      cuda_input_check(err, "qk_norm", "x", x, x16) ||
-      cuda_packed_check(err, "qk_norm", dx16, flags) ||
-      cuda_output_check(err, "qk_norm", dx, dx16))
+  if (check_shape(rows, T, heads, head_dim, err) || cuda_input_check(err, "qk_norm", "x", x, x16) ||
+      cuda_packed_check(err, "qk_norm", dx16, flags) || cuda_output_check(err, "qk_norm", dx, dx16))
     return -1;
   if (!dx && (flags & KERNEL_ACCUMULATE))
     return pg_fail(err, "", -1, "qk_norm: accumulating needs dx");

@@ -57,7 +57,7 @@ extern "C" int relu_square_backward_cuda(float *dh, uint16_t *dh16, const float 
   if (!dh && (flags & KERNEL_ACCUMULATE))
     return pg_fail(err, "", -1, "relu_square: accumulating needs dh");
   if (n == 0) return 0;
-  relu_square_backward_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(
-      dh, dh16, dy, dy16, h, h16, n, flags);
+  relu_square_backward_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dh, dh16, dy, dy16,
+                                                                                 h, h16, n, flags);
   return cuda_check_launch(err, "relu_square_backward_kernel");
 }

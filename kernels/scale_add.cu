@@ -56,6 +56,6 @@ extern "C" int scale_add_backward_cuda(float *dy, uint16_t *dy16, float *ds, con
   size_t n = (size_t)rows * d;
   if (n == 0) return 0;
   scale_add_dy_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dy, dy16, dout, s, n, d,
-                                                                          flags);
+                                                                         flags);
   return cuda_check_launch(err, "scale_add_dy_kernel");
 }

@@ -78,8 +78,8 @@ __global__ void __launch_bounds__(TREE_LANES)
 
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
     softcap_ce_backward_kernel(float *dz, uint16_t *dz16, const float *th, const float *lse,
-                               const uint16_t *y, size_t n, int V, float cap, float inv_cap, float w,
-                               int flags) {
+                               const uint16_t *y, size_t n, int V, float cap, float inv_cap,
+                               float w, int flags) {
   size_t stride = (size_t)gridDim.x * blockDim.x;
   for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += stride) {
     size_t r = idx / (size_t)V, i = idx % (size_t)V;

@@ -44,7 +44,8 @@ static void test_rmsnorm_equals_tree_ref(void **state) {
       rmsnorm_forward_tree_ref(y_cpu, r_cpu, x, rows, d, fwd_flags[f]);
       uint16_t *y16 = kernel_packed_ok(fwd_flags[f]) ? d16 : NULL;
       for (int rep = 0; rep < 2; rep++) {
-        assert_int_equal(rmsnorm_forward_cuda(dy, y16, dr, dx, NULL, rows, d, fwd_flags[f], 0, &err), 0);
+        assert_int_equal(
+            rmsnorm_forward_cuda(dy, y16, dr, dx, NULL, rows, d, fwd_flags[f], 0, &err), 0);
         CK(cudaDeviceSynchronize());
         from_device(y_gpu, dy, n);
         from_device(r_gpu, dr, rows);
@@ -55,8 +56,8 @@ static void test_rmsnorm_equals_tree_ref(void **state) {
       }
       if (y16) { /* the packed copy alone, y unwritten (NULL) */
         CK(cudaMemset(dy, 0xff, n * sizeof(float)));
-        assert_int_equal(rmsnorm_forward_cuda(NULL, y16, dr, dx, NULL, rows, d, fwd_flags[f], 0, &err),
-                         0);
+        assert_int_equal(
+            rmsnorm_forward_cuda(NULL, y16, dr, dx, NULL, rows, d, fwd_flags[f], 0, &err), 0);
         to_device_again(dy, y_cpu, n);
         expect_packed(y16, dy, n, "rmsnorm forward y16 alone");
         CK(cudaMemset(d16, 0xff, n * sizeof *d16));
@@ -110,8 +111,8 @@ static void test_rmsnorm_packed_input(void **state) {
       expect_device(dy, y_cpu, n, "rmsnorm forward from packed x");
       expect_device(dr, r, rows, "rmsnorm forward from packed x: rstd");
       rmsnorm_backward_tree_ref(y_cpu, g, x, r, rows, d, flags);
-      assert_int_equal(
-          rmsnorm_backward_cuda(dy, NULL, dg, NULL, x16, dr, rows, d, flags, 0, &err), 0);
+      assert_int_equal(rmsnorm_backward_cuda(dy, NULL, dg, NULL, x16, dr, rows, d, flags, 0, &err),
+                       0);
       expect_device(dy, y_cpu, n, "rmsnorm backward from packed x");
     }
     cudaFree(x16), cudaFree(dg), cudaFree(dy), cudaFree(dr);
@@ -135,11 +136,13 @@ static void test_bad_shape_is_an_error(void **state) {
                                          KERNEL_ROUND_OUT | KERNEL_ACCUMULATE, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "a packed copy needs bf16 results"));
-  assert_int_equal(rmsnorm_forward_cuda(NULL, NULL, NULL, NULL, NULL, 4, 8, KERNEL_BF16, 0, &err), -1);
+  assert_int_equal(rmsnorm_forward_cuda(NULL, NULL, NULL, NULL, NULL, 4, 8, KERNEL_BF16, 0, &err),
+                   -1);
   assert_non_null(strstr(err.msg, "rmsnorm: no output"));
   static float f4[4];
   assert_int_equal(rmsnorm_forward_cuda(f4, NULL, f4, f4, y16, 4, 8, 0, 0, &err), -1);
-  assert_non_null(strstr(err.msg, "rmsnorm: x must come as floats or packed, exactly one (got both)"));
+  assert_non_null(
+      strstr(err.msg, "rmsnorm: x must come as floats or packed, exactly one (got both)"));
   assert_int_equal(rmsnorm_backward_cuda(f4, NULL, f4, NULL, NULL, f4, 4, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "(got neither)"));
 }

@@ -624,8 +624,8 @@ static void test_softcap_ce(void **state) {
       softcap_cross_entropy_backward(want, th, lse, y, N, V, cap, 0.125f, flags);
       TWICE {
         to_device_again(d_dz, acc, n);
-        assert_int_equal(softcap_cross_entropy_backward_cuda(d_dz, p16, d_th, d_lse, d_y, N, V,
-                                                             cap, 0.125f, flags, 0, &err),
+        assert_int_equal(softcap_cross_entropy_backward_cuda(d_dz, p16, d_th, d_lse, d_y, N, V, cap,
+                                                             0.125f, flags, 0, &err),
                          0);
         expect_device(d_dz, want, n, "softcap_ce backward dz");
         if (p16) expect_packed(p16, d_dz, n, "softcap_ce backward dz16");
@@ -730,7 +730,8 @@ static void test_bad_shapes(void **state) {
   /* An input as floats and packed at once, or neither; accumulating
    * into no floats. */
   assert_int_equal(relu_square_forward_cuda(f8, NULL, f8, b16, 8, 0, 0, &err), -1);
-  assert_non_null(strstr(err.msg, "relu_square: h must come as floats or packed, exactly one (got both)"));
+  assert_non_null(
+      strstr(err.msg, "relu_square: h must come as floats or packed, exactly one (got both)"));
   assert_int_equal(relu_square_backward_cuda(f8, NULL, NULL, NULL, f8, NULL, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "dy must come as floats or packed, exactly one (got neither)"));
   assert_int_equal(relu_square_backward_cuda(NULL, b16, f8, NULL, f8, NULL, 8,
@@ -738,14 +739,16 @@ static void test_bad_shapes(void **state) {
                    -1);
   assert_non_null(strstr(err.msg, "relu_square: accumulating needs dh"));
   assert_int_equal(scale_add_forward_cuda(f8, f8, f8, f8, b16, 2, 4, 0, 0, &err), -1);
-  assert_non_null(strstr(err.msg, "scale_add: y must come as floats or packed, exactly one (got both)"));
-  assert_int_equal(scale_add_backward_cuda(f8, NULL, f8, f8, f8, NULL, NULL, 2, 4, 0, NULL, 0, &err),
-                   -1);
-  assert_non_null(strstr(err.msg, "scale_add: y must come as floats or packed, exactly one (got neither)"));
-  assert_int_equal(scale_add_backward_cuda(NULL, b16, NULL, NULL, NULL, f8, NULL, 2, 4,
-                                           KERNEL_BF16 | KERNEL_ACCUMULATE | KERNEL_OUT_FP32, NULL,
-                                           0, &err),
-                   -1);
+  assert_non_null(
+      strstr(err.msg, "scale_add: y must come as floats or packed, exactly one (got both)"));
+  assert_int_equal(
+      scale_add_backward_cuda(f8, NULL, f8, f8, f8, NULL, NULL, 2, 4, 0, NULL, 0, &err), -1);
+  assert_non_null(
+      strstr(err.msg, "scale_add: y must come as floats or packed, exactly one (got neither)"));
+  assert_int_equal(
+      scale_add_backward_cuda(NULL, b16, NULL, NULL, NULL, f8, NULL, 2, 4,
+                              KERNEL_BF16 | KERNEL_ACCUMULATE | KERNEL_OUT_FP32, NULL, 0, &err),
+      -1);
   assert_non_null(strstr(err.msg, "scale_add: a packed copy"));
   assert_int_equal(softcap_cross_entropy_backward_cuda(NULL, b16, NULL, NULL, NULL, 2, 4, 30.0f,
                                                        1.0f, KERNEL_ACCUMULATE, 0, &err),
@@ -778,12 +781,18 @@ static void no_cuda(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bad_shapes),     cmocka_unit_test(test_relu_square),
-      cmocka_unit_test(test_scale_add),      cmocka_unit_test(test_residual_mix),
-      cmocka_unit_test(test_q_gain),         cmocka_unit_test(test_l2norm),
-      cmocka_unit_test(test_embedding),      cmocka_unit_test(test_rope_table),
-      cmocka_unit_test(test_rope),           cmocka_unit_test(test_softcap_ce),
-      cmocka_unit_test(test_det_math_sweep), cmocka_unit_test(test_sgd_momentum),
+      cmocka_unit_test(test_bad_shapes),
+      cmocka_unit_test(test_relu_square),
+      cmocka_unit_test(test_scale_add),
+      cmocka_unit_test(test_residual_mix),
+      cmocka_unit_test(test_q_gain),
+      cmocka_unit_test(test_l2norm),
+      cmocka_unit_test(test_embedding),
+      cmocka_unit_test(test_rope_table),
+      cmocka_unit_test(test_rope),
+      cmocka_unit_test(test_softcap_ce),
+      cmocka_unit_test(test_det_math_sweep),
+      cmocka_unit_test(test_sgd_momentum),
       cmocka_unit_test(test_relu_square_packed_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

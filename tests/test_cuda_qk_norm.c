@@ -45,8 +45,10 @@ static void one_shape(const shape *s) {
   /* x bf16 (a bf16 projection's output), so its packed copy is exact */
   float *x = fill_new(&rng, n, 2.0, 1), *dy = fill_new(&rng, n, 1.0, 0);
   float *acc = fill_new(&rng, n, 0.5, 1), *gain = fill_new(&rng, heads, 2.0, 0);
-  float *c = malloc(nt * sizeof *c), *sn = malloc(nt * sizeof *sn), *scratch = malloc(n * sizeof *scratch);
-  float *rope = malloc(n * sizeof *rope), *fin = malloc(n * sizeof *fin), *rstd = malloc(nr * sizeof *rstd);
+  float *c = malloc(nt * sizeof *c), *sn = malloc(nt * sizeof *sn),
+        *scratch = malloc(n * sizeof *scratch);
+  float *rope = malloc(n * sizeof *rope), *fin = malloc(n * sizeof *fin),
+        *rstd = malloc(nr * sizeof *rstd);
   float *want = malloc(n * sizeof *want);
   rope_table(c, sn, T, hd, 10000.0f, KERNEL_BF16);
   float *d_x = to_device(x, n), *d_dy = to_device(dy, n), *d_gain = to_device(gain, heads);
@@ -88,12 +90,12 @@ static void one_shape(const shape *s) {
                        scratch);
       for (int packed = 0; packed < 2; packed++) TWICE {
           to_device_again(d_dx, acc, n);
-          assert_int_equal(qk_norm_backward_cuda(d_dx, p16, d_dy, packed ? NULL : d_x,
-                                                 packed ? d_x16 : NULL, d_rstd, d_g, d_c, d_s, rows,
-                                                 T, heads, hd, flags, 0, &err),
-                           0);
-          snprintf(what, sizeof what, "qk_norm backward %s hd=%d flags=%d x %s", q ? "q" : "k",
-                   hd, flags, packed ? "packed" : "floats");
+          assert_int_equal(
+              qk_norm_backward_cuda(d_dx, p16, d_dy, packed ? NULL : d_x, packed ? d_x16 : NULL,
+                                    d_rstd, d_g, d_c, d_s, rows, T, heads, hd, flags, 0, &err),
+              0);
+          snprintf(what, sizeof what, "qk_norm backward %s hd=%d flags=%d x %s", q ? "q" : "k", hd,
+                   flags, packed ? "packed" : "floats");
           expect_device(d_dx, want, n, what);
           if (p16) expect_packed(p16, d_dx, n, what);
         }
@@ -139,17 +141,18 @@ static void test_qk_norm_refusals(void **state) {
   static float f[16];
   static uint16_t b[16];
   pg_error err;
-  assert_int_equal(
-      qk_norm_forward_cuda(NULL, f, f, f, NULL, NULL, f, f, 2, 4, 1, 7, 0, 0, &err), -1);
+  assert_int_equal(qk_norm_forward_cuda(NULL, f, f, f, NULL, NULL, f, f, 2, 4, 1, 7, 0, 0, &err),
+                   -1);
   assert_non_null(strstr(err.msg, "qk_norm: bad shape"));
   assert_int_equal(qk_norm_forward_cuda(NULL, f, f, f, NULL, NULL, f, f, 2, 4, 1,
                                         QK_NORM_HD_MAX + 2, 0, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "at most 256"));
   assert_int_equal(qk_norm_forward_cuda(NULL, f, f, f, b, NULL, f, f, 2, 4, 1, 8, 0, 0, &err), -1);
-  assert_non_null(strstr(err.msg, "qk_norm: x must come as floats or packed, exactly one (got both)"));
-  assert_int_equal(
-      qk_norm_backward_cuda(f, b, f, f, NULL, f, NULL, f, f, 2, 4, 1, 8, 0, 0, &err), -1);
+  assert_non_null(
+      strstr(err.msg, "qk_norm: x must come as floats or packed, exactly one (got both)"));
+  assert_int_equal(qk_norm_backward_cuda(f, b, f, f, NULL, f, NULL, f, f, 2, 4, 1, 8, 0, 0, &err),
+                   -1);
   assert_non_null(strstr(err.msg, "qk_norm: a packed copy needs bf16 results (flags 0)"));
   assert_int_equal(qk_norm_backward_cuda(NULL, NULL, f, f, NULL, f, NULL, f, f, 2, 4, 1, 8,
                                          KERNEL_BF16, 0, &err),

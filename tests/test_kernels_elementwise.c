@@ -287,8 +287,12 @@ static void test_relu_square_lanes(void **state) {
   kc_fill(&rng, g, NE, 3.0);
   for (int i = 0; i < NE; i += 3) memcpy(&h[i], &special[(i / 3) % 16], 4);
   for (int i = 1; i < NE; i += 5) memcpy(&g[i], &special[(i / 5 + 7) % 16], 4);
-  const int flag_sets[] = {0, KERNEL_BF16, KERNEL_ACCUMULATE, KERNEL_ACCUMULATE | KERNEL_BF16,
-                           KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32, KERNEL_ROUND_OUT,
+  const int flag_sets[] = {0,
+                           KERNEL_BF16,
+                           KERNEL_ACCUMULATE,
+                           KERNEL_ACCUMULATE | KERNEL_BF16,
+                           KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32,
+                           KERNEL_ROUND_OUT,
                            KERNEL_ROUND_OUT | KERNEL_ACCUMULATE};
   const int fwd_mask = KERNEL_BF16 | KERNEL_ROUND_OUT;
   for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; f++) {

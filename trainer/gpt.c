@@ -350,7 +350,8 @@ static void block_backward(const dims *d, const gpt_block_params *bp, const gpt_
   const int b4 = fb | (a->tree ? KERNEL_TREE : 0); /* B4 */
   qk_norm_backward(a->dq, a->dq, la->q_raw, la->rstd_q, bp->q_gain, rc, rs, N, T, d->H, d->hd, b4,
                    a->dq);
-  qk_norm_backward(a->dk, a->dk, la->k_raw, la->rstd_k, NULL, rc, rs, N, T, d->KV, d->hd, b4, a->dk);
+  qk_norm_backward(a->dk, a->dk, la->k_raw, la->rstd_k, NULL, rc, rs, N, T, d->KV, d->hd, b4,
+                   a->dk);
   matmul_backward_input(a->dn, a->dq, bw->c_q, N, D, D, fb);
   matmul_backward_input(a->dn, a->dk, bw->c_k, N, D, d->kvd, facc);
   matmul_backward_input(a->dn, a->dv, bw->c_v, N, D, d->kvd, facc);

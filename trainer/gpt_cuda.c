@@ -55,9 +55,9 @@ struct gpt_cuda {
   const uint16_t *cur; /* the ids of the last forward, read by the backward */
   uint16_t *s16a, *s16b, *s16o; /* device: packed GEMM operands and result (s16b also
                                    keeps dh's product for relu^2's backward) */
-  uint16_t *acts16;   /* device (mixed): the layers' packed inputs, then xf's */
-  layer16 *l16;       /* carved from acts16 (host array, one per layer) */
-  uint16_t *xf16;     /* the final norm's packed copy, for the head */
+  uint16_t *acts16;             /* device (mixed): the layers' packed inputs, then xf's */
+  layer16 *l16;                 /* carved from acts16 (host array, one per layer) */
+  uint16_t *xf16;               /* the final norm's packed copy, for the head */
   float *att_scratch; /* device: attention's row dots, N*H */
   double *qg_scratch; /* device: q_gain's tree partials, H*TREE_LANES */
   double *cd_scratch; /* device: the per-channel gradients' lane partials, COL_DOT_SCRATCH(D) */
@@ -164,8 +164,8 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   const int f4 = g->mixed ? KERNEL_ROUND_OUT : 0; /* F4: q and k cast as they are stored */
   cudaStream_t s = g->stream;
   TRY(residual_mix_forward_cuda(la->x_mix, la->x_in, a->x0, bp->resid_mix, N, D, 0, s, err));
-  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n1, p16->n1, la->rstd1, la->x_mix, NULL, N, D,
-                           fb, s, err));
+  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n1, p16->n1, la->rstd1, la->x_mix, NULL, N, D, fb,
+                           s, err));
   /* q and k stay packed in mixed precision: their norms read them so. */
   TRY(mm_fwd(g, la->q_raw, p16->q, la->n1, p16->n1, bp->c_q, N, D, D, err));
   TRY(mm_fwd(g, la->k_raw, p16->k, la->n1, p16->n1, bp->c_k, N, D, d->kvd, err));
@@ -182,8 +182,8 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   const float *ao = g->mixed ? NULL : la->attn_out, *mo = g->mixed ? NULL : la->mlp_out;
   TRY(mm_fwd(g, la->attn_out, p16->ao, la->att, p16->att, bp->attn_proj, N, D, D, err));
   TRY(scale_add_forward_cuda(la->x_mid, la->x_mix, bp->attn_scale, ao, p16->ao, N, D, 0, s, err));
-  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n2, p16->n2, la->rstd2, la->x_mid, NULL, N, D,
-                           fb, s, err));
+  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n2, p16->n2, la->rstd2, la->x_mid, NULL, N, D, fb,
+                           s, err));
   /* h_pre stays packed in mixed precision: relu^2 (both ways) reads it so. */
   TRY(mm_fwd(g, la->h_pre, p16->hpre, la->n2, p16->n2, bp->fc, N, D, d->M, err));
   TRY(relu_square_forward_cuda(g->mixed ? NULL : la->h_act, p16->h, g->mixed ? NULL : la->h_pre,
@@ -242,8 +242,7 @@ int gpt_cuda_forward(gpt_cuda *g, const uint16_t *x, const uint16_t *y, float *l
 
 /* dx: the gradient of the block's output on entry, of its input on exit. */
 static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
-                          gpt_block_params *gr, layer_acts *la, const layer16 *p16,
-                          pg_error *err) {
+                          gpt_block_params *gr, layer_acts *la, const layer16 *p16, pg_error *err) {
   gpt_acts *a = &g->a;
   const int N = d->N, D = d->D, T = g->T, fb = g->mixed ? KERNEL_BF16 : 0;
   const int b3 = g->mixed ? KERNEL_ROUND_OUT : 0; /* B3: dm cast as it is stored */
@@ -254,8 +253,8 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   uint16_t *ga = g->mixed ? g->s16a : NULL;
   uint16_t *gk = ga ? ga + (size_t)N * D : NULL, *gv = gk ? gk + (size_t)N * d->kvd : NULL;
   const float *ao = g->mixed ? NULL : la->attn_out, *mo = g->mixed ? NULL : la->mlp_out;
-  TRY(scale_add_backward_cuda(a->dm, ga, gr->mlp_scale, a->dx, bp->mlp_scale, mo, p16->mo, N, D,
-                              b3, g->cd_scratch, s, err));
+  TRY(scale_add_backward_cuda(a->dm, ga, gr->mlp_scale, a->dx, bp->mlp_scale, mo, p16->mo, N, D, b3,
+                              g->cd_scratch, s, err));
   /* dh's product stays packed in s16b for relu^2's backward (B5), which
    * packs its result into s16a once the weight gradient has read dm's. */
   uint16_t *dh16 = g->mixed ? g->s16b : NULL;
@@ -266,8 +265,8 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
                                 err));
   TRY(mm_bin(g, a->dn, NULL, a->dh, ga, bp->fc, N, D, d->M, 0, err));
   TRY(mm_bw(g, gr->fc, a->dh, ga, la->n2, p16->n2, N, D, d->M, 1, err));
-  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mid, NULL, la->rstd2, N, D, KERNEL_ACCUMULATE, s,
-                            err));
+  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mid, NULL, la->rstd2, N, D, KERNEL_ACCUMULATE,
+                            s, err));
   TRY(scale_add_backward_cuda(a->dm, ga, gr->attn_scale, a->dx, bp->attn_scale, ao, p16->ao, N, D,
                               b3, g->cd_scratch, s, err));
   TRY(mm_bin(g, a->datt, NULL, a->dm, ga, bp->attn_proj, N, D, D, 0, err));
@@ -292,8 +291,8 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(mm_bw(g, gr->c_k, a->dk, gk, la->n1, p16->n1, N, D, d->kvd, 1, err));
   TRY(mm_bin(g, a->dn, NULL, a->dv, gv, bp->c_v, N, D, d->kvd, 1, err));
   TRY(mm_bw(g, gr->c_v, a->dv, gv, la->n1, p16->n1, N, D, d->kvd, 1, err));
-  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mix, NULL, la->rstd1, N, D, KERNEL_ACCUMULATE, s,
-                            err));
+  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mix, NULL, la->rstd1, N, D, KERNEL_ACCUMULATE,
+                            s, err));
   return residual_mix_backward_cuda(a->dx, a->dx0, gr->resid_mix, a->dx, la->x_in, a->x0,
                                     bp->resid_mix, N, D, 0, g->cd_scratch, s, err);
 }
@@ -311,8 +310,8 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
                                           l->cfg.logit_softcap, loss_scale, fb, s, err));
   TRY(mm_bin(g, a->dm, NULL, a->dz, dzp, g->p.tok_emb, d.N, d.D, d.V, 0, err));
   TRY(mm_bw(g, a->dtok, a->dz, dzp, a->xf, g->xf16, d.N, d.D, d.V, 0, err));
-  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dm, a->layers[d.L - 1].x_out, NULL, a->rstdf, d.N, d.D, 0, s,
-                            err));
+  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dm, a->layers[d.L - 1].x_out, NULL, a->rstdf, d.N, d.D,
+                            0, s, err));
   CU(cudaMemsetAsync(a->dx0, 0, ND * sizeof *a->dx0, s));
   CU(cudaMemsetAsync(a->dskip, 0, (size_t)(d.E > 0 ? d.E : 1) * ND * sizeof *a->dskip, s));
   for (int i = d.L - 1; i >= 0; i--) {
@@ -329,7 +328,8 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
     }
   }
   TRY(vec_add_cuda(a->dx0, a->dx, ND, 0, s, err));
-  TRY(rmsnorm_backward_cuda(a->dm, NULL, a->dx0, a->emb, NULL, a->rstd0, d.N, d.D, fb, s, err)); /* B6 */
+  TRY(rmsnorm_backward_cuda(a->dm, NULL, a->dx0, a->emb, NULL, a->rstd0, d.N, d.D, fb, s,
+                            err)); /* B6 */
   TRY(embedding_backward_cuda(a->dtok, a->dm, x, d.N, d.V, d.D, KERNEL_ACCUMULATE | fb, s, err));
   return vec_add_cuda(g->g.tok_emb, a->dtok, (size_t)d.V * d.D, fb, s, err);
 }
@@ -422,8 +422,9 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
 
 void gpt_cuda_free(gpt_cuda *g) {
   if (!g) return;
-  void *dev[] = {g->acts_mem, g->params, g->grads, g->w16, g->ids, g->s16a, g->s16b, g->s16o, g->acts16,
-                 g->att_scratch, g->qg_scratch, g->cd_scratch, g->nll, g->loss};
+  void *dev[] = {g->acts_mem,   g->params,     g->grads, g->w16,    g->ids,
+                 g->s16a,       g->s16b,       g->s16o,  g->acts16, g->att_scratch,
+                 g->qg_scratch, g->cd_scratch, g->nll,   g->loss};
   for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
     if (dev[i]) cudaFree(dev[i]);
   if (g->mm) matmul_cuda_free(g->mm);
