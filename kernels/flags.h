@@ -76,6 +76,19 @@ PGOLF_HD float kernel_load(const float *x, const uint16_t *x16, size_t i) {
   return x16 ? bf16_to_float(x16[i]) : x[i];
 }
 
+/* Element i of an input given as floats, or as `parts` packed arrays
+ * `stride` elements apart whose float32 sum, taken in order, is the input:
+ * B2's gradient of n1, the sum of three bf16 products, read where the
+ * GEMMs left them. The sum is the one an unpack and then parts - 1
+ * accumulating unpacks (bf16_unpack) would store. */
+PGOLF_HD float kernel_load_sum(const float *x, const uint16_t *x16, int parts, size_t stride,
+                               size_t i) {
+  if (!x16) return x[i];
+  float s = bf16_to_float(x16[i]);
+  for (int p = 1; p < parts; p++) s = s + bf16_to_float(x16[(size_t)p * stride + i]);
+  return s;
+}
+
 /* 1 if every value kernel_store stores under these flags is bf16, so a
  * packed copy of it is exact: a sum is rounded only under KERNEL_BF16
  * without KERNEL_OUT_FP32. */

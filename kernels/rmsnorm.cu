@@ -35,20 +35,24 @@ __global__ void __launch_bounds__(RN_THREADS)
 }
 
 __global__ void __launch_bounds__(RN_THREADS)
-    rmsnorm_backward_kernel(float *dx, uint16_t *dx16, const float *dy, const float *x,
-                            const uint16_t *x16, const float *rstd, int rows, int d, int flags) {
+    rmsnorm_backward_kernel(float *dx, uint16_t *dx16, const float *dy, const uint16_t *dy16,
+                            int dy_parts, const float *x, const uint16_t *x16, const float *rstd,
+                            int rows, int d, int flags) {
   __shared__ float part[RN_ROWS][32];
   const int w = threadIdx.x / 32, t = threadIdx.x % 32;
   const size_t r = (size_t)blockIdx.x * RN_ROWS + w;
   if (r >= (size_t)rows) return;
-  const float *xr = x ? x + r * (size_t)d : NULL, *gr = dy + r * (size_t)d;
-  const uint16_t *xh = x16 ? x16 + r * (size_t)d : NULL;
+  const float *xr = x ? x + r * (size_t)d : NULL, *gr = dy ? dy + r * (size_t)d : NULL;
+  const uint16_t *xh = x16 ? x16 + r * (size_t)d : NULL, *gh = dy16 ? dy16 + r * (size_t)d : NULL;
+  const size_t stride = (size_t)rows * d; /* between dy's packed parts */
   float s = rstd[r];
-  float c = rmsnorm_grad_coef(s, warp_tree_dot(gr, NULL, xr, xh, d, part[w]), d);
+  float c = rmsnorm_grad_coef(
+      s, warp_tree_dot_sum(gr, gh, dy_parts, stride, xr, xh, d, part[w]), d);
   float *dr = dx + r * (size_t)d;
   uint16_t *hr = dx16 ? dx16 + r * (size_t)d : NULL;
   for (int j = t; j < d; j += 32) {
-    float v = kernel_store(&dr[j], rmsnorm_dx(s, gr[j], kernel_load(xr, xh, j), c), flags);
+    const float g = kernel_load_sum(gr, gh, dy_parts, stride, j);
+    float v = kernel_store(&dr[j], rmsnorm_dx(s, g, kernel_load(xr, xh, j), c), flags);
     if (hr) hr[j] = bf16_from_float(v);
   }
 }
@@ -72,14 +76,18 @@ extern "C" int rmsnorm_forward_cuda(float *y, uint16_t *y16, float *rstd, const 
   return cuda_check_launch(err, "rmsnorm_forward_kernel");
 }
 
-extern "C" int rmsnorm_backward_cuda(float *dx, uint16_t *dx16, const float *dy, const float *x,
+extern "C" int rmsnorm_backward_cuda(float *dx, uint16_t *dx16, const float *dy,
+                                     const uint16_t *dy16, int dy_parts, const float *x,
                                      const uint16_t *x16, const float *rstd, int rows, int d,
                                      int flags, cudaStream_t stream, pg_error *err) {
   if (check_shape(rows, d, err) || cuda_packed_check(err, "rmsnorm", dx16, flags) ||
-      cuda_input_check(err, "rmsnorm", "x", x, x16))
+      cuda_input_check(err, "rmsnorm", "x", x, x16) ||
+      cuda_input_check(err, "rmsnorm", "dy", dy, dy16))
     return -1;
+  if (dy16 && (dy_parts < 1 || dy_parts > 3))
+    return pg_fail(err, "", -1, "rmsnorm: dy in %d packed parts (1 to 3)", dy_parts);
   if (rows == 0) return 0;
   rmsnorm_backward_kernel<<<(unsigned)((rows + RN_ROWS - 1) / RN_ROWS), RN_THREADS, 0, stream>>>(
-      dx, dx16, dy, x, x16, rstd, rows, d, flags);
+      dx, dx16, dy, dy16, dy16 ? dy_parts : 1, x, x16, rstd, rows, d, flags);
   return cuda_check_launch(err, "rmsnorm_backward_kernel");
 }

@@ -67,9 +67,13 @@ void rmsnorm_backward_tree_ref(float *dx, const float *dy, const float *x, const
  * result read where it lies, kernels/flags.h's kernel_load). */
 int rmsnorm_forward_cuda(float *y, uint16_t *y16, float *rstd, const float *x, const uint16_t *x16,
                          int rows, int d, int flags, cudaStream_t stream, pg_error *err);
-int rmsnorm_backward_cuda(float *dx, uint16_t *dx16, const float *dy, const float *x,
-                          const uint16_t *x16, const float *rstd, int rows, int d, int flags,
-                          cudaStream_t stream, pg_error *err);
+/* dy comes as floats, or packed (dy16, exactly one) as dy_parts arrays of
+ * rows x d one after another, whose float32 sum taken in order is dy
+ * (kernels/flags.h's kernel_load_sum: B2's three gradients of n1 where
+ * their GEMMs left them; 1 to 3 parts). */
+int rmsnorm_backward_cuda(float *dx, uint16_t *dx16, const float *dy, const uint16_t *dy16,
+                          int dy_parts, const float *x, const uint16_t *x16, const float *rstd,
+                          int rows, int d, int flags, cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

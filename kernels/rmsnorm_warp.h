@@ -28,17 +28,19 @@ static_assert(RN_PER == 8, "the register halvings below are written for 256 lane
 
 /* Steps 1-3 of the tree for sum_j a[j] * b[j] over one row, by one warp;
  * every thread of the warp gets the result. Each operand is floats or
- * packed (a16, b16: kernel_load). part is the warp's 32 floats of shared
- * memory. */
-__device__ static float warp_tree_dot(const float *a, const uint16_t *a16, const float *b,
-                                      const uint16_t *b16, int d, float *part) {
+ * packed (a16, b16: kernel_load), a also the sum of a_parts packed arrays
+ * a_stride apart (kernel_load_sum). part is the warp's 32 floats of
+ * shared memory. */
+__device__ static float warp_tree_dot_sum(const float *a, const uint16_t *a16, int a_parts,
+                                          size_t a_stride, const float *b, const uint16_t *b16,
+                                          int d, float *part) {
   const int t = threadIdx.x % 32;
   float p[RN_PER];
   #pragma unroll
   for (int i = 0; i < RN_PER; i++) { /* lane t + 32 i */
     float acc = 0.0f;
     for (int j = t + 32 * i; j < d; j += TREE_LANES)
-      acc = acc + kernel_load(a, a16, j) * kernel_load(b, b16, j);
+      acc = acc + kernel_load_sum(a, a16, a_parts, a_stride, j) * kernel_load(b, b16, j);
     p[i] = acc;
   }
   #pragma unroll
@@ -55,6 +57,12 @@ __device__ static float warp_tree_dot(const float *a, const uint16_t *a16, const
   const float total = part[0];
   __syncwarp(); /* part is the warp's again only when all have read it */
   return total;
+}
+
+/* The same with a as floats or one packed array. */
+__device__ static float warp_tree_dot(const float *a, const uint16_t *a16, const float *b,
+                                      const uint16_t *b16, int d, float *part) {
+  return warp_tree_dot_sum(a, a16, 1, 0, b, b16, d, part);
 }
 
 #endif

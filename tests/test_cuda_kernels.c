@@ -72,7 +72,7 @@ static void test_rmsnorm_equals_tree_ref(void **state) {
       for (int rep = 0; rep < 2; rep++) {
         CK(cudaMemcpy(dy, acc0, n * sizeof *acc0, cudaMemcpyHostToDevice));
         assert_int_equal(
-            rmsnorm_backward_cuda(dy, dx16, dg, dx, NULL, dr, rows, d, bwd_flags[f], 0, &err), 0);
+            rmsnorm_backward_cuda(dy, dx16, dg, NULL, 1, dx, NULL, dr, rows, d, bwd_flags[f], 0, &err), 0);
         CK(cudaDeviceSynchronize());
         from_device(y_gpu, dy, n);
         assert_same_bits(y_gpu, y_cpu, n, "rmsnorm backward dx");
@@ -111,13 +111,55 @@ static void test_rmsnorm_packed_input(void **state) {
       expect_device(dy, y_cpu, n, "rmsnorm forward from packed x");
       expect_device(dr, r, rows, "rmsnorm forward from packed x: rstd");
       rmsnorm_backward_tree_ref(y_cpu, g, x, r, rows, d, flags);
-      assert_int_equal(rmsnorm_backward_cuda(dy, NULL, dg, NULL, x16, dr, rows, d, flags, 0, &err),
+      assert_int_equal(rmsnorm_backward_cuda(dy, NULL, dg, NULL, 1, NULL, x16, dr, rows, d, flags, 0, &err),
                        0);
       expect_device(dy, y_cpu, n, "rmsnorm backward from packed x");
     }
     cudaFree(x16), cudaFree(dg), cudaFree(dy), cudaFree(dr);
     free(x), free(g), free(r), free(y_cpu), free(y_gpu);
   }
+}
+
+/* dy packed, in one part or as three whose float32 sum in order is dy
+ * (B2's gradients of n1 from q, k and v, where their GEMMs left them):
+ * the tree ref's bits on that sum as floats, accumulating into dx as the
+ * trainer does. */
+static void test_rmsnorm_packed_dy(void **state) {
+  (void)state;
+  NEED_GPU();
+  const int d = 512, rows = 37;
+  const size_t n = (size_t)rows * d;
+  kc_rng rng = {19};
+  pg_error err;
+  float *x = malloc(n * sizeof *x), *r = malloc(rows * sizeof *r), *y = malloc(n * sizeof *y);
+  float *parts = malloc(3 * n * sizeof *parts), *sum = malloc(n * sizeof *sum);
+  float *acc = malloc(n * sizeof *acc), *want = malloc(n * sizeof *want);
+  kc_fill(&rng, x, n, 2.0);
+  kc_fill(&rng, parts, 3 * n, 1.0);
+  kc_fill(&rng, acc, n, 0.5);
+  bf16_round_array(parts, 3 * n);
+  rmsnorm_forward_tree_ref(y, r, x, rows, d, 0);
+  uint16_t *d16 = packed_device(parts, 3 * n);
+  float *dx = to_device(x, n), *dr = to_device(r, rows), *dout = to_device(acc, n);
+  for (int k = 1; k <= 3; k += 2) {
+    for (size_t i = 0; i < n; i++) {
+      float t = parts[i];
+      for (int p = 1; p < k; p++) t = t + parts[(size_t)p * n + i];
+      sum[i] = t;
+    }
+    memcpy(want, acc, n * sizeof *want);
+    rmsnorm_backward_tree_ref(want, sum, x, r, rows, d, KERNEL_ACCUMULATE);
+    for (int rep = 0; rep < 2; rep++) {
+      to_device_again(dout, acc, n);
+      assert_int_equal(rmsnorm_backward_cuda(dout, NULL, NULL, d16, k, dx, NULL, dr, rows, d,
+                                             KERNEL_ACCUMULATE, 0, &err),
+                       0);
+      expect_device(dout, want, n, k == 1 ? "rmsnorm backward from packed dy"
+                                          : "rmsnorm backward from three packed parts of dy");
+    }
+  }
+  cudaFree(d16), cudaFree(dx), cudaFree(dr), cudaFree(dout);
+  free(x), free(r), free(y), free(parts), free(sum), free(acc), free(want);
 }
 
 /* A launch error comes back as a value: zero width is refused before any
@@ -132,7 +174,7 @@ static void test_bad_shape_is_an_error(void **state) {
   static uint16_t y16[4];
   assert_int_equal(rmsnorm_forward_cuda(NULL, y16, NULL, NULL, NULL, 4, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "rmsnorm: a packed copy needs bf16 results (flags 0)"));
-  assert_int_equal(rmsnorm_backward_cuda(NULL, y16, NULL, NULL, NULL, NULL, 4, 8,
+  assert_int_equal(rmsnorm_backward_cuda(NULL, y16, NULL, NULL, 1, NULL, NULL, NULL, 4, 8,
                                          KERNEL_ROUND_OUT | KERNEL_ACCUMULATE, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "a packed copy needs bf16 results"));
@@ -143,8 +185,11 @@ static void test_bad_shape_is_an_error(void **state) {
   assert_int_equal(rmsnorm_forward_cuda(f4, NULL, f4, f4, y16, 4, 8, 0, 0, &err), -1);
   assert_non_null(
       strstr(err.msg, "rmsnorm: x must come as floats or packed, exactly one (got both)"));
-  assert_int_equal(rmsnorm_backward_cuda(f4, NULL, f4, NULL, NULL, f4, 4, 8, 0, 0, &err), -1);
+  assert_int_equal(rmsnorm_backward_cuda(f4, NULL, f4, NULL, 1, NULL, NULL, f4, 4, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "(got neither)"));
+  assert_int_equal(rmsnorm_backward_cuda(f4, NULL, NULL, y16, 4, f4, NULL, f4, 4, 8, 0, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "rmsnorm: dy in 4 packed parts (1 to 3)"));
 }
 
 #else
@@ -156,6 +201,7 @@ static void test_rmsnorm_equals_tree_ref(void **state) {
 }
 static void test_bad_shape_is_an_error(void **state) { test_rmsnorm_equals_tree_ref(state); }
 static void test_rmsnorm_packed_input(void **state) { test_rmsnorm_equals_tree_ref(state); }
+static void test_rmsnorm_packed_dy(void **state) { test_rmsnorm_equals_tree_ref(state); }
 
 #endif
 
@@ -163,6 +209,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rmsnorm_equals_tree_ref),
       cmocka_unit_test(test_rmsnorm_packed_input),
+      cmocka_unit_test(test_rmsnorm_packed_dy),
       cmocka_unit_test(test_bad_shape_is_an_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -54,7 +54,8 @@ struct gpt_cuda {
   uint16_t *ids;    /* device: x then y, B*T each (gpt_cuda_forward's copy) */
   const uint16_t *cur; /* the ids of the last forward, read by the backward */
   uint16_t *s16a, *s16b, *s16o; /* device: packed GEMM operands and result (s16b also
-                                   keeps dh's product for relu^2's backward) */
+                                   keeps dh's product for relu^2's backward, then the
+                                   norms' input gradients: n1's three side by side) */
   uint16_t *acts16;             /* device (mixed): the layers' packed inputs, then xf's */
   layer16 *l16;                 /* carved from acts16 (host array, one per layer) */
   uint16_t *xf16;               /* the final norm's packed copy, for the head */
@@ -113,8 +114,9 @@ static int mm_fwd(gpt_cuda *g, float *y, uint16_t *y16, const float *x, const ui
 }
 
 /* dx[n,in] (+)= dy W: matmul_backward_input with fb, or with facc when acc
- * (the float32 sum of n1's three gradients, B2); dx16 as mm_fwd's y16
- * (not with acc). */
+ * (the float32 sum of n1's three gradients, B2); dx16 as mm_fwd's y16,
+ * and then the sum that acc asks for is its reader's (the products side
+ * by side, rmsnorm_backward_cuda's dy_parts). */
 static int mm_bin(gpt_cuda *g, float *dx, uint16_t *dx16, const float *dy, const uint16_t *dy16,
                   const float *w, int n, int in, int out, int acc, pg_error *err) {
   int f = acc ? KERNEL_ACCUMULATE : 0;
@@ -263,10 +265,14 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(relu_square_backward_cuda(dh16 ? NULL : a->dh, ga, dh16 ? NULL : a->dh, dh16,
                                 g->mixed ? NULL : la->h_pre, p16->hpre, (size_t)N * d->M, fb, s,
                                 err));
-  TRY(mm_bin(g, a->dn, NULL, a->dh, ga, bp->fc, N, D, d->M, 0, err));
+  /* n2's and n1's gradients stay packed in s16b (dh's is spent) for the
+   * norms' backwards, which read and sum them there. */
+  uint16_t *dn16 = g->mixed ? g->s16b : NULL;
+  const float *dn = dn16 ? NULL : a->dn;
+  TRY(mm_bin(g, a->dn, dn16, a->dh, ga, bp->fc, N, D, d->M, 0, err));
   TRY(mm_bw(g, gr->fc, a->dh, ga, la->n2, p16->n2, N, D, d->M, 1, err));
-  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mid, NULL, la->rstd2, N, D, KERNEL_ACCUMULATE,
-                            s, err));
+  TRY(rmsnorm_backward_cuda(a->dx, NULL, dn, dn16, 1, la->x_mid, NULL, la->rstd2, N, D,
+                            KERNEL_ACCUMULATE, s, err));
   TRY(scale_add_backward_cuda(a->dm, ga, gr->attn_scale, a->dx, bp->attn_scale, ao, p16->ao, N, D,
                               b3, g->cd_scratch, s, err));
   TRY(mm_bin(g, a->datt, NULL, a->dm, ga, bp->attn_proj, N, D, D, 0, err));
@@ -285,14 +291,15 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(pack_to(g, gv, a->dv, (size_t)N * d->kvd, err));
   /* dn sums q, then k, then v (B2); the weight gradients are separate
    * tensors, each reading n1's copy from the forward. */
-  TRY(mm_bin(g, a->dn, NULL, a->dq, ga, bp->c_q, N, D, D, 0, err));
+  const size_t ND = (size_t)N * D;
+  TRY(mm_bin(g, a->dn, dn16, a->dq, ga, bp->c_q, N, D, D, 0, err));
   TRY(mm_bw(g, gr->c_q, a->dq, ga, la->n1, p16->n1, N, D, D, 1, err));
-  TRY(mm_bin(g, a->dn, NULL, a->dk, gk, bp->c_k, N, D, d->kvd, 1, err));
+  TRY(mm_bin(g, a->dn, dn16 ? dn16 + ND : NULL, a->dk, gk, bp->c_k, N, D, d->kvd, 1, err));
   TRY(mm_bw(g, gr->c_k, a->dk, gk, la->n1, p16->n1, N, D, d->kvd, 1, err));
-  TRY(mm_bin(g, a->dn, NULL, a->dv, gv, bp->c_v, N, D, d->kvd, 1, err));
+  TRY(mm_bin(g, a->dn, dn16 ? dn16 + 2 * ND : NULL, a->dv, gv, bp->c_v, N, D, d->kvd, 1, err));
   TRY(mm_bw(g, gr->c_v, a->dv, gv, la->n1, p16->n1, N, D, d->kvd, 1, err));
-  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dn, la->x_mix, NULL, la->rstd1, N, D, KERNEL_ACCUMULATE,
-                            s, err));
+  TRY(rmsnorm_backward_cuda(a->dx, NULL, dn, dn16, 3, la->x_mix, NULL, la->rstd1, N, D,
+                            KERNEL_ACCUMULATE, s, err));
   return residual_mix_backward_cuda(a->dx, a->dx0, gr->resid_mix, a->dx, la->x_in, a->x0,
                                     bp->resid_mix, N, D, 0, g->cd_scratch, s, err);
 }
@@ -308,9 +315,11 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
   uint16_t *dzp = g->mixed ? g->s16a : NULL; /* dz packed as it is made, for its two products */
   TRY(softcap_cross_entropy_backward_cuda(a->dz, dzp, a->th, a->lse_ce, y, d.N, d.V,
                                           l->cfg.logit_softcap, loss_scale, fb, s, err));
-  TRY(mm_bin(g, a->dm, NULL, a->dz, dzp, g->p.tok_emb, d.N, d.D, d.V, 0, err));
+  uint16_t *dxf16 = g->mixed ? g->s16b : NULL; /* xf's gradient, packed for its norm */
+  TRY(mm_bin(g, a->dm, dxf16, a->dz, dzp, g->p.tok_emb, d.N, d.D, d.V, 0, err));
   TRY(mm_bw(g, a->dtok, a->dz, dzp, a->xf, g->xf16, d.N, d.D, d.V, 0, err));
-  TRY(rmsnorm_backward_cuda(a->dx, NULL, a->dm, a->layers[d.L - 1].x_out, NULL, a->rstdf, d.N, d.D,
+  TRY(rmsnorm_backward_cuda(a->dx, NULL, dxf16 ? NULL : a->dm, dxf16, 1, a->layers[d.L - 1].x_out,
+                            NULL, a->rstdf, d.N, d.D,
                             0, s, err));
   CU(cudaMemsetAsync(a->dx0, 0, ND * sizeof *a->dx0, s));
   CU(cudaMemsetAsync(a->dskip, 0, (size_t)(d.E > 0 ? d.E : 1) * ND * sizeof *a->dskip, s));
@@ -328,7 +337,7 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
     }
   }
   TRY(vec_add_cuda(a->dx0, a->dx, ND, 0, s, err));
-  TRY(rmsnorm_backward_cuda(a->dm, NULL, a->dx0, a->emb, NULL, a->rstd0, d.N, d.D, fb, s,
+  TRY(rmsnorm_backward_cuda(a->dm, NULL, a->dx0, NULL, 1, a->emb, NULL, a->rstd0, d.N, d.D, fb, s,
                             err)); /* B6 */
   TRY(embedding_backward_cuda(a->dtok, a->dm, x, d.N, d.V, d.D, KERNEL_ACCUMULATE | fb, s, err));
   return vec_add_cuda(g->g.tok_emb, a->dtok, (size_t)d.V * d.D, fb, s, err);
@@ -366,6 +375,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   size_t s16 = N * wide > wide * wide ? N * wide : wide * wide;
   /* s16a holds one gradient's packed copy, or dq's, dk's and dv's side by side. */
   size_t wide_a = (size_t)d.D + 2 * (size_t)d.kvd > wide ? (size_t)d.D + 2 * (size_t)d.kvd : wide;
+  size_t wide_b = 3 * (size_t)d.D > wide ? 3 * (size_t)d.D : wide; /* s16b: n1's three gradients */
   size_t per_layer = 6 * (size_t)d.D + (size_t)d.kvd + 2 * (size_t)d.M; /* layer16's */
   size_t n16 = g->mixed ? N * ((size_t)d.L * per_layer + (size_t)d.D) : 0;
   size_t n_acts = gpt_acts_carve(&g->a, l, &d, NULL);
@@ -377,7 +387,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
       dev_alloc((void **)&g->ids, 2 * N * sizeof(uint16_t), err) ||
       dev_alloc((void **)&g->s16a, N * wide_a * sizeof(uint16_t), err) ||
       (n16 && dev_alloc((void **)&g->acts16, n16 * sizeof(uint16_t), err)) ||
-      dev_alloc((void **)&g->s16b, N * wide * sizeof(uint16_t), err) ||
+      dev_alloc((void **)&g->s16b, N * wide_b * sizeof(uint16_t), err) ||
       dev_alloc((void **)&g->s16o, s16 * sizeof(uint16_t), err) ||
       dev_alloc((void **)&g->att_scratch, N * d.H * sizeof(float), err) ||
       dev_alloc((void **)&g->qg_scratch, (size_t)d.H * TREE_LANES * sizeof(double), err) ||
