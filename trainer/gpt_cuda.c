@@ -38,6 +38,10 @@
  * copies in gpt_acts are not written at all. All NULL in fp32. */
 typedef struct {
   uint16_t *n1, *q, *k, *att, *ao, *n2, *hpre, *h, *mo; /* N x D, D, kvd, D, D, D, M, M, D */
+  /* The block's input, in both precisions: la->x_in where a skip
+   * connection makes it, else the previous block's output (or x0) itself,
+   * which stays untouched until the backward has read it: no copy. */
+  const float *x_in;
 } layer16;
 
 struct gpt_cuda {
@@ -165,7 +169,7 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   const int N = d->N, D = d->D, T = g->T, fb = g->mixed ? KERNEL_BF16 : 0;
   const int f4 = g->mixed ? KERNEL_ROUND_OUT : 0; /* F4: q and k cast as they are stored */
   cudaStream_t s = g->stream;
-  TRY(residual_mix_forward_cuda(la->x_mix, la->x_in, a->x0, bp->resid_mix, N, D, 0, s, err));
+  TRY(residual_mix_forward_cuda(la->x_mix, p16->x_in, a->x0, bp->resid_mix, N, D, 0, s, err));
   TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n1, p16->n1, la->rstd1, la->x_mix, NULL, N, D, fb,
                            s, err));
   /* q and k stay packed in mixed precision: their norms read them so. */
@@ -199,7 +203,6 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
   const dims d = gpt_dims(l, g->B, g->T);
   gpt_acts *a = &g->a;
   const int fb = g->mixed ? KERNEL_BF16 : 0;
-  const size_t ND = (size_t)d.N * d.D;
   cudaStream_t s = g->stream;
   g->cur = ids;
   if (g->mixed) { /* F1: the bf16 copy, packed for the GEMMs and as floats */
@@ -213,11 +216,12 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
   for (int i = 0; i < d.L; i++) {
     layer_acts *la = &a->layers[i];
     int dec = i - d.E;
-    if (dec >= 0 && dec < l->num_skip)
+    g->l16[i].x_in = cur;
+    if (dec >= 0 && dec < l->num_skip) {
       TRY(scale_add_forward_cuda(la->x_in, cur, g->p.skip_weights + (size_t)dec * d.D,
                                  a->layers[d.E - 1 - dec].x_out, NULL, d.N, d.D, 0, s, err));
-    else
-      CU(cudaMemcpyAsync(la->x_in, cur, ND * sizeof *cur, cudaMemcpyDeviceToDevice, s));
+      g->l16[i].x_in = la->x_in;
+    }
     TRY(block_forward(g, &d, &g->p.blocks[i], la, &g->l16[i], err));
     cur = la->x_out;
   }
@@ -300,7 +304,7 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(mm_bw(g, gr->c_v, a->dv, gv, la->n1, p16->n1, N, D, d->kvd, 1, err));
   TRY(rmsnorm_backward_cuda(a->dx, NULL, dn, dn16, 3, la->x_mix, NULL, la->rstd1, N, D,
                             KERNEL_ACCUMULATE, s, err));
-  return residual_mix_backward_cuda(a->dx, a->dx0, gr->resid_mix, a->dx, la->x_in, a->x0,
+  return residual_mix_backward_cuda(a->dx, a->dx0, gr->resid_mix, a->dx, p16->x_in, a->x0,
                                     bp->resid_mix, N, D, 0, g->cd_scratch, s, err);
 }
 

@@ -12,8 +12,9 @@
  *
  * Precision as gpt.h: GPT_FP32, or GPT_MIXED with the official rounding
  * points; under GPT_MIXED the GEMMs read bf16 operands (the parameters'
- * bf16 copy, the activations packed before each product) and write bf16
- * results, which are unpacked to the float32 activations gpt.c keeps. */
+ * bf16 copy; activations packed by the kernels that make them) and write
+ * bf16 results, which the kernels that read them take packed or which
+ * are unpacked to the float32 activations gpt.c keeps (gpt_cuda.c). */
 #ifndef PGOLF_GPT_CUDA_H
 #define PGOLF_GPT_CUDA_H
 
