@@ -29,7 +29,13 @@
  * the bf16 GEMMs that read y (kernels/matmul.h), so no separate
  * bf16_pack_cuda pass reads y again. The copy is exact only for bf16
  * values, so such a launcher refuses y16 unless its flags round what it
- * stores (kernel_packed_ok). */
+ * stores (kernel_packed_ok).
+ *
+ * Packed inputs: a CUDA launcher that takes an input as x or x16 (exactly
+ * one: kernels/cuda_common.h's cuda_input_check) reads a bf16 GEMM's
+ * result where the GEMM left it (kernel_load, kernel_load_sum); a bf16's
+ * float is exact, so the arithmetic is the same as on the unpacked
+ * floats. */
 #ifndef PGOLF_KERNEL_FLAGS_H
 #define PGOLF_KERNEL_FLAGS_H
 

@@ -1,7 +1,8 @@
 /* The MLP activation relu(h)^2, as torch.relu(h).square().
  * Backward as PyTorch's pow backward then relu's threshold backward:
  *   dh = (h > 0) ? dy * (2 * relu(h)) : 0.
- * KERNEL_BF16: y = bf16(r * r) and dh = bf16(dy * (2 r)) (2r is exact).
+ * KERNEL_BF16: y = bf16(r * r) and dh = bf16(dy * (2 r)) (2r is exact);
+ * KERNEL_ROUND_OUT rounds the same two results (kernels/flags.h).
  *
  * Elementwise: the CUDA twin (relu_square.cu) computes every element with
  * the shared functions below, so it equals the CPU kernel bit for bit. */
