@@ -234,6 +234,19 @@ __global__ void attention_row_dots_kernel(float *D, const float *dy, const float
   D[row] = att_dot(dy + off, y + off, hd);
 }
 
+/* The same from packed dy and y (bf16s, whose floats are exact): the same
+ * fmaf in the same order. */
+__global__ void attention_row_dots16_kernel(float *D, const uint16_t *dy, const uint16_t *y, int T,
+                                            int heads, int hd, size_t rows) {
+  size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  size_t t = row % T, h = row / T % heads, b = row / T / heads;
+  size_t off = (b * T + t) * (size_t)heads * hd + h * hd;
+  float s = 0.0f;
+  for (int i = 0; i < hd; i++) s = fmaf(bf16_to_float(dy[off + i]), bf16_to_float(y[off + i]), s);
+  D[row] = s;
+}
+
 /* dq of query rows [t0, t0 + ATT_QT) of head h of sequence b:
  * dq_t = scale * sum_{j <= t} ds_tj k_j, j ascending. */
 __global__ void __launch_bounds__(ATT_THREADS)
@@ -396,6 +409,56 @@ extern "C" int attention_forward_cuda(float *y, uint16_t *y16, float *lse, const
   attention_forward_kernel<<<grid, ATT_THREADS, 0, stream>>>(
       y, y16, lse, q, k, v, T, heads, kv_heads, head_dim, attention_scale(head_dim), flags);
   return cuda_check_launch(err, "attention_forward_kernel");
+}
+
+/* Packed operands: only the tensor-core kernels read them, 4 bf16s (8
+ * bytes) at a time. */
+static int check_packed(const uint16_t *const *p, int n, int hd, int flags, pg_error *err) {
+  if (!attention_mma_supported(hd, flags))
+    return pg_fail(err, "", -1,
+                   "attention: packed operands need the tensor-core kernels (KERNEL_BF16, "
+                   "head_dim 16, 32, 48 or 64; got head_dim %d, flags %d)",
+                   hd, flags);
+  for (int i = 0; i < n; i++)
+    if ((uintptr_t)p[i] % 8)
+      return pg_fail(err, "", -1, "attention: packed operand %d at %p is not 8-byte aligned", i,
+                     (const void *)p[i]);
+  return 0;
+}
+
+extern "C" int attention_forward_packed_cuda(float *y, uint16_t *y16, float *lse,
+                                             const uint16_t *q, const uint16_t *k,
+                                             const uint16_t *v, int B, int T, int heads,
+                                             int kv_heads, int head_dim, int flags,
+                                             cudaStream_t stream, pg_error *err) {
+  const uint16_t *staged[] = {q, k, v};
+  if (check_shape(B, T, heads, kv_heads, head_dim, err) ||
+      check_packed(staged, 3, head_dim, flags, err) ||
+      cuda_packed_check(err, "attention", y16, flags & KERNEL_BF16) ||
+      cuda_output_check(err, "attention", y, y16))
+    return -1;
+  return attention_mma_forward16_cuda(y, y16, lse, q, k, v, B, T, heads, kv_heads, head_dim, flags,
+                                      stream, err);
+}
+
+extern "C" int attention_backward_packed_cuda(float *dq, float *dk, float *dv, const uint16_t *dy,
+                                              const uint16_t *y, const float *lse,
+                                              const uint16_t *q, const uint16_t *k,
+                                              const uint16_t *v, float *scratch, int B, int T,
+                                              int heads, int kv_heads, int head_dim, int flags,
+                                              cudaStream_t stream, pg_error *err) {
+  const uint16_t *staged[] = {dy, q, k, v, y};
+  flags &= ~KERNEL_ACCUMULATE; /* as attention_backward: the gradients are overwritten */
+  if (check_shape(B, T, heads, kv_heads, head_dim, err) ||
+      check_packed(staged, 5, head_dim, flags, err))
+    return -1;
+  if (B == 0 || T == 0) return 0;
+  size_t rows = (size_t)B * heads * T;
+  attention_row_dots16_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, stream>>>(
+      scratch, dy, y, T, heads, head_dim, rows);
+  if (cuda_check_launch(err, "attention_row_dots16_kernel")) return -1;
+  return attention_mma_backward16_cuda(dq, dk, dv, dy, scratch, lse, q, k, v, B, T, heads, kv_heads,
+                                       head_dim, flags, stream, err);
 }
 
 extern "C" int attention_backward_cuda(float *dq, float *dk, float *dv, const float *dy,

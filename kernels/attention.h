@@ -107,6 +107,33 @@ int attention_mma_backward_cuda(float *dq, float *dk, float *dv, const float *dy
                                 const float *lse, const float *q, const float *k, const float *v,
                                 int B, int T, int heads, int kv_heads, int head_dim, int flags,
                                 cudaStream_t stream, pg_error *err);
+/* The same kernels reading packed operands (bf16 arrays; see below). */
+int attention_mma_forward16_cuda(float *y, uint16_t *y16, float *lse, const uint16_t *q,
+                                 const uint16_t *k, const uint16_t *v, int B, int T, int heads,
+                                 int kv_heads, int head_dim, int flags, cudaStream_t stream,
+                                 pg_error *err);
+int attention_mma_backward16_cuda(float *dq, float *dk, float *dv, const uint16_t *dy,
+                                  const float *D, const float *lse, const uint16_t *q,
+                                  const uint16_t *k, const uint16_t *v, int B, int T, int heads,
+                                  int kv_heads, int head_dim, int flags, cudaStream_t stream,
+                                  pg_error *err);
+
+/* Attention with packed operands, where the tensor-core kernels apply
+ * (attention_mma_supported; else refused): q, k, v, and for the backward
+ * dy and y, as bf16 arrays, as qk_norm, the GEMMs and the forward's
+ * packed copy leave them (8-byte aligned). The kernels stage bf16s
+ * either way, and the row dots take the same floats in the same order,
+ * so the results are the float entry points' bits on the same values.
+ * The forward's y may be NULL where y16 is given. */
+int attention_forward_packed_cuda(float *y, uint16_t *y16, float *lse, const uint16_t *q,
+                                  const uint16_t *k, const uint16_t *v, int B, int T, int heads,
+                                  int kv_heads, int head_dim, int flags, cudaStream_t stream,
+                                  pg_error *err);
+int attention_backward_packed_cuda(float *dq, float *dk, float *dv, const uint16_t *dy,
+                                   const uint16_t *y, const float *lse, const uint16_t *q,
+                                   const uint16_t *k, const uint16_t *v, float *scratch, int B,
+                                   int T, int heads, int kv_heads, int head_dim, int flags,
+                                   cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

@@ -86,19 +86,29 @@ __device__ static __forceinline__ uint32_t am_word(const uint16_t *tile, int i) 
   return *(const uint32_t *)(tile + i);
 }
 
-/* Rows [r0, r0 + R) of x (row stride width floats, HD columns from col)
+/* Four consecutive operands as floats: a float4 load (16-byte aligned),
+ * or four packed bf16s (one 8-byte load) widened, exactly. */
+__device__ static __forceinline__ float4 am_load4(const float *p) { return *(const float4 *)p; }
+__device__ static __forceinline__ float4 am_load4(const uint16_t *p) {
+  const uint2 u = *(const uint2 *)p;
+  return float4{bf16_to_float((uint16_t)(u.x & 0xffffu)), bf16_to_float((uint16_t)(u.x >> 16)),
+                bf16_to_float((uint16_t)(u.y & 0xffffu)), bf16_to_float((uint16_t)(u.y >> 16))};
+}
+
+/* Rows [r0, r0 + R) of x (row stride width elements, HD columns from col)
  * into shared memory as bf16: row-major into rm (stride HD + AM_PAD) and
  * transposed into tm (tm[d][r], stride R + AM_PAD), either may be null.
- * Rows at or past n are zeros. x is read a float4 at a time (16-byte
- * aligned: the launchers check). */
-template <int HD>
-__device__ static void am_stage(uint16_t *rm, uint16_t *tm, const float *x, size_t width,
+ * Rows at or past n are zeros. x is floats (In = float) or packed bf16s
+ * (In = uint16_t, as the GEMMs and qk_norm leave them), read four at a
+ * time (aligned: the launchers check); the staged bits are the same. */
+template <int HD, typename In>
+__device__ static void am_stage(uint16_t *rm, uint16_t *tm, const In *x, size_t width,
                                 size_t col, int r0, int R, int n) {
   constexpr int H4 = HD / 4;
   for (int i = threadIdx.x; i < R * H4; i += AM_THREADS) {
     const int r = i / H4, d = i % H4 * 4;
     float4 v = float4{0.0f, 0.0f, 0.0f, 0.0f};
-    if (r0 + r < n) v = *(const float4 *)(x + (size_t)(r0 + r) * width + col + d);
+    if (r0 + r < n) v = am_load4(x + (size_t)(r0 + r) * width + col + d);
     if (rm) {
       uint32_t *w = (uint32_t *)(rm + r * (HD + AM_PAD) + d);
       w[0] = am_pack(v.x, v.y);
@@ -217,11 +227,11 @@ __device__ static __forceinline__ void am_store(float *out, size_t stride, int f
 }
 
 /* Forward of query rows [t0, t0 + 64) of head h of sequence b. */
-template <int HD>
+template <int HD, typename In>
 __global__ void __launch_bounds__(AM_THREADS)
-    attention_mma_forward_kernel(float *y, uint16_t *y16, float *lse, const float *q,
-                                 const float *k, const float *v, int T, int heads, int kv_heads,
-                                 float scale, int flags) {
+    attention_mma_forward_kernel(float *y, uint16_t *y16, float *lse, const In *q, const In *k,
+                                 const In *v, int T, int heads, int kv_heads, float scale,
+                                 int flags) {
   constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
   __shared__ __align__(16) uint16_t qs[AM_BR * SQ];
   __shared__ __align__(16) uint16_t ks[AM_BC * SQ];
@@ -230,11 +240,11 @@ __global__ void __launch_bounds__(AM_THREADS)
   const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * AM_BR;
   const int kvh = h / (heads / kv_heads), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const size_t qw = (size_t)heads * HD, kw = (size_t)kv_heads * HD;
-  const float *kb = k + (size_t)b * T * kw, *vb = v + (size_t)b * T * kw;
+  const In *kb = k + (size_t)b * T * kw, *vb = v + (size_t)b * T * kw;
   const int w0 = warp * AM_WR, first = t0 + w0;        /* the warp's first query row */
   const int wlast = am_min(first + AM_WR, T) - 1;         /* and its last */
   const int last = am_min(t0 + AM_BR, T) - 1;             /* the block's last */
-  am_stage<HD>(qs, nullptr, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  am_stage<HD, In>(qs, nullptr, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
   __syncthreads();
   uint32_t qa[KC][4];
   #pragma unroll
@@ -245,7 +255,7 @@ __global__ void __launch_bounds__(AM_THREADS)
   float m[2] = {-INFINITY, -INFINITY};
   for (int j0 = 0; j0 <= last; j0 += AM_BC) {
     __syncthreads();
-    am_stage<HD>(ks, nullptr, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    am_stage<HD, In>(ks, nullptr, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
     __syncthreads();
     if (first >= T || j0 > wlast) continue; /* the whole warp: no key it sees */
     float s[AM_NT][4];
@@ -272,8 +282,8 @@ __global__ void __launch_bounds__(AM_THREADS)
   float l = 0.0f;
   for (int j0 = 0; j0 <= last; j0 += AM_BC) {
     __syncthreads();
-    am_stage<HD>(ks, nullptr, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
-    am_stage<HD>(nullptr, vt, vb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    am_stage<HD, In>(ks, nullptr, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    am_stage<HD, In>(nullptr, vt, vb, kw, (size_t)kvh * HD, j0, AM_BC, T);
     __syncthreads();
     if (first >= T || j0 > wlast) continue;
     float s[AM_NT][4];
@@ -308,7 +318,7 @@ __global__ void __launch_bounds__(AM_THREADS)
       const size_t at = ((size_t)b * T + t) * qw + (size_t)h * HD + am_col(o, 0);
       const float r0 = kernel_round(acc[o][2 * r] / lt, flags);
       const float r1 = kernel_round(acc[o][2 * r + 1] / lt, flags);
-      y[at] = r0, y[at + 1] = r1;
+      if (y) y[at] = r0, y[at + 1] = r1;
       if (y16) y16[at] = bf16_from_float(r0), y16[at + 1] = bf16_from_float(r1);
     }
   if (lane < AM_WR && first + lane < T)
@@ -319,11 +329,11 @@ __global__ void __launch_bounds__(AM_THREADS)
 /* dq of query rows [t0, t0 + 64) of head h of sequence b:
  * dq_t = scale * sum_{j <= t} ds_tj k_j, j ascending, with
  * ds_tj = bf16(p_tj (dy_t . v_j - D_t)), p_tj = exp(q_t . k_j scale - lse_t). */
-template <int HD>
+template <int HD, typename In>
 __global__ void __launch_bounds__(AM_THREADS)
-    attention_mma_dq_kernel(float *dq, const float *dy, const float *D, const float *lse,
-                            const float *q, const float *k, const float *v, int T, int heads,
-                            int kv_heads, float scale, int flags) {
+    attention_mma_dq_kernel(float *dq, const In *dy, const float *D, const float *lse, const In *q,
+                            const In *k, const In *v, int T, int heads, int kv_heads, float scale,
+                            int flags) {
   constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
   __shared__ __align__(16) uint16_t rows[AM_BR * SQ]; /* q, then dy */
   __shared__ __align__(16) uint16_t ks[AM_BC * SQ];
@@ -332,17 +342,17 @@ __global__ void __launch_bounds__(AM_THREADS)
   const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * AM_BR;
   const int kvh = h / (heads / kv_heads), warp = threadIdx.x / 32;
   const size_t qw = (size_t)heads * HD, kw = (size_t)kv_heads * HD;
-  const float *kb = k + (size_t)b * T * kw, *vb = v + (size_t)b * T * kw;
+  const In *kb = k + (size_t)b * T * kw, *vb = v + (size_t)b * T * kw;
   const size_t row0 = ((size_t)b * heads + h) * T;
   const int w0 = warp * AM_WR, first = t0 + w0;
   const int wlast = am_min(first + AM_WR, T) - 1, last = am_min(t0 + AM_BR, T) - 1;
   uint32_t qa[KC][4], ga[KC][4];
-  am_stage<HD>(rows, nullptr, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  am_stage<HD, In>(rows, nullptr, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
   __syncthreads();
   #pragma unroll
   for (int kc = 0; kc < KC; kc++) am_load_a(qa[kc], rows, SQ, w0, kc);
   __syncthreads();
-  am_stage<HD>(rows, nullptr, dy + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  am_stage<HD, In>(rows, nullptr, dy + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
   __syncthreads();
   #pragma unroll
   for (int kc = 0; kc < KC; kc++) am_load_a(ga[kc], rows, SQ, w0, kc);
@@ -358,8 +368,8 @@ __global__ void __launch_bounds__(AM_THREADS)
   for (int o = 0; o < ON; o++) acc[o][0] = acc[o][1] = acc[o][2] = acc[o][3] = 0.0f;
   for (int j0 = 0; j0 <= last; j0 += AM_BC) {
     __syncthreads();
-    am_stage<HD>(ks, kt, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
-    am_stage<HD>(vs, nullptr, vb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    am_stage<HD, In>(ks, kt, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    am_stage<HD, In>(vs, nullptr, vb, kw, (size_t)kvh * HD, j0, AM_BC, T);
     __syncthreads();
     if (first >= T || j0 > wlast) continue;
     float s[AM_NT][4], dp[AM_NT][4];
@@ -388,11 +398,11 @@ __global__ void __launch_bounds__(AM_THREADS)
  * dk_j = scale * sum ds_tj q_t, dv_j = sum bf16(p_tj) dy_t. The warp
  * computes the transposed scores (keys as rows), whose accumulators are
  * the A operands of both sums. */
-template <int HD>
+template <int HD, typename In>
 __global__ void __launch_bounds__(AM_THREADS)
-    attention_mma_dkv_kernel(float *dk, float *dv, const float *dy, const float *D,
-                             const float *lse, const float *q, const float *k, const float *v,
-                             int T, int heads, int kv_heads, float scale, int flags) {
+    attention_mma_dkv_kernel(float *dk, float *dv, const In *dy, const float *D, const float *lse,
+                             const In *q, const In *k, const In *v, int T, int heads, int kv_heads,
+                             float scale, int flags) {
   constexpr int SQ = HD + AM_PAD, ST = AM_BC + AM_PAD, KC = HD / 16, ON = HD / 8;
   __shared__ __align__(16) uint16_t ks[AM_BR * SQ], vs[AM_BR * SQ];
   __shared__ __align__(16) uint16_t qs[AM_BC * SQ], gs[AM_BC * SQ];
@@ -404,8 +414,8 @@ __global__ void __launch_bounds__(AM_THREADS)
   const int w0 = warp * AM_WR, first = j0 + w0; /* the warp's first key */
   /* k and v stay staged: their fragments are loaded where used (held in
    * registers all along, the 64-wide kernel spilled). */
-  am_stage<HD>(ks, nullptr, k + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
-  am_stage<HD>(vs, nullptr, v + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
+  am_stage<HD, In>(ks, nullptr, k + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
+  am_stage<HD, In>(vs, nullptr, v + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
   float ak[ON][4], av[ON][4];
   #pragma unroll
   for (int o = 0; o < ON; o++)
@@ -413,11 +423,11 @@ __global__ void __launch_bounds__(AM_THREADS)
     for (int i = 0; i < 4; i++) ak[o][i] = av[o][i] = 0.0f;
   for (int h = kvh * group; h < (kvh + 1) * group; h++) {
     const size_t row0 = ((size_t)b * heads + h) * T;
-    const float *qb = q + (size_t)b * T * qw, *gb = dy + (size_t)b * T * qw;
+    const In *qb = q + (size_t)b * T * qw, *gb = dy + (size_t)b * T * qw;
     for (int t0 = j0 / AM_BC * AM_BC; t0 < T; t0 += AM_BC) {
       __syncthreads();
-      am_stage<HD>(qs, qt, qb, qw, (size_t)h * HD, t0, AM_BC, T);
-      am_stage<HD>(gs, gt, gb, qw, (size_t)h * HD, t0, AM_BC, T);
+      am_stage<HD, In>(qs, qt, qb, qw, (size_t)h * HD, t0, AM_BC, T);
+      am_stage<HD, In>(gs, gt, gb, qw, (size_t)h * HD, t0, AM_BC, T);
       if ((int)threadIdx.x < AM_BC) {
         const int t = t0 + threadIdx.x;
         ls[threadIdx.x] = t < T ? lse[row0 + t] : 0.0f;
@@ -464,29 +474,30 @@ int attention_mma_supported(int head_dim, int flags) {
          head_dim >= 16 && head_dim <= ATTENTION_MMA_HD_MAX;
 }
 
-/* One launch of each kernel's instance for head_dim HD. */
-template <int HD>
+/* One launch of each kernel's instance for head_dim HD and operand type In. */
+template <int HD, typename In>
 static void am_forward(dim3 grid, cudaStream_t stream, float *y, uint16_t *y16, float *lse,
-                       const float *q, const float *k, const float *v, int T, int heads,
-                       int kv_heads, float scale, int flags) {
-  attention_mma_forward_kernel<HD><<<grid, AM_THREADS, 0, stream>>>(y, y16, lse, q, k, v, T, heads,
-                                                                    kv_heads, scale, flags);
+                       const In *q, const In *k, const In *v, int T, int heads, int kv_heads,
+                       float scale, int flags) {
+  attention_mma_forward_kernel<HD, In><<<grid, AM_THREADS, 0, stream>>>(y, y16, lse, q, k, v, T,
+                                                                        heads, kv_heads, scale,
+                                                                        flags);
 }
 
-template <int HD>
-static void am_dq(dim3 grid, cudaStream_t stream, float *dq, const float *dy, const float *D,
-                  const float *lse, const float *q, const float *k, const float *v, int T,
-                  int heads, int kv_heads, float scale, int flags) {
-  attention_mma_dq_kernel<HD><<<grid, AM_THREADS, 0, stream>>>(dq, dy, D, lse, q, k, v, T, heads,
-                                                               kv_heads, scale, flags);
+template <int HD, typename In>
+static void am_dq(dim3 grid, cudaStream_t stream, float *dq, const In *dy, const float *D,
+                  const float *lse, const In *q, const In *k, const In *v, int T, int heads,
+                  int kv_heads, float scale, int flags) {
+  attention_mma_dq_kernel<HD, In><<<grid, AM_THREADS, 0, stream>>>(dq, dy, D, lse, q, k, v, T,
+                                                                   heads, kv_heads, scale, flags);
 }
 
-template <int HD>
-static void am_dkv(dim3 grid, cudaStream_t stream, float *dk, float *dv, const float *dy,
-                   const float *D, const float *lse, const float *q, const float *k,
-                   const float *v, int T, int heads, int kv_heads, float scale, int flags) {
-  attention_mma_dkv_kernel<HD><<<grid, AM_THREADS, 0, stream>>>(dk, dv, dy, D, lse, q, k, v, T,
-                                                                heads, kv_heads, scale, flags);
+template <int HD, typename In>
+static void am_dkv(dim3 grid, cudaStream_t stream, float *dk, float *dv, const In *dy,
+                   const float *D, const float *lse, const In *q, const In *k, const In *v, int T,
+                   int heads, int kv_heads, float scale, int flags) {
+  attention_mma_dkv_kernel<HD, In><<<grid, AM_THREADS, 0, stream>>>(dk, dv, dy, D, lse, q, k, v, T,
+                                                                    heads, kv_heads, scale, flags);
 }
 
 static int am_refuse(int hd, int flags, pg_error *err) {
@@ -497,23 +508,69 @@ static int am_refuse(int hd, int flags, pg_error *err) {
                  hd, flags);
 }
 
-extern "C" int attention_mma_forward_cuda(float *y, uint16_t *y16, float *lse, const float *q,
-                                          const float *k, const float *v, int B, int T, int heads,
-                                          int kv_heads, int head_dim, int flags,
-                                          cudaStream_t stream, pg_error *err) {
+/* The entry points' bodies, for floats and for packed operands. */
+template <typename In>
+static int am_forward_all(float *y, uint16_t *y16, float *lse, const In *q, const In *k,
+                          const In *v, int B, int T, int heads, int kv_heads, int head_dim,
+                          int flags, cudaStream_t stream, pg_error *err) {
   if (am_refuse(head_dim, flags, err)) return -1;
   if (B == 0 || T == 0) return 0;
   dim3 grid((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)heads, (unsigned)B);
   const float scale = attention_scale(head_dim);
   switch (head_dim) {
 #define AM_ARGS y, y16, lse, q, k, v, T, heads, kv_heads, scale, flags
-    case 16: am_forward<16>(grid, stream, AM_ARGS); break;
-    case 32: am_forward<32>(grid, stream, AM_ARGS); break;
-    case 48: am_forward<48>(grid, stream, AM_ARGS); break;
-    default: am_forward<64>(grid, stream, AM_ARGS); break;
+    case 16: am_forward<16, In>(grid, stream, AM_ARGS); break;
+    case 32: am_forward<32, In>(grid, stream, AM_ARGS); break;
+    case 48: am_forward<48, In>(grid, stream, AM_ARGS); break;
+    default: am_forward<64, In>(grid, stream, AM_ARGS); break;
 #undef AM_ARGS
   }
   return cuda_check_launch(err, "attention_mma_forward_kernel");
+}
+
+template <typename In>
+static int am_backward_all(float *dq, float *dk, float *dv, const In *dy, const float *D,
+                           const float *lse, const In *q, const In *k, const In *v, int B, int T,
+                           int heads, int kv_heads, int head_dim, int flags, cudaStream_t stream,
+                           pg_error *err) {
+  if (am_refuse(head_dim, flags, err)) return -1;
+  if (B == 0 || T == 0) return 0;
+  const float scale = attention_scale(head_dim);
+  dim3 gq((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)heads, (unsigned)B);
+#define AM_ARGS dq, dy, D, lse, q, k, v, T, heads, kv_heads, scale, flags
+  switch (head_dim) {
+    case 16: am_dq<16, In>(gq, stream, AM_ARGS); break;
+    case 32: am_dq<32, In>(gq, stream, AM_ARGS); break;
+    case 48: am_dq<48, In>(gq, stream, AM_ARGS); break;
+    default: am_dq<64, In>(gq, stream, AM_ARGS); break;
+  }
+#undef AM_ARGS
+  if (cuda_check_launch(err, "attention_mma_dq_kernel")) return -1;
+  dim3 gk((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)kv_heads, (unsigned)B);
+#define AM_ARGS dk, dv, dy, D, lse, q, k, v, T, heads, kv_heads, scale, flags
+  switch (head_dim) {
+    case 16: am_dkv<16, In>(gk, stream, AM_ARGS); break;
+    case 32: am_dkv<32, In>(gk, stream, AM_ARGS); break;
+    case 48: am_dkv<48, In>(gk, stream, AM_ARGS); break;
+    default: am_dkv<64, In>(gk, stream, AM_ARGS); break;
+  }
+#undef AM_ARGS
+  return cuda_check_launch(err, "attention_mma_dkv_kernel");
+}
+
+extern "C" int attention_mma_forward_cuda(float *y, uint16_t *y16, float *lse, const float *q,
+                                          const float *k, const float *v, int B, int T, int heads,
+                                          int kv_heads, int head_dim, int flags,
+                                          cudaStream_t stream, pg_error *err) {
+  return am_forward_all(y, y16, lse, q, k, v, B, T, heads, kv_heads, head_dim, flags, stream, err);
+}
+
+extern "C" int attention_mma_forward16_cuda(float *y, uint16_t *y16, float *lse,
+                                            const uint16_t *q, const uint16_t *k,
+                                            const uint16_t *v, int B, int T, int heads,
+                                            int kv_heads, int head_dim, int flags,
+                                            cudaStream_t stream, pg_error *err) {
+  return am_forward_all(y, y16, lse, q, k, v, B, T, heads, kv_heads, head_dim, flags, stream, err);
 }
 
 extern "C" int attention_mma_backward_cuda(float *dq, float *dk, float *dv, const float *dy,
@@ -521,27 +578,15 @@ extern "C" int attention_mma_backward_cuda(float *dq, float *dk, float *dv, cons
                                            const float *k, const float *v, int B, int T,
                                            int heads, int kv_heads, int head_dim, int flags,
                                            cudaStream_t stream, pg_error *err) {
-  if (am_refuse(head_dim, flags, err)) return -1;
-  if (B == 0 || T == 0) return 0;
-  const float scale = attention_scale(head_dim);
-  dim3 gq((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)heads, (unsigned)B);
-#define AM_ARGS dq, dy, D, lse, q, k, v, T, heads, kv_heads, scale, flags
-  switch (head_dim) {
-    case 16: am_dq<16>(gq, stream, AM_ARGS); break;
-    case 32: am_dq<32>(gq, stream, AM_ARGS); break;
-    case 48: am_dq<48>(gq, stream, AM_ARGS); break;
-    default: am_dq<64>(gq, stream, AM_ARGS); break;
-  }
-#undef AM_ARGS
-  if (cuda_check_launch(err, "attention_mma_dq_kernel")) return -1;
-  dim3 gk((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)kv_heads, (unsigned)B);
-#define AM_ARGS dk, dv, dy, D, lse, q, k, v, T, heads, kv_heads, scale, flags
-  switch (head_dim) {
-    case 16: am_dkv<16>(gk, stream, AM_ARGS); break;
-    case 32: am_dkv<32>(gk, stream, AM_ARGS); break;
-    case 48: am_dkv<48>(gk, stream, AM_ARGS); break;
-    default: am_dkv<64>(gk, stream, AM_ARGS); break;
-  }
-#undef AM_ARGS
-  return cuda_check_launch(err, "attention_mma_dkv_kernel");
+  return am_backward_all(dq, dk, dv, dy, D, lse, q, k, v, B, T, heads, kv_heads, head_dim, flags,
+                         stream, err);
+}
+
+extern "C" int attention_mma_backward16_cuda(float *dq, float *dk, float *dv, const uint16_t *dy,
+                                             const float *D, const float *lse, const uint16_t *q,
+                                             const uint16_t *k, const uint16_t *v, int B, int T,
+                                             int heads, int kv_heads, int head_dim, int flags,
+                                             cudaStream_t stream, pg_error *err) {
+  return am_backward_all(dq, dk, dv, dy, D, lse, q, k, v, B, T, heads, kv_heads, head_dim, flags,
+                         stream, err);
 }

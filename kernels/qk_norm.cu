@@ -19,7 +19,7 @@
 
 /* Head row i of rows: its token's table row is (i / heads) % T. */
 __global__ void __launch_bounds__(RN_THREADS)
-    qk_norm_forward_kernel(float *rope, float *fin, float *rstd, const float *x,
+    qk_norm_forward_kernel(float *rope, float *fin, uint16_t *fin16, float *rstd, const float *x,
                            const uint16_t *x16, const float *gain, const float *cos_t,
                            const float *sin_t, size_t rows, int T, int heads, int hd, int flags) {
   __shared__ float part[RN_ROWS][32];
@@ -36,16 +36,18 @@ __global__ void __launch_bounds__(RN_THREADS)
     const float n1 = kernel_round_out(kernel_load(xr, xh, j) * s, 0);
     const float n2 = kernel_round_out(kernel_load(xr, xh, j + half) * s, 0);
     const float c = cos_t[tab + j], sn = sin_t[tab + j];
+    float f1, f2;
     if (!gain) {
-      rope_rotate(&fin[off + j], &fin[off + j + half], n1, n2, c, sn, flags);
-      continue;
+      rope_rotate(&f1, &f2, n1, n2, c, sn, flags);
+    } else {
+      float y1, y2;
+      rope_rotate(&y1, &y2, n1, n2, c, sn, 0);
+      if (rope) rope[off + j] = y1, rope[off + j + half] = y2;
+      const float g = gain[i % (size_t)heads];
+      f1 = q_gain_y(y1, g, flags), f2 = q_gain_y(y2, g, flags);
     }
-    float y1, y2;
-    rope_rotate(&y1, &y2, n1, n2, c, sn, 0);
-    if (rope) rope[off + j] = y1, rope[off + j + half] = y2;
-    const float g = gain[i % (size_t)heads];
-    fin[off + j] = q_gain_y(y1, g, flags);
-    fin[off + j + half] = q_gain_y(y2, g, flags);
+    if (fin) fin[off + j] = f1, fin[off + j + half] = f2;
+    if (fin16) fin16[off + j] = bf16_from_float(f1), fin16[off + j + half] = bf16_from_float(f2);
   }
 }
 
@@ -94,16 +96,19 @@ static int check_shape(int rows, int T, int heads, int hd, pg_error *err) {
 
 static unsigned blocks(size_t head_rows) { return (unsigned)((head_rows + RN_ROWS - 1) / RN_ROWS); }
 
-extern "C" int qk_norm_forward_cuda(float *rope, float *fin, float *rstd, const float *x,
-                                    const uint16_t *x16, const float *gain, const float *cos_t,
-                                    const float *sin_t, int rows, int T, int heads, int head_dim,
-                                    int flags, cudaStream_t stream, pg_error *err) {
-  if (check_shape(rows, T, heads, head_dim, err) || cuda_input_check(err, "qk_norm", "x", x, x16))
+extern "C" int qk_norm_forward_cuda(float *rope, float *fin, uint16_t *fin16, float *rstd,
+                                    const float *x, const uint16_t *x16, const float *gain,
+                                    const float *cos_t, const float *sin_t, int rows, int T,
+                                    int heads, int head_dim, int flags, cudaStream_t stream,
+                                    pg_error *err) {
+  if (check_shape(rows, T, heads, head_dim, err) || cuda_input_check(err, "qk_norm", "x", x, x16) ||
+      cuda_packed_check(err, "qk_norm", fin16, flags & ~KERNEL_ACCUMULATE) ||
+      cuda_output_check(err, "qk_norm", fin, fin16))
     return -1;
   const size_t n = (size_t)rows * heads;
   if (n == 0) return 0;
-  qk_norm_forward_kernel<<<blocks(n), RN_THREADS, 0, stream>>>(rope, fin, rstd, x, x16, gain, cos_t,
-                                                               sin_t, n, T, heads, head_dim, flags);
+  qk_norm_forward_kernel<<<blocks(n), RN_THREADS, 0, stream>>>(
+      rope, fin, fin16, rstd, x, x16, gain, cos_t, sin_t, n, T, heads, head_dim, flags);
   return cuda_check_launch(err, "qk_norm_forward_kernel");
 }
 

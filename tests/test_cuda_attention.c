@@ -139,6 +139,32 @@ static void one_shape(const shape *s, int flags) {
       }
     }
   }
+  if (attention_mma_supported(s->hd, flags)) {
+    /* Packed operands (as qk_norm, the GEMMs and the forward's packed
+     * copy leave them): the float entry points' bits, on a GPU too, since
+     * the kernels stage the same bf16s. */
+    uint16_t *p_q = packed_device(q, nq), *p_k = packed_device(k, nk), *p_v = packed_device(v, nk);
+    uint16_t *p_dy = packed_device(dy, nq), *p_y = packed_device(y, nq);
+    for (int rep = 0; rep < 2; rep++) {
+      for (int o = 0; o < N_OUT; o++) CK(cudaMemset(dev[o], 0xff, len[o] * sizeof(float)));
+      CK(cudaMemset(d_y16, 0xff, nq * sizeof *d_y16));
+      assert_int_equal(attention_forward_packed_cuda(rep ? NULL : d_out, d_y16, d_lse_out, p_q,
+                                                     p_k, p_v, s->B, s->T, s->heads, s->kv_heads,
+                                                     s->hd, flags, 0, &err),
+                       0);
+      assert_int_equal(attention_backward_packed_cuda(d_dq, d_dk, d_dv, p_dy, p_y, d_lse, p_q, p_k,
+                                                      p_v, d_scratch, s->B, s->T, s->heads,
+                                                      s->kv_heads, s->hd, flags, 0, &err),
+                       0);
+      snprintf(what, sizeof what, "attention packed operands T=%d hd=%d rep %d", s->T, s->hd, rep);
+      if (!rep) expect_device(d_out, got[0][Y], nq, what);
+      /* y16 alone (rep 1) must hold the float entry's y */
+      to_device_again(d_out, got[0][Y], nq);
+      expect_packed(d_y16, d_out, nq, what);
+      for (int o = LSE; o < N_OUT; o++) expect_device(dev[o], got[0][o], len[o], what);
+    }
+    CK(cudaFree(p_q)), CK(cudaFree(p_k)), CK(cudaFree(p_v)), CK(cudaFree(p_dy)), CK(cudaFree(p_y));
+  }
   for (int rep = 0; rep < 2; rep++)
     for (int o = 0; o < N_OUT; o++) free(got[rep][o]);
   float *devs[] = {d_q, d_k, d_v, d_dy, d_y, d_lse, d_out, d_lse_out, d_scratch, d_dq, d_dk, d_dv};
@@ -213,10 +239,23 @@ static void test_attention_bad_shapes(void **state) {
   assert_non_null(strstr(err.msg, "operand 1 at"));
   assert_non_null(strstr(err.msg, "not 16-byte aligned"));
   /* A packed copy of fp32 results would not be the results. */
-  static uint16_t buf16[64];
+  static _Alignas(16) uint16_t buf16[64];
   assert_int_equal(
       attention_forward_cuda(buf, buf16, buf, buf, buf, buf, 1, 8, 2, 1, 16, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "attention: a packed copy needs bf16 results"));
+  /* Packed operands: only for the tensor-core kernels, 8-byte aligned. */
+  assert_int_equal(attention_forward_packed_cuda(buf, NULL, buf, buf16, buf16, buf16, 1, 8, 2, 1, 128,
+                                                 KERNEL_BF16, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "packed operands need the tensor-core kernels"));
+  assert_int_equal(attention_backward_packed_cuda(buf, buf, buf, buf16, buf16, buf, buf16, buf16,
+                                                  buf16, buf, 1, 8, 2, 1, 64, 0, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "got head_dim 64, flags 0"));
+  assert_int_equal(attention_forward_packed_cuda(buf, NULL, buf, buf16, buf16 + 1, buf16, 1, 8, 2, 1,
+                                                 64, KERNEL_BF16, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "packed operand 1 at"));
   assert_int_equal(attention_backward_cuda(buf, buf, buf, odd, buf, buf, buf, buf, buf, buf, 1, 8, 2,
                                            1, 16, 0, 0, &err),
                    -1);

@@ -54,9 +54,13 @@ static void grads_within(const gpt_layout *l, const float *got, const float *wan
   }
 }
 
-static void one_mode(gpt_precision prec) {
+/* The tiny preset (head_dim 16: in mixed precision the tensor-core
+ * attention, its operands packed), or with wide_heads one head of 128 (the
+ * CUDA-core attention, its operands floats). */
+static void one_mode(gpt_precision prec, int wide_heads) {
   gpt_config cfg;
   assert_int_equal(gpt_config_preset("tiny", &cfg), 0);
+  if (wide_heads) cfg.model_dim = 128, cfg.num_heads = 1, cfg.num_kv_heads = 1;
   gpt_layout l;
   pg_error err;
   assert_int_equal(gpt_layout_init(&l, &cfg, &err), 0);
@@ -119,13 +123,19 @@ static void one_mode(gpt_precision prec) {
 static void test_gpt_fp32(void **state) {
   (void)state;
   NEED_GPU();
-  one_mode(GPT_FP32);
+  one_mode(GPT_FP32, 0);
 }
 
 static void test_gpt_mixed(void **state) {
   (void)state;
   NEED_GPU();
-  one_mode(GPT_MIXED);
+  one_mode(GPT_MIXED, 0);
+}
+
+static void test_gpt_mixed_wide_heads(void **state) {
+  (void)state;
+  NEED_GPU();
+  one_mode(GPT_MIXED, 1);
 }
 
 /* pgolf eval's padding (trainer/eval_cuda.h): at one shape, a position's
@@ -289,6 +299,7 @@ static void no_cuda(void **state) {
 }
 #define test_gpt_fp32 no_cuda
 #define test_gpt_mixed no_cuda
+#define test_gpt_mixed_wide_heads no_cuda
 #define test_gpt_no_device no_cuda
 #define test_gpt_padding no_cuda
 #define test_gpt_split_fp32 no_cuda
@@ -306,6 +317,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_gpt_no_device),
       cmocka_unit_test(test_gpt_fp32),
       cmocka_unit_test(test_gpt_mixed),
+      cmocka_unit_test(test_gpt_mixed_wide_heads),
       cmocka_unit_test(test_gpt_padding),
       cmocka_unit_test(test_gpt_split_fp32),
       cmocka_unit_test(test_gpt_split_mixed),

@@ -67,7 +67,9 @@ static void one_shape(const shape *s) {
           CK(cudaMemset(d_fin, 0xff, n * sizeof(float)));
           CK(cudaMemset(d_rope, 0xff, n * sizeof(float)));
           CK(cudaMemset(d_rstd, 0xff, nr * sizeof(float)));
-          assert_int_equal(qk_norm_forward_cuda(q ? d_rope : NULL, d_fin, d_rstd,
+          /* F4's cast: fin's packed copy too, for the tensor-core attention */
+          uint16_t *fin16 = kernel_packed_ok(flags) ? d16 : NULL;
+          assert_int_equal(qk_norm_forward_cuda(q ? d_rope : NULL, d_fin, fin16, d_rstd,
                                                 packed ? NULL : d_x, packed ? d_x16 : NULL, d_g,
                                                 d_c, d_s, rows, T, heads, hd, flags, 0, &err),
                            0);
@@ -76,6 +78,14 @@ static void one_shape(const shape *s) {
           expect_device(d_fin, fin, n, what);
           expect_device(d_rstd, rstd, nr, what);
           if (q) expect_device(d_rope, rope, n, what);
+          if (!fin16) continue;
+          expect_packed(fin16, d_fin, n, what);
+          CK(cudaMemset(fin16, 0xff, n * sizeof *fin16)); /* and fin16 alone */
+          assert_int_equal(qk_norm_forward_cuda(NULL, NULL, fin16, d_rstd, packed ? NULL : d_x,
+                                                packed ? d_x16 : NULL, d_g, d_c, d_s, rows, T,
+                                                heads, hd, flags, 0, &err),
+                           0);
+          expect_packed(fin16, d_fin, n, "qk_norm forward fin16 alone");
         }
     }
     /* The backward from the CPU's rstd (the forward's, just compared). */
@@ -141,16 +151,23 @@ static void test_qk_norm_refusals(void **state) {
   static float f[16];
   static uint16_t b[16];
   pg_error err;
-  assert_int_equal(qk_norm_forward_cuda(NULL, f, f, f, NULL, NULL, f, f, 2, 4, 1, 7, 0, 0, &err),
+  assert_int_equal(qk_norm_forward_cuda(NULL, f, NULL, f, f, NULL, NULL, f, f, 2, 4, 1, 7, 0, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "qk_norm: bad shape"));
-  assert_int_equal(qk_norm_forward_cuda(NULL, f, f, f, NULL, NULL, f, f, 2, 4, 1,
+  assert_int_equal(qk_norm_forward_cuda(NULL, f, NULL, f, f, NULL, NULL, f, f, 2, 4, 1,
                                         QK_NORM_HD_MAX + 2, 0, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "at most 256"));
-  assert_int_equal(qk_norm_forward_cuda(NULL, f, f, f, b, NULL, f, f, 2, 4, 1, 8, 0, 0, &err), -1);
+  assert_int_equal(qk_norm_forward_cuda(NULL, f, NULL, f, f, b, NULL, f, f, 2, 4, 1, 8, 0, 0, &err), -1);
   assert_non_null(
       strstr(err.msg, "qk_norm: x must come as floats or packed, exactly one (got both)"));
+  assert_int_equal(qk_norm_forward_cuda(NULL, f, b, f, f, NULL, NULL, f, f, 2, 4, 1, 8, 0, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "qk_norm: a packed copy needs bf16 results (flags 0)"));
+  assert_int_equal(qk_norm_forward_cuda(NULL, NULL, NULL, f, f, NULL, NULL, f, f, 2, 4, 1, 8,
+                                        KERNEL_ROUND_OUT, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "qk_norm: no output"));
   assert_int_equal(qk_norm_backward_cuda(f, b, f, f, NULL, f, NULL, f, f, 2, 4, 1, 8, 0, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "qk_norm: a packed copy needs bf16 results (flags 0)"));

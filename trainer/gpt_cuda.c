@@ -38,6 +38,7 @@
  * copies in gpt_acts are not written at all. All NULL in fp32. */
 typedef struct {
   uint16_t *n1, *q, *k, *att, *ao, *n2, *hpre, *h, *mo; /* N x D, D, kvd, D, D, D, M, M, D */
+  uint16_t *qf, *kf, *v; /* the tensor-core attention's operands: N x D, kvd, kvd */
   /* The block's input, in both precisions: la->x_in where a skip
    * connection makes it, else the previous block's output (or x0) itself,
    * which stays untouched until the backward has read it: no copy. */
@@ -175,15 +176,23 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   /* q and k stay packed in mixed precision: their norms read them so. */
   TRY(mm_fwd(g, la->q_raw, p16->q, la->n1, p16->n1, bp->c_q, N, D, D, err));
   TRY(mm_fwd(g, la->k_raw, p16->k, la->n1, p16->n1, bp->c_k, N, D, d->kvd, err));
-  TRY(mm_fwd(g, la->v, NULL, la->n1, p16->n1, bp->c_v, N, D, d->kvd, err));
+  /* The tensor-core attention reads q, k and v packed, as qk_norm's F4
+   * cast and v's product leave them, and leaves its output packed alone. */
+  const int att16 = g->mixed && attention_mma_supported(d->hd, fb);
+  uint16_t *qf = att16 ? p16->qf : NULL, *kf = att16 ? p16->kf : NULL, *v16 = att16 ? p16->v : NULL;
+  TRY(mm_fwd(g, la->v, v16, la->n1, p16->n1, bp->c_v, N, D, d->kvd, err));
   const float *qr = g->mixed ? NULL : la->q_raw, *kr = g->mixed ? NULL : la->k_raw;
   const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
-  TRY(qk_norm_forward_cuda(la->q_rope, la->q_fin, la->rstd_q, qr, p16->q, bp->q_gain, rc, rs, N, T,
-                           d->H, d->hd, f4, s, err));
-  TRY(qk_norm_forward_cuda(NULL, la->k_fin, la->rstd_k, kr, p16->k, NULL, rc, rs, N, T, d->KV,
-                           d->hd, f4, s, err));
-  TRY(attention_forward_cuda(la->att, p16->att, la->lse, la->q_fin, la->k_fin, la->v, N / T, T,
-                             d->H, d->KV, d->hd, fb, s, err));
+  TRY(qk_norm_forward_cuda(la->q_rope, qf ? NULL : la->q_fin, qf, la->rstd_q, qr, p16->q,
+                           bp->q_gain, rc, rs, N, T, d->H, d->hd, f4, s, err));
+  TRY(qk_norm_forward_cuda(NULL, kf ? NULL : la->k_fin, kf, la->rstd_k, kr, p16->k, NULL, rc, rs, N,
+                           T, d->KV, d->hd, f4, s, err));
+  if (att16)
+    TRY(attention_forward_packed_cuda(NULL, p16->att, la->lse, qf, kf, v16, N / T, T, d->H, d->KV,
+                                      d->hd, fb, s, err));
+  else
+    TRY(attention_forward_cuda(la->att, p16->att, la->lse, la->q_fin, la->k_fin, la->v, N / T, T,
+                               d->H, d->KV, d->hd, fb, s, err));
   /* The projections' outputs stay packed: scale_add reads them so, both ways. */
   const float *ao = g->mixed ? NULL : la->attn_out, *mo = g->mixed ? NULL : la->mlp_out;
   TRY(mm_fwd(g, la->attn_out, p16->ao, la->att, p16->att, bp->attn_proj, N, D, D, err));
@@ -279,10 +288,20 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
                             KERNEL_ACCUMULATE, s, err));
   TRY(scale_add_backward_cuda(a->dm, ga, gr->attn_scale, a->dx, bp->attn_scale, ao, p16->ao, N, D,
                               b3, g->cd_scratch, s, err));
-  TRY(mm_bin(g, a->datt, NULL, a->dm, ga, bp->attn_proj, N, D, D, 0, err));
+  /* The tensor-core attention reads its output's gradient packed (s16b,
+   * free again), its output and operands as the forward packed them. */
+  const int att16 = g->mixed && attention_mma_supported(d->hd, fb);
+  uint16_t *datt16 = att16 ? g->s16b : NULL;
+  TRY(mm_bin(g, a->datt, datt16, a->dm, ga, bp->attn_proj, N, D, D, 0, err));
   TRY(mm_bw(g, gr->attn_proj, a->dm, ga, la->att, p16->att, N, D, D, 1, err));
-  TRY(attention_backward_cuda(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin,
-                              la->v, g->att_scratch, N / T, T, d->H, d->KV, d->hd, fb, s, err));
+  if (att16)
+    TRY(attention_backward_packed_cuda(a->dq, a->dk, a->dv, datt16, p16->att, la->lse, p16->qf,
+                                       p16->kf, p16->v, g->att_scratch, N / T, T, d->H, d->KV,
+                                       d->hd, fb, s, err));
+  else
+    TRY(attention_backward_cuda(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin,
+                                la->k_fin, la->v, g->att_scratch, N / T, T, d->H, d->KV, d->hd, fb,
+                                s, err));
   TRY(q_gain_backward_cuda(NULL, gr->q_gain, g->qg_scratch, a->dq, la->q_rope, bp->q_gain, N, d->H,
                            d->hd, 0, s, err)); /* dg alone: qk_norm applies the gain to dq */
   const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
@@ -380,7 +399,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   /* s16a holds one gradient's packed copy, or dq's, dk's and dv's side by side. */
   size_t wide_a = (size_t)d.D + 2 * (size_t)d.kvd > wide ? (size_t)d.D + 2 * (size_t)d.kvd : wide;
   size_t wide_b = 3 * (size_t)d.D > wide ? 3 * (size_t)d.D : wide; /* s16b: n1's three gradients */
-  size_t per_layer = 6 * (size_t)d.D + (size_t)d.kvd + 2 * (size_t)d.M; /* layer16's */
+  size_t per_layer = 7 * (size_t)d.D + 3 * (size_t)d.kvd + 2 * (size_t)d.M; /* layer16's */
   size_t n16 = g->mixed ? N * ((size_t)d.L * per_layer + (size_t)d.D) : 0;
   size_t n_acts = gpt_acts_carve(&g->a, l, &d, NULL);
   if (matmul_cuda_init(&g->mm, GPT_CUDA_WORKSPACE, err) ||
@@ -416,6 +435,9 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
       c->hpre = p, p += N * d.M;
       c->h = p, p += N * d.M;
       c->mo = p, p += N * d.D;
+      c->qf = p, p += N * d.D;
+      c->kf = p, p += N * d.kvd;
+      c->v = p, p += N * d.kvd;
     }
     g->xf16 = p;
   }
