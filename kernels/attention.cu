@@ -62,15 +62,8 @@ static_assert(ATT_HD_STEP % 4 == 0, "head widths are whole float4s");
 
 /* ---- kernels ---- */
 
-/* d ascending, one fmaf per term: attention.c's dot. */
-__device__ static float att_dot(const float *a, const float *b, int n) {
-  float s = 0.0f;
-  for (int i = 0; i < n; i++) s = fmaf(a[i], b[i], s);
-  return s;
-}
-
-/* The same dot of two staged rows (16-byte aligned, n a multiple of 4),
- * read a float4 at a time: the same fmaf in the same order. (Unrolled
+/* attention.c's dot (d ascending, one fmaf per term) of two staged rows
+ * (16-byte aligned, n a multiple of 4), read a float4 at a time. (Unrolled
  * twice: left to itself nvcc 13 unrolled it further and spilled in the dq
  * kernel.) */
 __device__ static float att_dot4(const float *a, const float *b, int n) {
@@ -224,26 +217,19 @@ __global__ void __launch_bounds__(ATT_THREADS)
         mrow[threadIdx.x] + det_logf_hd(lrow[threadIdx.x]);
 }
 
-/* D[b, h, t] = dot(dy_t, y_t): one thread per query row. */
-__global__ void attention_row_dots_kernel(float *D, const float *dy, const float *y, int T,
-                                          int heads, int hd, size_t rows) {
-  size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (row >= rows) return;
-  size_t t = row % T, h = row / T % heads, b = row / T / heads;
-  size_t off = (b * T + t) * (size_t)heads * hd + h * hd;
-  D[row] = att_dot(dy + off, y + off, hd);
-}
-
-/* The same from packed dy and y (bf16s, whose floats are exact): the same
- * fmaf in the same order. */
-__global__ void attention_row_dots16_kernel(float *D, const uint16_t *dy, const uint16_t *y, int T,
-                                            int heads, int hd, size_t rows) {
+/* D[b, h, t] = dot(dy_t, y_t): one thread per query row, attention.c's
+ * dot (one fmaf per term, d ascending); dy and y each floats or packed (kernel_load: a bf16's
+ * float is exact, so the same terms). */
+__global__ void attention_row_dots_kernel(float *D, const float *dy, const uint16_t *dy16,
+                                          const float *y, const uint16_t *y16, int T, int heads,
+                                          int hd, size_t rows) {
   size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= rows) return;
   size_t t = row % T, h = row / T % heads, b = row / T / heads;
   size_t off = (b * T + t) * (size_t)heads * hd + h * hd;
   float s = 0.0f;
-  for (int i = 0; i < hd; i++) s = fmaf(bf16_to_float(dy[off + i]), bf16_to_float(y[off + i]), s);
+  for (int i = 0; i < hd; i++)
+    s = fmaf(kernel_load(dy, dy16, off + i), kernel_load(y, y16, off + i), s);
   D[row] = s;
 }
 
@@ -411,6 +397,16 @@ extern "C" int attention_forward_cuda(float *y, uint16_t *y16, float *lse, const
   return cuda_check_launch(err, "attention_forward_kernel");
 }
 
+/* The backward's row dots D into scratch (B * heads * T floats). */
+static int row_dots(float *scratch, const float *dy, const uint16_t *dy16, const float *y,
+                    const uint16_t *y16, int B, int T, int heads, int hd, cudaStream_t stream,
+                    pg_error *err) {
+  size_t rows = (size_t)B * heads * T;
+  attention_row_dots_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, stream>>>(
+      scratch, dy, dy16, y, y16, T, heads, hd, rows);
+  return cuda_check_launch(err, "attention_row_dots_kernel");
+}
+
 /* Packed operands: only the tensor-core kernels read them, 4 bf16s (8
  * bytes) at a time. */
 static int check_packed(const uint16_t *const *p, int n, int hd, int flags, pg_error *err) {
@@ -453,10 +449,7 @@ extern "C" int attention_backward_packed_cuda(float *dq, float *dk, float *dv, c
       check_packed(staged, 5, head_dim, flags, err))
     return -1;
   if (B == 0 || T == 0) return 0;
-  size_t rows = (size_t)B * heads * T;
-  attention_row_dots16_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, stream>>>(
-      scratch, dy, y, T, heads, head_dim, rows);
-  if (cuda_check_launch(err, "attention_row_dots16_kernel")) return -1;
+  if (row_dots(scratch, NULL, dy, NULL, y, B, T, heads, head_dim, stream, err)) return -1;
   return attention_mma_backward16_cuda(dq, dk, dv, dy, scratch, lse, q, k, v, B, T, heads, kv_heads,
                                        head_dim, flags, stream, err);
 }
@@ -471,10 +464,7 @@ extern "C" int attention_backward_cuda(float *dq, float *dk, float *dv, const fl
   if (B == 0 || T == 0) return 0;
   flags &= ~KERNEL_ACCUMULATE; /* as attention_backward: the gradients are overwritten */
   const float scale = attention_scale(head_dim);
-  size_t rows = (size_t)B * heads * T;
-  attention_row_dots_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, stream>>>(
-      scratch, dy, y, T, heads, head_dim, rows);
-  if (cuda_check_launch(err, "attention_row_dots_kernel")) return -1;
+  if (row_dots(scratch, dy, NULL, y, NULL, B, T, heads, head_dim, stream, err)) return -1;
   if (attention_mma_supported(head_dim, flags))
     return attention_mma_backward_cuda(dq, dk, dv, dy, scratch, lse, q, k, v, B, T, heads,
                                        kv_heads, head_dim, flags, stream, err);

@@ -92,7 +92,6 @@ static int not_built(pg_error *err) {
 }
 
 int cuda_built(void) { return 0; }
-
 int cuda_device_count(int *n, pg_error *err) {
   *n = 0;
   return not_built(err);

@@ -195,6 +195,7 @@ static void test_scale_add(void **state) {
   const int shapes[][2] = {{600, 100}, {300, 512}, {37, 13}};
   kc_rng rng = {202};
   pg_error err;
+  char what[96];
   for (int k = 0; k < 3; k++) {
     int rows = shapes[k][0], d = shapes[k][1];
     size_t n = (size_t)rows * d;
@@ -215,56 +216,43 @@ static void test_scale_add(void **state) {
       to_device_again(d_x, x, n);
       to_device_again(d_y, y, n);
       to_device_again(d_g, g, n);
-      if (f < 2) {
-        scale_add_forward(want, x, s0, y, rows, d, flags);
-        TWICE {
-          assert_int_equal(
-              scale_add_forward_cuda(d_out, d_x, d_s, d_y, NULL, rows, d, flags, 0, &err), 0);
-          expect_device(d_out, want, n, "scale_add forward");
-          /* out = x, in place, as the trainer's skip connections */
-          to_device_again(d_out, x, n);
-          assert_int_equal(
-              scale_add_forward_cuda(d_out, d_out, d_s, d_y, NULL, rows, d, flags, 0, &err), 0);
-          expect_device(d_out, want, n, "scale_add forward in place");
-        }
-      }
-      memcpy(want, acc, n * sizeof *want);
-      memcpy(want_ds, ds0, d * sizeof *want_ds);
-      scale_add_backward_tree_ref(want, want_ds, g, s0, y, rows, d, flags);
-      TWICE {
-        to_device_again(d_out, acc, n);
-        to_device_again(d_ds, ds0, d);
-        assert_int_equal(scale_add_backward_cuda(d_out, p16, d_ds, d_g, d_s, d_y, NULL, rows, d,
-                                                 flags, d_cs, 0, &err),
-                         0);
-        expect_device(d_out, want, n, "scale_add backward dy");
-        if (p16) expect_packed(p16, d_out, n, "scale_add backward dy16");
-        expect_device(d_ds, want_ds, d, "scale_add backward ds (tree)");
-      }
-      /* y packed (a bf16 projection's output where its GEMM left it): the
-       * CPU's bits on the same values as floats, both ways. */
+      /* y as floats, then packed (a bf16 projection's output where its
+       * GEMM left it): the CPU's bits on the same values as floats. */
       float *yb = mode_copy(y0, n, KERNEL_BF16);
       uint16_t *y16 = packed_device(yb, n);
-      if (f < 2) {
-        scale_add_forward(want, x, s0, yb, rows, d, flags);
-        TWICE {
-          CK(cudaMemset(d_out, 0xff, n * sizeof(float)));
-          assert_int_equal(
-              scale_add_forward_cuda(d_out, d_x, d_s, NULL, y16, rows, d, flags, 0, &err), 0);
-          expect_device(d_out, want, n, "scale_add forward from packed y");
+      for (int pk = 0; pk < 2; pk++) {
+        const float *yh = pk ? yb : y, *dy_f = pk ? NULL : d_y;
+        const uint16_t *dy_h = pk ? y16 : NULL;
+        const char *how = pk ? "from packed y" : "from floats";
+        snprintf(what, sizeof what, "scale_add forward %s", how);
+        if (f < 2) {
+          scale_add_forward(want, x, s0, yh, rows, d, flags);
+          TWICE {
+            CK(cudaMemset(d_out, 0xff, n * sizeof(float)));
+            assert_int_equal(
+                scale_add_forward_cuda(d_out, d_x, d_s, dy_f, dy_h, rows, d, flags, 0, &err), 0);
+            expect_device(d_out, want, n, what);
+            /* out = x, in place, as the trainer's skip connections */
+            to_device_again(d_out, x, n);
+            assert_int_equal(
+                scale_add_forward_cuda(d_out, d_out, d_s, dy_f, dy_h, rows, d, flags, 0, &err), 0);
+            expect_device(d_out, want, n, what);
+          }
         }
-      }
-      memcpy(want, acc, n * sizeof *want);
-      memcpy(want_ds, ds0, d * sizeof *want_ds);
-      scale_add_backward_tree_ref(want, want_ds, g, s0, yb, rows, d, flags);
-      TWICE {
-        to_device_again(d_out, acc, n);
-        to_device_again(d_ds, ds0, d);
-        assert_int_equal(scale_add_backward_cuda(d_out, p16, d_ds, d_g, d_s, NULL, y16, rows, d,
-                                                 flags, d_cs, 0, &err),
-                         0);
-        expect_device(d_out, want, n, "scale_add backward from packed y: dy");
-        expect_device(d_ds, want_ds, d, "scale_add backward from packed y: ds (tree)");
+        snprintf(what, sizeof what, "scale_add backward %s: dy, dy16, ds (tree)", how);
+        memcpy(want, acc, n * sizeof *want);
+        memcpy(want_ds, ds0, d * sizeof *want_ds);
+        scale_add_backward_tree_ref(want, want_ds, g, s0, yh, rows, d, flags);
+        TWICE {
+          to_device_again(d_out, acc, n);
+          to_device_again(d_ds, ds0, d);
+          assert_int_equal(scale_add_backward_cuda(d_out, p16, d_ds, d_g, d_s, dy_f, dy_h, rows, d,
+                                                   flags, d_cs, 0, &err),
+                           0);
+          expect_device(d_out, want, n, what);
+          if (p16) expect_packed(p16, d_out, n, what);
+          expect_device(d_ds, want_ds, d, what);
+        }
       }
       cudaFree(y16);
       free(x), free(y), free(g), free(yb);

@@ -162,6 +162,9 @@ static void test_q_gain(void **state) {
   q_gain_forward(y, q, gain, R, 2, 5, 0);
   for (int i = 0; i < N; i++) assert_true(y[i] == q[i] * gain[(i % D) / 5]);
   q_gain_backward(dq, dg, g, q, gain, R, 2, 5, 0);
+  float dg_alone[2] = {0, 0}; /* dq NULL: dg alone, the same sums */
+  q_gain_backward(NULL, dg_alone, g, q, gain, R, 2, 5, 0);
+  assert_memory_equal(dg_alone, dg, sizeof dg);
   double *qd = kc_to_double(q, N), *pd = kc_to_double(gain, 2), *gd = kc_to_double(g, N);
   double fq[N], fg[2];
   ctx_t c = {3, 0, {qd, NULL, pd}, gd};

@@ -247,9 +247,10 @@ static void mix_bwd(const gpt_acts *a, float *dx, float *dx0, float *dmix, const
                                                                       mix, rows, d, 0);
 }
 
-static void q_gain_bwd(const gpt_acts *a, float *dq, float *dg, const float *dy, const float *q,
-                       const float *g, int rows, int heads, int hd) {
-  (a->tree ? q_gain_backward_tree_ref : q_gain_backward)(dq, dg, dy, q, g, rows, heads, hd, 0);
+/* q_gain's dg alone (qk_norm_backward applies the gain to dq). */
+static void q_gain_dg(const gpt_acts *a, float *dg, const float *dy, const float *q, const float *g,
+                      int rows, int heads, int hd) {
+  (a->tree ? q_gain_backward_tree_ref : q_gain_backward)(NULL, dg, dy, q, g, rows, heads, hd, 0);
 }
 
 static float ce_fwd(const gpt_acts *a, float *nll, const uint16_t *y, int N, int V, float cap,
@@ -345,7 +346,7 @@ static void block_backward(const dims *d, const gpt_block_params *bp, const gpt_
   mm_bw(a, g->attn_proj, a->dm, la->att, N, D, D, facc);
   attention_backward(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin, la->k_fin, la->v,
                      N / T, T, d->H, d->KV, d->hd, fb);
-  q_gain_bwd(a, NULL, g->q_gain, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd); /* dg alone */
+  q_gain_dg(a, g->q_gain, a->dq, la->q_rope, bp->q_gain, N, d->H, d->hd);
   const float *rc = mixed ? a->cos_m : a->cos_t, *rs = mixed ? a->sin_m : a->sin_t;
   const int b4 = fb | (a->tree ? KERNEL_TREE : 0); /* B4 */
   qk_norm_backward(a->dq, a->dq, la->q_raw, la->rstd_q, bp->q_gain, rc, rs, N, T, d->H, d->hd, b4,

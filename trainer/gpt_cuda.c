@@ -58,9 +58,12 @@ struct gpt_cuda {
   uint16_t *w16;    /* device: the parameters' bf16 copy (GPT_MIXED, F1) */
   uint16_t *ids;    /* device: x then y, B*T each (gpt_cuda_forward's copy) */
   const uint16_t *cur; /* the ids of the last forward, read by the backward */
-  uint16_t *s16a, *s16b, *s16o; /* device: packed GEMM operands and result (s16b also
-                                   keeps dh's product for relu^2's backward, then the
-                                   norms' input gradients: n1's three side by side) */
+  uint16_t *s16a; /* device (mixed): gradients packed by their producers for their
+                     products (dq's, dk's and dv's side by side) */
+  uint16_t *s16b; /* device (mixed): products kept packed for their readers: dh for
+                     relu^2, the norms' input gradients (n1's three side by side),
+                     the attention's output gradient */
+  uint16_t *s16o; /* device (mixed): a product's bf16 result before it is unpacked */
   uint16_t *acts16;             /* device (mixed): the layers' packed inputs, then xf's */
   layer16 *l16;                 /* carved from acts16 (host array, one per layer) */
   uint16_t *xf16;               /* the final norm's packed copy, for the head */
@@ -88,14 +91,19 @@ static const uint16_t *w16_of(const gpt_cuda *g, const float *w) {
 
 /* ---- the products, in the model's precision ---- */
 
-/* Mixed precision's GEMMs read bf16 operands. Most arrive packed (x16,
- * dy16: not NULL), written beside the float32 result by the kernel that
- * produced it (the norms, the attention, relu^2, the gradients of the
- * projections' outputs, the loss's; kernels/flags.h's packed copies);
- * a product given NULL packs what it reads into the scratch s16a (and
- * s16b) with bf16_pack_cuda. Packing is exact (the values are bf16
- * already), so where it happens changes no bit. In fp32 the packed
+/* Mixed precision's GEMMs read bf16 operands, and every one arrives
+ * packed (x16, dy16), written beside or instead of the float32 result by
+ * the kernel that produced it (kernels/flags.h's packed copies), or left
+ * packed by the product that made it: a caller that passes none is a bug,
+ * reported, never a silent extra pass. Packing is exact (the values are
+ * bf16 already), so where it happens changes no bit. In fp32 the packed
  * operands are ignored. */
+
+/* 0 if the mixed precision's operand p is there; else the error. */
+static int packed_there(const gpt_cuda *g, const uint16_t *p, const char *what, pg_error *err) {
+  if (!g->mixed || p) return 0;
+  return pg_fail(err, "model", -1, "internal: %s's operand is not packed", what);
+}
 
 /* dst = x's bf16 copy in mixed precision; nothing in fp32. */
 static int pack_to(gpt_cuda *g, uint16_t *dst, const float *x, size_t n, pg_error *err) {
@@ -109,10 +117,7 @@ static int pack_to(gpt_cuda *g, uint16_t *dst, const float *x, size_t n, pg_erro
 static int mm_fwd(gpt_cuda *g, float *y, uint16_t *y16, const float *x, const uint16_t *x16,
                   const float *w, int n, int in, int out, pg_error *err) {
   if (!g->mixed) return matmul_forward_cuda(g->mm, y, x, w, n, in, out, 0, g->stream, err);
-  if (!x16) {
-    TRY(bf16_pack_cuda(g->s16a, x, (size_t)n * in, g->stream, err));
-    x16 = g->s16a;
-  }
+  TRY(packed_there(g, x16, "a forward product", err));
   TRY(matmul_forward_cuda(g->mm, y16 ? y16 : g->s16o, x16, w16_of(g, w), n, in, out, KERNEL_BF16,
                           g->stream, err));
   return y16 ? 0 : bf16_unpack_cuda(y, g->s16o, (size_t)n * out, 0, g->stream, err);
@@ -126,10 +131,7 @@ static int mm_bin(gpt_cuda *g, float *dx, uint16_t *dx16, const float *dy, const
                   const float *w, int n, int in, int out, int acc, pg_error *err) {
   int f = acc ? KERNEL_ACCUMULATE : 0;
   if (!g->mixed) return matmul_backward_input_cuda(g->mm, dx, dy, w, n, in, out, f, g->stream, err);
-  if (!dy16) {
-    TRY(bf16_pack_cuda(g->s16a, dy, (size_t)n * out, g->stream, err));
-    dy16 = g->s16a;
-  }
+  TRY(packed_there(g, dy16, "an input gradient", err));
   TRY(matmul_backward_input_cuda(g->mm, dx16 ? dx16 : g->s16o, dy16, w16_of(g, w), n, in, out,
                                  KERNEL_BF16, g->stream, err));
   return dx16 ? 0 : bf16_unpack_cuda(dx, g->s16o, (size_t)n * in, f, g->stream, err);
@@ -141,14 +143,8 @@ static int mm_bin(gpt_cuda *g, float *dx, uint16_t *dx16, const float *dy, const
 static int mm_bw(gpt_cuda *g, float *dw, const float *dy, const uint16_t *dy16, const float *x,
                  const uint16_t *x16, int n, int in, int out, int acc, pg_error *err) {
   int f = acc ? KERNEL_ACCUMULATE : 0;
-  if (g->mixed && !dy16) {
-    TRY(bf16_pack_cuda(g->s16a, dy, (size_t)n * out, g->stream, err));
-    dy16 = g->s16a;
-  }
-  if (g->mixed && !x16) {
-    TRY(bf16_pack_cuda(g->s16b, x, (size_t)n * in, g->stream, err));
-    x16 = g->s16b;
-  }
+  TRY(packed_there(g, dy16, "a weight gradient", err));
+  TRY(packed_there(g, x16, "a weight gradient", err));
   if (matmul_split_chunks(n, g->a.split_rows) > 1) { /* gpt.c's mm_bw with the GPU's trees */
     int fs = (acc ? KERNEL_ACCUMULATE | KERNEL_OUT_FP32 : 0) | (g->mixed ? KERNEL_BF16 : 0);
     const void *a = g->mixed ? (const void *)dy16 : (const void *)dy;
