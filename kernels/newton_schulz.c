@@ -8,7 +8,7 @@
 
 size_t newton_schulz5_work_floats(int rows, int cols) {
   size_t r = (size_t)(rows < cols ? rows : cols), c = (size_t)(rows < cols ? cols : rows);
-  return 3 * r * c + 3 * r * r; /* X, X^T, BX; A, cA, B */
+  return 2 * r * c + 3 * r * r; /* X, BX; A, cA, B */
 }
 
 /* dst[c, r] = src[r, c]^T */
@@ -61,9 +61,8 @@ void newton_schulz5(float *out, const float *g, int rows, int cols, int steps, i
   int transposed = rows > cols;
   int r = transposed ? cols : rows, c = transposed ? rows : cols;
   size_t rc = (size_t)r * c, rr = (size_t)r * r;
-  /* The work layout is the CUDA twin's; XT holds its X^T, which the CPU
-   * reads in place instead. */
-  float *X = work, *XT = X + rc, *BX = XT + rc, *A = BX + rc, *cA = A + rr, *B = cA + rr;
+  /* The work layout of the CUDA twin's fp32 iterate. */
+  float *X = work, *BX = X + rc, *A = BX + rc, *cA = A + rr, *B = cA + rr;
 
   /* Normalise in the input's orientation (BX as scratch), then turn. */
 #pragma omp parallel for schedule(static)

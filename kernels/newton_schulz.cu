@@ -1,7 +1,15 @@
 /* Newton-Schulz on the GPU (contract in newton_schulz.h): newton_schulz5's
  * sequence, each elementwise step by the shared functions, the norm by
- * l2norm_cuda's tree, the products through cuBLASLt (bf16 operands packed
- * first under KERNEL_BF16, as the model's GEMMs). */
+ * l2norm_cuda's tree, the products through cuBLASLt.
+ *
+ * The iterate stays in the products' own type from the normalisation to
+ * the end: float32 arrays in fp32, packed bf16 under KERNEL_BF16, where
+ * every value is a bf16 (each operation's result is rounded), so the
+ * GEMMs read what the elementwise kernels wrote and write what they read,
+ * without a pack or unpack pass between them. B X reads X as it lies
+ * (matmul_backward_input's dy W), so X is never transposed in the loop;
+ * the input's turn and the result's turn back are folded into the
+ * normalisation and the final store. Six launches a step. */
 #include <string.h>
 
 #include "kernels/bf16.h"
@@ -10,111 +18,149 @@
 #include "kernels/newton_schulz.h"
 #include "kernels/optim_step.h"
 
+/* An element of the iterate's storage: a float, or a bf16's bits (the
+ * value stored is already a bf16 under KERNEL_BF16, so the store is
+ * exact). */
+__device__ __forceinline__ float ns_get(const float *p, size_t i) { return p[i]; }
+__device__ __forceinline__ float ns_get(const uint16_t *p, size_t i) { return bf16_to_float(p[i]); }
+__device__ __forceinline__ void ns_put(float *p, size_t i, float v) { p[i] = v; }
+__device__ __forceinline__ void ns_put(uint16_t *p, size_t i, float v) {
+  p[i] = bf16_from_float(v);
+}
+
+/* Index of element i of a rows x cols matrix in its transpose. */
+__device__ __forceinline__ size_t ns_turned(size_t i, int rows, int cols) {
+  return (i % (size_t)cols) * (size_t)rows + i / (size_t)cols;
+}
+
 /* ---- kernels ---- */
 
-/* x /= ns_divisor(*norm): the divisor from the norm on the device. */
+/* x[rows, cols] / ns_divisor(*norm) into the iterate X, turned to
+ * [cols, rows] when `turn`: the divisor from the norm on the device. */
+template <typename T>
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
-    ns_normalise_kernel(float *x, const float *norm, size_t n, int flags) {
+    ns_normalise_kernel(T *X, const float *x, const float *norm, int rows, int cols, int turn,
+                        int flags) {
   const float d = ns_divisor(*norm, flags);
-  size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t n = (size_t)rows * cols, stride = (size_t)gridDim.x * blockDim.x;
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    x[i] = ns_divide_elem(x[i], d, flags);
+    ns_put(X, turn ? ns_turned(i, rows, cols) : i, ns_divide_elem(x[i], d, flags));
 }
 
+/* y = round(s * x). */
+template <typename T>
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
-    ns_scale_add_kernel(float *y, const float *x, float s, const float *z, size_t n, int flags) {
+    ns_scale_kernel(T *y, const T *x, float s, size_t n, int flags) {
   size_t stride = (size_t)gridDim.x * blockDim.x;
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    y[i] = ns_scale_add_elem(x[i], s, z[i], flags);
+    ns_put(y, i, scale_round_elem(ns_get(x, i), s, flags));
 }
 
-/* dst[c, r] = src[r, c]^T, one element per thread. */
+/* y = round(round(s * x) + z); y may be x or z. */
+template <typename T>
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
-    ns_transpose_kernel(float *dst, const float *src, int r, int c) {
+    ns_scale_add_kernel(T *y, const T *x, float s, const T *z, size_t n, int flags) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    ns_put(y, i, ns_scale_add_elem(ns_get(x, i), s, ns_get(z, i), flags));
+}
+
+/* out = X [r, c] as floats, turned back to [c, r] when `turn`. */
+template <typename T>
+__global__ void __launch_bounds__(CUDA_EW_THREADS)
+    ns_store_kernel(float *out, const T *X, int r, int c, int turn) {
   size_t n = (size_t)r * c, stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    size_t row = i / c, col = i % c;
-    dst[col * r + row] = src[i];
-  }
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[turn ? ns_turned(i, r, c) : i] = ns_get(X, i);
 }
 
 /* ---- launchers ---- */
 
-typedef struct ns_ctx {
-  matmul_cuda_ctx *mm;
-  int flags;
-  uint16_t *a16, *b16, *o16; /* packed operands and product */
-  cudaStream_t s;
-} ns_ctx;
+/* The iterate's arrays in the storage type T, carved from the caller's
+ * work (newton_schulz.h): X and BX [r, c], A, cA and B [r, r]. */
+template <typename T>
+struct ns_arrays {
+  T *X, *BX, *A, *cA, *B;
+};
 
-/* y[n, out] = x[n, in] w[out, in]^T on float32 arrays; under KERNEL_BF16
- * through packed bf16 operands and a bf16 product (w may be x). */
-static int product(const ns_ctx *c, float *y, const float *x, const float *w, int n, int in,
-                   int out, pg_error *err) {
-  if (!(c->flags & KERNEL_BF16))
-    return matmul_forward_cuda(c->mm, y, x, w, n, in, out, 0, c->s, err);
-  if (bf16_pack_cuda(c->a16, x, (size_t)n * in, c->s, err)) return -1;
-  const uint16_t *w16 = c->a16;
-  if (w != x) {
-    if (bf16_pack_cuda(c->b16, w, (size_t)out * in, c->s, err)) return -1;
-    w16 = c->b16;
-  }
-  if (matmul_forward_cuda(c->mm, c->o16, c->a16, w16, n, in, out, KERNEL_BF16, c->s, err))
-    return -1;
-  return bf16_unpack_cuda(y, c->o16, (size_t)n * out, 0, c->s, err);
+template <typename T>
+static ns_arrays<T> ns_carve(void *base, size_t rc, size_t rr) {
+  T *p = (T *)base;
+  ns_arrays<T> a = {p, p + rc, p + 2 * rc, p + 2 * rc + rr, p + 2 * rc + 2 * rr};
+  return a;
 }
 
-static int scale_add(const ns_ctx *c, float *y, const float *x, float s, const float *z, size_t n,
-                     pg_error *err) {
-  ns_scale_add_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, c->s>>>(y, x, s, z, n, c->flags);
+template <typename T>
+static int ns_scale(T *y, const T *x, float s, size_t n, int flags, cudaStream_t st,
+                    pg_error *err) {
+  ns_scale_kernel<T><<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, st>>>(y, x, s, n, flags);
+  return cuda_check_launch(err, "ns_scale_kernel");
+}
+
+template <typename T>
+static int ns_scale_add(T *y, const T *x, float s, const T *z, size_t n, int flags, cudaStream_t st,
+                        pg_error *err) {
+  ns_scale_add_kernel<T><<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, st>>>(y, x, s, z, n, flags);
   return cuda_check_launch(err, "ns_scale_add_kernel");
 }
 
-static int transpose(const ns_ctx *c, float *dst, const float *src, int r, int cc, pg_error *err) {
-  ns_transpose_kernel<<<cuda_ew_blocks((size_t)r * cc), CUDA_EW_THREADS, 0, c->s>>>(dst, src, r,
-                                                                                  cc);
-  return cuda_check_launch(err, "ns_transpose_kernel");
+/* One quintic step on X [r, c], r <= c (newton_schulz.c's ns_step, the
+ * same products in the same roles):
+ *   A = X X^T            matmul_forward with W = X
+ *   B = (c A) A          A is exactly symmetric, so W = A
+ *   B = round(b A) + B
+ *   BX = B X             matmul_backward_input's dy W with dy = B, W = X
+ *   X = round(a X) + BX */
+template <typename T>
+static int ns_step(matmul_cuda_ctx *mm, const ns_arrays<T> &a, int r, int c, int flags,
+                   cudaStream_t st, pg_error *err) {
+  size_t rc = (size_t)r * c, rr = (size_t)r * r;
+  int mf = flags & KERNEL_BF16;
+  if (matmul_forward_cuda(mm, a.A, a.X, a.X, r, c, r, mf, st, err) ||
+      ns_scale(a.cA, a.A, (float)NS_C, rr, flags, st, err) ||
+      matmul_forward_cuda(mm, a.B, a.cA, a.A, r, r, r, mf, st, err) ||
+      ns_scale_add(a.B, a.A, (float)NS_B, a.B, rr, flags, st, err) ||
+      matmul_backward_input_cuda(mm, a.BX, a.B, a.X, r, c, r, mf, st, err))
+    return -1;
+  return ns_scale_add(a.X, a.X, (float)NS_A, a.BX, rc, flags, st, err);
 }
 
-/* One quintic step on X [r, c], r <= c (newton_schulz.c's ns_step). */
-static int ns_step(const ns_ctx *c, float *X, int r, int cc, float *XT, float *BX, float *A,
-                   float *cA, float *B, pg_error *err) {
-  size_t rc = (size_t)r * cc, rr = (size_t)r * r;
-  if (product(c, A, X, X, r, cc, r, err) ||
-      scale_round_cuda(cA, A, rr, (float)NS_C, c->flags, c->s, err) ||
-      product(c, B, cA, A, r, r, r, err) || scale_add(c, B, A, (float)NS_B, B, rr, err) ||
-      transpose(c, XT, X, r, cc, err) || product(c, BX, B, XT, r, r, cc, err))
-    return -1;
-  return scale_add(c, X, X, (float)NS_A, BX, rc, err);
+/* Everything after the norm: normalise x (the input, rounded where the
+ * flags say) into the iterate, iterate, store. */
+template <typename T>
+static int ns_run(matmul_cuda_ctx *mm, float *out, const float *x, int rows, int cols, int steps,
+                  int flags, void *iter, const float *norm, cudaStream_t st, pg_error *err) {
+  int turn = rows > cols;
+  int r = turn ? cols : rows, c = turn ? rows : cols;
+  size_t rc = (size_t)r * c;
+  ns_arrays<T> a = ns_carve<T>(iter, rc, (size_t)r * r);
+  unsigned blocks = cuda_ew_blocks(rc);
+  ns_normalise_kernel<T><<<blocks, CUDA_EW_THREADS, 0, st>>>(a.X, x, norm, rows, cols, turn, flags);
+  if (cuda_check_launch(err, "ns_normalise_kernel")) return -1;
+  for (int s = 0; s < steps; s++)
+    if (ns_step<T>(mm, a, r, c, flags, st, err)) return -1;
+  ns_store_kernel<T><<<blocks, CUDA_EW_THREADS, 0, st>>>(out, a.X, r, c, turn);
+  return cuda_check_launch(err, "ns_store_kernel");
 }
 
 extern "C" int newton_schulz5_cuda(matmul_cuda_ctx *mm, float *out, const float *g, int rows,
-                                   int cols, int steps, int flags, float *work, uint16_t *work16,
-                                   float *norm, double *sumsq, cudaStream_t stream, pg_error *err) {
+                                   int cols, int steps, int flags, float *work, float *norm,
+                                   double *sumsq, cudaStream_t stream, pg_error *err) {
   if (rows < 1 || cols < 1 || steps < 0)
     return pg_fail(err, "", -1, "newton_schulz: bad shape %d x %d, %d steps", rows, cols, steps);
   flags &= KERNEL_BF16;
-  int transposed = rows > cols;
-  int r = transposed ? cols : rows, cc = transposed ? rows : cols;
-  size_t rc = (size_t)r * cc, rr = (size_t)r * r;
-  float *X = work, *XT = X + rc, *BX = XT + rc, *A = BX + rc, *cA = A + rr, *B = cA + rr;
-  ns_ctx c = {mm, flags, work16, work16 + rc, work16 + 2 * rc, stream};
-  /* Normalise in the input's orientation (BX as scratch), then turn. */
-  if (scale_round_cuda(BX, g, rc, 1.0f, flags, stream, err) ||
-      l2norm_cuda(norm, sumsq, BX, rc, stream, err))
-    return -1;
-  ns_normalise_kernel<<<cuda_ew_blocks(rc), CUDA_EW_THREADS, 0, stream>>>(BX, norm, rc, flags);
-  if (cuda_check_launch(err, "ns_normalise_kernel")) return -1;
-  if (transposed) {
-    if (transpose(&c, X, BX, rows, cols, err)) return -1;
-  } else if (cudaMemcpyAsync(X, BX, rc * sizeof *X, cudaMemcpyDeviceToDevice, stream) !=
-             cudaSuccess) {
-    return pg_fail(err, "", -1, "newton_schulz: device copy failed");
+  size_t rc = (size_t)rows * cols;
+  if (!(flags & KERNEL_BF16)) {
+    /* g is read as it is (rounding is the identity); the iterate's arrays
+     * fill the work. */
+    if (l2norm_cuda(norm, sumsq, g, rc, stream, err)) return -1;
+    return ns_run<float>(mm, out, g, rows, cols, steps, flags, work, norm, stream, err);
   }
-  for (int s = 0; s < steps; s++)
-    if (ns_step(&c, X, r, cc, XT, BX, A, cA, B, err)) return -1;
-  if (transposed) return transpose(&c, out, X, r, cc, err);
-  if (cudaMemcpyAsync(out, X, rc * sizeof *out, cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
-    return pg_fail(err, "", -1, "newton_schulz: device copy failed");
-  return 0;
+  /* G rounded to bf16 in floats for the norm (the work's first rc
+   * floats), the packed iterate after it: 2 rc + 3 r^2 bf16 words, at
+   * most the work's remaining 1 rc + 3 r^2 floats. */
+  if (scale_round_cuda(work, g, rc, 1.0f, flags, stream, err) ||
+      l2norm_cuda(norm, sumsq, work, rc, stream, err))
+    return -1;
+  return ns_run<uint16_t>(mm, out, work, rows, cols, steps, flags, work + rc, norm, stream, err);
 }

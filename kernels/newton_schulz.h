@@ -76,12 +76,13 @@ PGOLF_HD float ns_scale_add_elem(float x, float s, float z, int flags) {
 #include "kernels/matmul.h"
 
 /* The CUDA twin: device arrays; work holds newton_schulz5_work_floats
- * floats, work16 3 * rows * cols bf16 words (the GEMMs' packed operands
- * under KERNEL_BF16), norm one float and sumsq one double of scratch. On
- * stream through mm's cuBLASLt plans; no allocation. */
+ * floats (the fp32 iterate; under KERNEL_BF16 the rounded input for the
+ * norm and the packed iterate, which fit in less), norm one float and
+ * sumsq one double of scratch. On stream through mm's cuBLASLt plans; no
+ * allocation. */
 int newton_schulz5_cuda(matmul_cuda_ctx *mm, float *out, const float *g, int rows, int cols,
-                        int steps, int flags, float *work, uint16_t *work16, float *norm,
-                        double *sumsq, cudaStream_t stream, pg_error *err);
+                        int steps, int flags, float *work, float *norm, double *sumsq,
+                        cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

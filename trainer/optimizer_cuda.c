@@ -24,7 +24,6 @@ struct optimizer_cuda {
   cudaStream_t stream;
   float *adam_m, *adam_v, *muon_buf; /* device state */
   float *u, *ns_work;                /* device scratch for the largest matrix */
-  uint16_t *ns_work16;
   float *norms;   /* device: one per tensor (clip), then one for Newton-Schulz */
   double *sumsq;  /* device: the same count */
   float *norms_h; /* host copy of the clip norms */
@@ -59,13 +58,15 @@ int optimizer_cuda_new(optimizer_cuda **out, const gpt_layout *l, const optim_hp
   size_t nt = (size_t)l->n_tensors + 1;
   o->norms_h = malloc(nt * sizeof *o->norms_h);
   cudaError_t rc = cudaSuccess;
-  void **bufs[] = {(void **)&o->adam_m, (void **)&o->adam_v, (void **)&o->muon_buf, (void **)&o->u,
-                   (void **)&o->ns_work, (void **)&o->ns_work16, (void **)&o->norms,
-                   (void **)&o->sumsq};
-  size_t bytes[] = {(o->host.n_adam + 1) * sizeof(float), (o->host.n_adam + 1) * sizeof(float),
-                    (o->host.n_muon + 1) * sizeof(float), (largest + 1) * sizeof(float),
-                    (work + 1) * sizeof(float),           (3 * largest + 1) * sizeof(uint16_t),
-                    nt * sizeof(float),                   nt * sizeof(double)};
+  void **bufs[] = {(void **)&o->adam_m,  (void **)&o->adam_v, (void **)&o->muon_buf, (void **)&o->u,
+                   (void **)&o->ns_work, (void **)&o->norms,  (void **)&o->sumsq};
+  size_t bytes[] = {(o->host.n_adam + 1) * sizeof(float),
+                    (o->host.n_adam + 1) * sizeof(float),
+                    (o->host.n_muon + 1) * sizeof(float),
+                    (largest + 1) * sizeof(float),
+                    (work + 1) * sizeof(float),
+                    nt * sizeof(float),
+                    nt * sizeof(double)};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs && rc == cudaSuccess; i++)
     rc = cudaMalloc(bufs[i], bytes[i]);
   /* On the optimizer's stream, which is non-blocking: a plain cudaMemset
@@ -86,8 +87,7 @@ int optimizer_cuda_new(optimizer_cuda **out, const gpt_layout *l, const optim_hp
 
 void optimizer_cuda_free(optimizer_cuda *o) {
   if (!o) return;
-  void *dev[] = {o->adam_m, o->adam_v, o->muon_buf, o->u, o->ns_work, o->ns_work16, o->norms,
-                 o->sumsq};
+  void *dev[] = {o->adam_m, o->adam_v, o->muon_buf, o->u, o->ns_work, o->norms, o->sumsq};
   for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
     if (dev[i]) cudaFree(dev[i]);
   optimizer_free(&o->host);
@@ -101,9 +101,8 @@ static int muon(optimizer_cuda *o, const gpt_tensor *t, float *p, const float *g
   size_t n = t->numel;
   const int nt = o->l->n_tensors;
   if (muon_momentum_cuda(buf, o->u, g, n, (float)momentum, o->stream, err) ||
-      newton_schulz5_cuda(o->mm, o->u, o->u, t->rows, t->cols, o->host.hp.muon_backend_steps,
-                          flags, o->ns_work, o->ns_work16, o->norms + nt, o->sumsq + nt,
-                          o->stream, err))
+      newton_schulz5_cuda(o->mm, o->u, o->u, t->rows, t->cols, o->host.hp.muon_backend_steps, flags,
+                          o->ns_work, o->norms + nt, o->sumsq + nt, o->stream, err))
     return -1;
   double ratio = (double)t->rows / (double)t->cols;
   if (ratio > 1.0 &&
