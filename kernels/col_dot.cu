@@ -6,27 +6,24 @@
  * combine:
  *   1. col_dot_lanes_kernel: thread (channel c, lane k) sums rows k,
  *      k + 256, ... of channel c in increasing r, and writes the partial
- *      to scratch[k * d + c]. A block is 32 channels (a warp reads 128
- *      contiguous bytes of a row) by 8 lanes; the grid covers every
- *      channel tile and lane group, 512 blocks at d = 512. (One block per
- *      8 channels holding all 256 lanes, as before, made 64 blocks at
- *      d = 512 on an H100's 132 SMs, each reading 32-byte pieces of rows:
- *      2.9% of a baseline step's GPU time in the last profile, about
- *      340 ms a step.)
+ *      to scratch[k * d + c] (the layout of kernels/col_dot_lanes.h, which
+ *      the backwards that fuse their own sums share). The grid covers
+ *      every channel tile and lane group, 512 blocks at d = 512. (One
+ *      block per 8 channels holding all 256 lanes, as before, made 64
+ *      blocks at d = 512 on an H100's 132 SMs, each reading 32-byte pieces
+ *      of rows: 2.9% of a baseline step's GPU time in the last profile,
+ *      about 340 ms a step.)
  *   2. col_dot_combine_kernel: per channel (16 a block), the 256 partials
  *      combine pairwise, halving, in shared memory, and the float64 sum is
  *      finished into out.
  * Which thread or block computes a lane changes no bits; the order within
  * a lane and the combining tree are the tree's. */
 #include "kernels/col_dot.h"
+#include "kernels/col_dot_lanes.h"
 #include "kernels/cuda_common.h"
 #include "kernels/reduce_tree.h"
 
 enum {
-  COL_DOT_CH = 32,                    /* channels per block */
-  COL_DOT_LANES = 8,                  /* lanes per block of the lanes kernel */
-  COL_DOT_THREADS = COL_DOT_CH * COL_DOT_LANES,
-  COL_DOT_GROUPS = TREE_LANES / COL_DOT_LANES, /* lane groups: the grid's y */
   COL_DOT_CCH = 16, /* channels per block of the combine kernel: 32 KB of partials */
 };
 
@@ -35,8 +32,7 @@ enum {
 __global__ void __launch_bounds__(COL_DOT_THREADS)
     col_dot_lanes_kernel(double *scratch, const float *a, const float *b, const uint16_t *b16,
                          int rows, int d, int flags) {
-  const int c = blockIdx.x * COL_DOT_CH + threadIdx.x % COL_DOT_CH;
-  const int k = blockIdx.y * COL_DOT_LANES + threadIdx.x / COL_DOT_CH;
+  const int c = col_dot_channel(), k = col_dot_lane();
   if (c >= d) return;
   double acc = 0.0;
   for (int r = k; r < rows; r += TREE_LANES) {
@@ -66,17 +62,23 @@ __global__ void __launch_bounds__(TREE_LANES)
 
 /* ---- launchers ---- */
 
+extern "C" int col_dot_combine_cuda(float *out, const double *scratch, int d, int flags,
+                                    cudaStream_t stream, pg_error *err) {
+  if (d < 0) return pg_fail(err, "", -1, "col_dot: bad width %d", d);
+  if (d == 0) return 0;
+  const unsigned blocks = (unsigned)((d + COL_DOT_CCH - 1) / COL_DOT_CCH);
+  col_dot_combine_kernel<<<blocks, TREE_LANES, 0, stream>>>(out, scratch, d, flags);
+  return cuda_check_launch(err, "col_dot_combine_kernel");
+}
+
 extern "C" int col_dot_cuda(float *out, const float *a, const float *b, const uint16_t *b16,
                             int rows, int d, int flags, double *scratch, cudaStream_t stream,
                             pg_error *err) {
   if (rows < 0 || d < 0) return pg_fail(err, "", -1, "col_dot: bad shape %d x %d", rows, d);
   if (cuda_input_check(err, "col_dot", "b", b, b16)) return -1;
   if (d == 0) return 0;
-  const unsigned tiles = (unsigned)((d + COL_DOT_CH - 1) / COL_DOT_CH);
-  col_dot_lanes_kernel<<<dim3(tiles, COL_DOT_GROUPS), COL_DOT_THREADS, 0, stream>>>(
-      scratch, a, b, b16, rows, d, flags);
+  col_dot_lanes_kernel<<<col_dot_grid(d), COL_DOT_THREADS, 0, stream>>>(scratch, a, b, b16, rows, d,
+                                                                        flags);
   if (cuda_check_launch(err, "col_dot_lanes_kernel")) return -1;
-  col_dot_combine_kernel<<<(unsigned)((d + COL_DOT_CCH - 1) / COL_DOT_CCH), TREE_LANES, 0, stream>>>(
-      out, scratch, d, flags);
-  return cuda_check_launch(err, "col_dot_combine_kernel");
+  return col_dot_combine_cuda(out, scratch, d, flags, stream, err);
 }

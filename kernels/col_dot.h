@@ -60,6 +60,12 @@ void col_dot_tree_ref(float *out, const float *a, const float *b, int rows, int 
 #define COL_DOT_SCRATCH(d) ((size_t)TREE_LANES * (size_t)(d))
 int col_dot_cuda(float *out, const float *a, const float *b, const uint16_t *b16, int rows, int d,
                  int flags, double *scratch, cudaStream_t stream, pg_error *err);
+/* The second half alone, for kernels that write the lanes' partials
+ * themselves (kernels/col_dot_lanes.h's layout): out[c] += the tree's
+ * combination of scratch[k * d + c] over the lanes k, finished with
+ * col_dot_finish, for c < d. */
+int col_dot_combine_cuda(float *out, const double *scratch, int d, int flags, cudaStream_t stream,
+                         pg_error *err);
 #endif
 
 #ifdef __cplusplus

@@ -1,8 +1,12 @@
 /* The block's input mix on the GPU (contract in residual_mix.h): out, dx
  * and dx0 elementwise by residual_mix.h's shared code, equal to the CPU
- * kernel bit for bit; dmix by col_dot_cuda's fixed tree, equal to the tree
- * ref. */
+ * kernel bit for bit; dmix by col_dot's fixed tree, equal to the tree
+ * ref. The backward is one pass: the kernel that sums both halves of
+ * dmix's lanes (col_dot_lanes.h's layout, the halves side by side as 2 d
+ * channels) writes dx and dx0 from the same reads, then
+ * col_dot_combine_cuda finishes all 2 d sums at once. */
 #include "kernels/col_dot.h"
+#include "kernels/col_dot_lanes.h"
 #include "kernels/cuda_common.h"
 #include "kernels/residual_mix.h"
 
@@ -18,15 +22,27 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
   }
 }
 
-/* dx may alias dout: each element is read and then written by one thread. */
-__global__ void __launch_bounds__(CUDA_EW_THREADS)
-    residual_mix_inputs_kernel(float *dx, float *dx0, const float *dout, const float *mix, size_t n,
-                               int d, int flags) {
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    size_t c = i % (size_t)d;
-    residual_mix_grads(&dx[i], &dx0[i], dout[i], mix[c], mix[d + c], flags);
+/* Thread (c, k) of col_dot_lanes.h: lane k's partials of dmix[0][c]
+ * (dout x) and dmix[1][c] (dout x0), at scratch[k * 2d + c] and
+ * [k * 2d + d + c], and dx, dx0 from the same dout, for its rows. dx may
+ * alias dout: each element is read and then written by one thread. */
+__global__ void __launch_bounds__(COL_DOT_THREADS)
+    residual_mix_backward_kernel(double *scratch, float *dx, float *dx0, const float *dout,
+                                 const float *x, const float *x0, const float *mix, int rows, int d,
+                                 int flags) {
+  const int c = col_dot_channel(), k = col_dot_lane();
+  if (c >= d) return;
+  const float m0 = mix[c], m1 = mix[d + c];
+  double a0 = 0.0, a1 = 0.0;
+  for (int r = k; r < rows; r += TREE_LANES) {
+    const size_t j = (size_t)r * d + c;
+    const float g = dout[j];
+    a0 = a0 + (double)col_dot_term(g, x[j], flags);
+    a1 = a1 + (double)col_dot_term(g, x0[j], flags);
+    residual_mix_grads(&dx[j], &dx0[j], g, m0, m1, flags);
   }
+  scratch[(size_t)k * 2 * d + c] = a0;
+  scratch[(size_t)k * 2 * d + d + c] = a1;
 }
 
 /* ---- launchers ---- */
@@ -52,12 +68,8 @@ extern "C" int residual_mix_backward_cuda(float *dx, float *dx0, float *dmix, co
                                           int rows, int d, int flags, double *scratch,
                                           cudaStream_t stream, pg_error *err) {
   if (check_shape(rows, d, err)) return -1;
-  /* The sums first: the stream orders them before dx overwrites dout. */
-  if (col_dot_cuda(dmix, dout, x, NULL, rows, d, flags, scratch, stream, err)) return -1;
-  if (col_dot_cuda(dmix + d, dout, x0, NULL, rows, d, flags, scratch, stream, err)) return -1;
-  size_t n = (size_t)rows * d;
-  if (n == 0) return 0;
-  residual_mix_inputs_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dx, dx0, dout, mix,
-                                                                                n, d, flags);
-  return cuda_check_launch(err, "residual_mix_inputs_kernel");
+  residual_mix_backward_kernel<<<col_dot_grid(d), COL_DOT_THREADS, 0, stream>>>(
+      scratch, dx, dx0, dout, x, x0, mix, rows, d, flags);
+  if (cuda_check_launch(err, "residual_mix_backward_kernel")) return -1;
+  return col_dot_combine_cuda(dmix, scratch, 2 * d, flags, stream, err);
 }

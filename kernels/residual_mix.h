@@ -60,9 +60,10 @@ void residual_mix_backward_tree_ref(float *dx, float *dx0, float *dmix, const fl
 #include "common/error.h"
 
 /* The CUDA twins: device pointers, launched on stream; no allocation. The
- * backward sums dmix before it writes dx (dx may alias dout), in scratch
- * of COL_DOT_SCRATCH(d) doubles (kernels/col_dot.h; one half of mix after
- * the other). */
+ * backward reads each dout element once, for dmix's sums and dx, dx0 both
+ * (dx may alias dout), with dmix's lane partials in scratch of
+ * COL_DOT_SCRATCH(2 * d) doubles (kernels/col_dot.h: both halves of mix
+ * at once). */
 int residual_mix_forward_cuda(float *out, const float *x, const float *x0, const float *mix,
                               int rows, int d, int flags, cudaStream_t stream, pg_error *err);
 int residual_mix_backward_cuda(float *dx, float *dx0, float *dmix, const float *dout,

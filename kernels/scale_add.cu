@@ -1,7 +1,11 @@
 /* The scaled residual add on the GPU (contract in scale_add.h): out and dy
  * elementwise by scale_add.h's shared code, equal to the CPU kernel bit for
- * bit; ds by col_dot_cuda's fixed tree, equal to the tree ref. */
+ * bit; ds by col_dot's fixed tree, equal to the tree ref. The backward is
+ * one pass over dout: the kernel that sums ds's lanes (col_dot_lanes.h's
+ * layout) writes dy from the same reads, then col_dot_combine_cuda
+ * finishes ds. */
 #include "kernels/col_dot.h"
+#include "kernels/col_dot_lanes.h"
 #include "kernels/cuda_common.h"
 #include "kernels/scale_add.h"
 
@@ -16,14 +20,26 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
     out[i] = scale_add_out(x[i], s[i % (size_t)d], kernel_load(y, y16, i), flags);
 }
 
-__global__ void __launch_bounds__(CUDA_EW_THREADS)
-    scale_add_dy_kernel(float *dy, uint16_t *dy16, const float *dout, const float *s, size_t n,
-                        int d, int flags) {
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    float v = kernel_store(&dy[i], scale_add_dy(dout[i], s[i % (size_t)d], flags), flags);
-    if (dy16) dy16[i] = bf16_from_float(v);
+/* Thread (c, k) of col_dot_lanes.h: lane k's partial of ds[c] from
+ * dout[r, c] y[r, c], and dy[r, c] from the same dout, for its rows r. dy
+ * may be NULL (packed copy alone) and may alias dout. */
+__global__ void __launch_bounds__(COL_DOT_THREADS)
+    scale_add_backward_kernel(double *scratch, float *dy, uint16_t *dy16, const float *dout,
+                              const float *s, const float *y, const uint16_t *y16, int rows, int d,
+                              int flags) {
+  const int c = col_dot_channel(), k = col_dot_lane();
+  if (c >= d) return;
+  const float sc = s[c];
+  double acc = 0.0;
+  for (int r = k; r < rows; r += TREE_LANES) {
+    const size_t j = (size_t)r * d + c;
+    const float g = dout[j];
+    acc = acc + (double)col_dot_term(g, kernel_load(y, y16, j), flags);
+    const float v = scale_add_dy(g, sc, flags);
+    const float st = dy ? kernel_store(&dy[j], v, flags) : kernel_round_out(v, flags);
+    if (dy16) dy16[j] = bf16_from_float(st);
   }
+  scratch[(size_t)k * d + c] = acc;
 }
 
 /* ---- launchers ---- */
@@ -49,13 +65,13 @@ extern "C" int scale_add_backward_cuda(float *dy, uint16_t *dy16, float *ds, con
                                        int rows, int d, int flags, double *scratch,
                                        cudaStream_t stream, pg_error *err) {
   if (check_shape(rows, d, err) || cuda_packed_check(err, "scale_add", dy16, flags) ||
+      cuda_output_check(err, "scale_add", dy, dy16) ||
       cuda_input_check(err, "scale_add", "y", y, y16))
     return -1;
-  /* ds first: the stream orders it before dy, which may overwrite dout. */
-  if (col_dot_cuda(ds, dout, y, y16, rows, d, flags, scratch, stream, err)) return -1;
-  size_t n = (size_t)rows * d;
-  if (n == 0) return 0;
-  scale_add_dy_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dy, dy16, dout, s, n, d,
-                                                                         flags);
-  return cuda_check_launch(err, "scale_add_dy_kernel");
+  if (!dy && (flags & KERNEL_ACCUMULATE))
+    return pg_fail(err, "", -1, "scale_add: an accumulated dy needs its floats");
+  scale_add_backward_kernel<<<col_dot_grid(d), COL_DOT_THREADS, 0, stream>>>(
+      scratch, dy, dy16, dout, s, y, y16, rows, d, flags);
+  if (cuda_check_launch(err, "scale_add_backward_kernel")) return -1;
+  return col_dot_combine_cuda(ds, scratch, d, flags, stream, err);
 }

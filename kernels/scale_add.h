@@ -54,10 +54,12 @@ void scale_add_backward_tree_ref(float *dy, float *ds, const float *dout, const 
 #include "common/error.h"
 
 /* The CUDA twins: device pointers, launched on stream; no allocation. The
- * backward sums ds before it writes dy (dy may alias dout), in scratch of
- * COL_DOT_SCRATCH(d) doubles (kernels/col_dot.h); dy16 (may be NULL) is
- * dy's packed copy (kernels/flags.h). y comes as floats or packed (y or
- * y16, exactly one: a bf16 projection's output read where it lies,
+ * backward reads each dout element once, for ds's sum and dy both (dy may
+ * alias dout), with ds's lane partials in scratch of COL_DOT_SCRATCH(d)
+ * doubles (kernels/col_dot.h); dy16 (may be NULL) is dy's packed copy
+ * (kernels/flags.h), and with it dy may be NULL (only the packed copy is
+ * read downstream; not with KERNEL_ACCUMULATE). y comes as floats or packed
+ * (y or y16, exactly one: a bf16 projection's output read where it lies,
  * kernels/flags.h's kernel_load). */
 int scale_add_forward_cuda(float *out, const float *x, const float *s, const float *y,
                            const uint16_t *y16, int rows, int d, int flags, cudaStream_t stream,

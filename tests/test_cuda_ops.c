@@ -252,6 +252,18 @@ static void test_scale_add(void **state) {
           expect_device(d_out, want, n, what);
           if (p16) expect_packed(p16, d_out, n, what);
           expect_device(d_ds, want_ds, d, what);
+          if (p16 && !(flags & KERNEL_ACCUMULATE)) {
+            /* dy packed alone (the trainer's mixed precision): the same
+             * bits as the packed copy above, ds again */
+            snprintf(what, sizeof what, "scale_add backward %s: dy16 alone", how);
+            CK(cudaMemset(p16, 0xff, n * sizeof *p16));
+            to_device_again(d_ds, ds0, d);
+            assert_int_equal(scale_add_backward_cuda(NULL, p16, d_ds, d_g, d_s, dy_f, dy_h, rows, d,
+                                                     flags, d_cs, 0, &err),
+                             0);
+            expect_packed(p16, d_out, n, what);
+            expect_device(d_ds, want_ds, d, what);
+          }
         }
       }
       cudaFree(y16);
@@ -282,7 +294,7 @@ static void test_residual_mix(void **state) {
     float *want_dm = malloc(2 * d * sizeof *want_dm);
     float *d_out = to_device(acc, n), *d_x = to_device(x0v, n), *d_e = to_device(e0, n);
     float *d_mix = to_device(mix, 2 * d), *d_dx0 = to_device(acc, n), *d_dm = to_device(dm0, 2 * d);
-    double *d_cs = scratch_nans(COL_DOT_SCRATCH(d));
+    double *d_cs = scratch_nans(COL_DOT_SCRATCH(2 * d)); /* both halves of mix at once */
     for (int f = 0; f < 2; f++) {
       int flags = FWD_FLAGS[f];
       float *x = mode_copy(x0v, n, flags), *e = mode_copy(e0, n, flags),
@@ -738,6 +750,13 @@ static void test_bad_shapes(void **state) {
                               KERNEL_BF16 | KERNEL_ACCUMULATE | KERNEL_OUT_FP32, NULL, 0, &err),
       -1);
   assert_non_null(strstr(err.msg, "scale_add: a packed copy"));
+  assert_int_equal(scale_add_backward_cuda(NULL, b16, NULL, NULL, NULL, f8, NULL, 2, 4,
+                                           KERNEL_BF16 | KERNEL_ACCUMULATE, NULL, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "scale_add: an accumulated dy needs its floats"));
+  assert_int_equal(
+      scale_add_backward_cuda(NULL, NULL, NULL, NULL, NULL, f8, NULL, 2, 4, 0, NULL, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "scale_add: no output"));
   assert_int_equal(softcap_cross_entropy_backward_cuda(NULL, b16, NULL, NULL, NULL, 2, 4, 30.0f,
                                                        1.0f, KERNEL_ACCUMULATE, 0, &err),
                    -1);

@@ -69,7 +69,8 @@ struct gpt_cuda {
   uint16_t *xf16;               /* the final norm's packed copy, for the head */
   float *att_scratch; /* device: attention's row dots, N*H */
   double *qg_scratch; /* device: q_gain's tree partials, H*TREE_LANES */
-  double *cd_scratch; /* device: the per-channel gradients' lane partials, COL_DOT_SCRATCH(D) */
+  double *cd_scratch; /* device: the per-channel gradients' lane partials, COL_DOT_SCRATCH(2 D)
+                         (residual_mix's two halves at once) */
   float *nll, *loss;  /* device: per-token losses, their mean */
   gpt_params p, g, w; /* bound over params, grads, and the float32 bf16 copy */
 };
@@ -264,7 +265,9 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   uint16_t *ga = g->mixed ? g->s16a : NULL;
   uint16_t *gk = ga ? ga + (size_t)N * D : NULL, *gv = gk ? gk + (size_t)N * d->kvd : NULL;
   const float *ao = g->mixed ? NULL : la->attn_out, *mo = g->mixed ? NULL : la->mlp_out;
-  TRY(scale_add_backward_cuda(a->dm, ga, gr->mlp_scale, a->dx, bp->mlp_scale, mo, p16->mo, N, D, b3,
+  /* In mixed precision dm is packed alone: its products read nothing else. */
+  float *dm = ga ? NULL : a->dm;
+  TRY(scale_add_backward_cuda(dm, ga, gr->mlp_scale, a->dx, bp->mlp_scale, mo, p16->mo, N, D, b3,
                               g->cd_scratch, s, err));
   /* dh's product stays packed in s16b for relu^2's backward (B5), which
    * packs its result into s16a once the weight gradient has read dm's. */
@@ -282,8 +285,8 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   TRY(mm_bw(g, gr->fc, a->dh, ga, la->n2, p16->n2, N, D, d->M, 1, err));
   TRY(rmsnorm_backward_cuda(a->dx, NULL, dn, dn16, 1, la->x_mid, NULL, la->rstd2, N, D,
                             KERNEL_ACCUMULATE, s, err));
-  TRY(scale_add_backward_cuda(a->dm, ga, gr->attn_scale, a->dx, bp->attn_scale, ao, p16->ao, N, D,
-                              b3, g->cd_scratch, s, err));
+  TRY(scale_add_backward_cuda(dm, ga, gr->attn_scale, a->dx, bp->attn_scale, ao, p16->ao, N, D, b3,
+                              g->cd_scratch, s, err));
   /* The tensor-core attention reads its output's gradient packed (s16b,
    * free again), its output and operands as the forward packed them. */
   const int att16 = g->mixed && attention_mma_supported(d->hd, fb);
@@ -410,7 +413,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
       dev_alloc((void **)&g->s16o, s16 * sizeof(uint16_t), err) ||
       dev_alloc((void **)&g->att_scratch, N * d.H * sizeof(float), err) ||
       dev_alloc((void **)&g->qg_scratch, (size_t)d.H * TREE_LANES * sizeof(double), err) ||
-      dev_alloc((void **)&g->cd_scratch, COL_DOT_SCRATCH(d.D) * sizeof(double), err) ||
+      dev_alloc((void **)&g->cd_scratch, COL_DOT_SCRATCH(2 * (size_t)d.D) * sizeof(double), err) ||
       dev_alloc((void **)&g->nll, N * sizeof(float), err) ||
       dev_alloc((void **)&g->loss, sizeof(float), err)) {
     gpt_cuda_free(g);
