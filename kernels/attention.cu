@@ -437,16 +437,16 @@ extern "C" int attention_forward_packed_cuda(float *y, uint16_t *y16, float *lse
                                       stream, err);
 }
 
-extern "C" int attention_backward_packed_cuda(float *dq, float *dk, float *dv, const uint16_t *dy,
-                                              const uint16_t *y, const float *lse,
-                                              const uint16_t *q, const uint16_t *k,
-                                              const uint16_t *v, float *scratch, int B, int T,
-                                              int heads, int kv_heads, int head_dim, int flags,
-                                              cudaStream_t stream, pg_error *err) {
-  const uint16_t *staged[] = {dy, q, k, v, y};
+extern "C" int attention_backward_packed_cuda(uint16_t *dq, uint16_t *dk, uint16_t *dv,
+                                              const uint16_t *dy, const uint16_t *y,
+                                              const float *lse, const uint16_t *q,
+                                              const uint16_t *k, const uint16_t *v, float *scratch,
+                                              int B, int T, int heads, int kv_heads, int head_dim,
+                                              int flags, cudaStream_t stream, pg_error *err) {
+  const uint16_t *staged[] = {dy, q, k, v, y, dq, dk, dv}; /* the results too: stored in pairs */
   flags &= ~KERNEL_ACCUMULATE; /* as attention_backward: the gradients are overwritten */
   if (check_shape(B, T, heads, kv_heads, head_dim, err) ||
-      check_packed(staged, 5, head_dim, flags, err))
+      check_packed(staged, 8, head_dim, flags, err))
     return -1;
   if (B == 0 || T == 0) return 0;
   if (row_dots(scratch, NULL, dy, NULL, y, B, T, heads, head_dim, stream, err)) return -1;

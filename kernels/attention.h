@@ -112,7 +112,7 @@ int attention_mma_forward16_cuda(float *y, uint16_t *y16, float *lse, const uint
                                  const uint16_t *k, const uint16_t *v, int B, int T, int heads,
                                  int kv_heads, int head_dim, int flags, cudaStream_t stream,
                                  pg_error *err);
-int attention_mma_backward16_cuda(float *dq, float *dk, float *dv, const uint16_t *dy,
+int attention_mma_backward16_cuda(uint16_t *dq, uint16_t *dk, uint16_t *dv, const uint16_t *dy,
                                   const float *D, const float *lse, const uint16_t *q,
                                   const uint16_t *k, const uint16_t *v, int B, int T, int heads,
                                   int kv_heads, int head_dim, int flags, cudaStream_t stream,
@@ -124,12 +124,16 @@ int attention_mma_backward16_cuda(float *dq, float *dk, float *dv, const uint16_
  * packed copy leave them (8-byte aligned). The kernels stage bf16s
  * either way, and the row dots take the same floats in the same order,
  * so the results are the float entry points' bits on the same values.
- * The forward's y may be NULL where y16 is given. */
+ * The forward's y may be NULL where y16 is given. The backward's dq, dk
+ * and dv are packed too (8-byte aligned): B4's bf16 gradients, each the
+ * float entry point's value (every one rounded to bf16 before it is
+ * stored), where their readers (qk_norm's and q_gain's backwards, the
+ * GEMMs) read them. */
 int attention_forward_packed_cuda(float *y, uint16_t *y16, float *lse, const uint16_t *q,
                                   const uint16_t *k, const uint16_t *v, int B, int T, int heads,
                                   int kv_heads, int head_dim, int flags, cudaStream_t stream,
                                   pg_error *err);
-int attention_backward_packed_cuda(float *dq, float *dk, float *dv, const uint16_t *dy,
+int attention_backward_packed_cuda(uint16_t *dq, uint16_t *dk, uint16_t *dv, const uint16_t *dy,
                                    const uint16_t *y, const float *lse, const uint16_t *q,
                                    const uint16_t *k, const uint16_t *v, float *scratch, int B,
                                    int T, int heads, int kv_heads, int head_dim, int flags,

@@ -208,11 +208,19 @@ __device__ static __forceinline__ float am_max4(const float *m) {
   return mm;
 }
 
+/* Two adjacent results (p even): two floats, or two bf16s in one word
+ * (exact: under KERNEL_BF16 every result is rounded first). */
+__device__ static __forceinline__ void am_put2(float *p, float a, float b) { p[0] = a, p[1] = b; }
+__device__ static __forceinline__ void am_put2(uint16_t *p, float a, float b) {
+  *(uint32_t *)p = am_pack(a, b);
+}
+
 /* Rows first + 0..15 of a warp's 16 x HD accumulators, each times mul and
  * rounded as the flags say, into out (row j at out + j * stride, the
- * head's first column at out); rows at or past T are not written. */
-template <int HD>
-__device__ static __forceinline__ void am_store(float *out, size_t stride, int first, int T,
+ * head's first column at out; floats, or packed where the operands came
+ * packed); rows at or past T are not written. */
+template <int HD, typename Out>
+__device__ static __forceinline__ void am_store(Out *out, size_t stride, int first, int T,
                                                 const float (*acc)[4], float mul, int flags) {
   #pragma unroll
   for (int o = 0; o < HD / 8; o++)
@@ -220,9 +228,8 @@ __device__ static __forceinline__ void am_store(float *out, size_t stride, int f
     for (int r = 0; r < 2; r++) {
       const int j = first + am_row(2 * r);
       if (j >= T) continue;
-      float *p = out + (size_t)j * stride + am_col(o, 0);
-      p[0] = kernel_round(acc[o][2 * r] * mul, flags);
-      p[1] = kernel_round(acc[o][2 * r + 1] * mul, flags);
+      am_put2(out + (size_t)j * stride + am_col(o, 0), kernel_round(acc[o][2 * r] * mul, flags),
+              kernel_round(acc[o][2 * r + 1] * mul, flags));
     }
 }
 
@@ -331,7 +338,7 @@ __global__ void __launch_bounds__(AM_THREADS)
  * ds_tj = bf16(p_tj (dy_t . v_j - D_t)), p_tj = exp(q_t . k_j scale - lse_t). */
 template <int HD, typename In>
 __global__ void __launch_bounds__(AM_THREADS)
-    attention_mma_dq_kernel(float *dq, const In *dy, const float *D, const float *lse, const In *q,
+    attention_mma_dq_kernel(In *dq, const In *dy, const float *D, const float *lse, const In *q,
                             const In *k, const In *v, int T, int heads, int kv_heads, float scale,
                             int flags) {
   constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
@@ -400,7 +407,7 @@ __global__ void __launch_bounds__(AM_THREADS)
  * the A operands of both sums. */
 template <int HD, typename In>
 __global__ void __launch_bounds__(AM_THREADS)
-    attention_mma_dkv_kernel(float *dk, float *dv, const In *dy, const float *D, const float *lse,
+    attention_mma_dkv_kernel(In *dk, In *dv, const In *dy, const float *D, const float *lse,
                              const In *q, const In *k, const In *v, int T, int heads, int kv_heads,
                              float scale, int flags) {
   constexpr int SQ = HD + AM_PAD, ST = AM_BC + AM_PAD, KC = HD / 16, ON = HD / 8;
@@ -485,7 +492,7 @@ static void am_forward(dim3 grid, cudaStream_t stream, float *y, uint16_t *y16, 
 }
 
 template <int HD, typename In>
-static void am_dq(dim3 grid, cudaStream_t stream, float *dq, const In *dy, const float *D,
+static void am_dq(dim3 grid, cudaStream_t stream, In *dq, const In *dy, const float *D,
                   const float *lse, const In *q, const In *k, const In *v, int T, int heads,
                   int kv_heads, float scale, int flags) {
   attention_mma_dq_kernel<HD, In><<<grid, AM_THREADS, 0, stream>>>(dq, dy, D, lse, q, k, v, T,
@@ -493,9 +500,9 @@ static void am_dq(dim3 grid, cudaStream_t stream, float *dq, const In *dy, const
 }
 
 template <int HD, typename In>
-static void am_dkv(dim3 grid, cudaStream_t stream, float *dk, float *dv, const In *dy,
-                   const float *D, const float *lse, const In *q, const In *k, const In *v, int T,
-                   int heads, int kv_heads, float scale, int flags) {
+static void am_dkv(dim3 grid, cudaStream_t stream, In *dk, In *dv, const In *dy, const float *D,
+                   const float *lse, const In *q, const In *k, const In *v, int T, int heads,
+                   int kv_heads, float scale, int flags) {
   attention_mma_dkv_kernel<HD, In><<<grid, AM_THREADS, 0, stream>>>(dk, dv, dy, D, lse, q, k, v, T,
                                                                     heads, kv_heads, scale, flags);
 }
@@ -529,9 +536,9 @@ static int am_forward_all(float *y, uint16_t *y16, float *lse, const In *q, cons
 }
 
 template <typename In>
-static int am_backward_all(float *dq, float *dk, float *dv, const In *dy, const float *D,
-                           const float *lse, const In *q, const In *k, const In *v, int B, int T,
-                           int heads, int kv_heads, int head_dim, int flags, cudaStream_t stream,
+static int am_backward_all(In *dq, In *dk, In *dv, const In *dy, const float *D, const float *lse,
+                           const In *q, const In *k, const In *v, int B, int T, int heads,
+                           int kv_heads, int head_dim, int flags, cudaStream_t stream,
                            pg_error *err) {
   if (am_refuse(head_dim, flags, err)) return -1;
   if (B == 0 || T == 0) return 0;
@@ -582,10 +589,11 @@ extern "C" int attention_mma_backward_cuda(float *dq, float *dk, float *dv, cons
                          stream, err);
 }
 
-extern "C" int attention_mma_backward16_cuda(float *dq, float *dk, float *dv, const uint16_t *dy,
-                                             const float *D, const float *lse, const uint16_t *q,
-                                             const uint16_t *k, const uint16_t *v, int B, int T,
-                                             int heads, int kv_heads, int head_dim, int flags,
+extern "C" int attention_mma_backward16_cuda(uint16_t *dq, uint16_t *dk, uint16_t *dv,
+                                             const uint16_t *dy, const float *D, const float *lse,
+                                             const uint16_t *q, const uint16_t *k,
+                                             const uint16_t *v, int B, int T, int heads,
+                                             int kv_heads, int head_dim, int flags,
                                              cudaStream_t stream, pg_error *err) {
   return am_backward_all(dq, dk, dv, dy, D, lse, q, k, v, B, T, heads, kv_heads, head_dim, flags,
                          stream, err);

@@ -27,11 +27,13 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
 
 /* dq may alias dy: each element is read and then written by one thread. */
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
-    q_gain_dq_kernel(float *dq, const float *dy, const float *g, size_t n, int head_dim, int w,
-                     int flags) {
+    q_gain_dq_kernel(float *dq, const float *dy, const uint16_t *dy16, const float *g, size_t n,
+                     int head_dim, int w, int flags) {
   size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    kernel_store(&dq[i], q_gain_dq(dy[i], g[(i % (size_t)w) / (size_t)head_dim], flags), flags);
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float gi = g[(i % (size_t)w) / (size_t)head_dim];
+    kernel_store(&dq[i], q_gain_dq(kernel_load(dy, dy16, i), gi, flags), flags);
+  }
 }
 
 #define QG_LANES 32                        /* lanes (threads) per block of the sums */
@@ -57,12 +59,13 @@ __device__ static __forceinline__ void qg_next(size_t *n, int *j, size_t dn, int
  * latency, not the memory's bandwidth, sets the time, and each lane loads
  * QG_BATCH terms before it adds them (in their order: no bit changes). */
 __global__ void __launch_bounds__(QG_LANES)
-    q_gain_dg_lanes_kernel(double *part, const float *dy, const float *q, int rows, int head_dim,
-                           int w, int flags) {
+    q_gain_dg_lanes_kernel(double *part, const float *dy, const uint16_t *dy16, const float *q,
+                           int rows, int head_dim, int w, int flags) {
   const int h = blockIdx.x, k = blockIdx.y * QG_LANES + threadIdx.x;
   const size_t terms = (size_t)rows * head_dim, dn = TREE_LANES / head_dim;
   const int dj = TREE_LANES % head_dim;
-  const float *dyh = dy + (size_t)h * head_dim, *qh = q + (size_t)h * head_dim;
+  const float *dyh = dy ? dy + (size_t)h * head_dim : NULL, *qh = q + (size_t)h * head_dim;
+  const uint16_t *dyp = dy16 ? dy16 + (size_t)h * head_dim : NULL;
   size_t n = (size_t)(k / head_dim), m = (size_t)k;
   int j = k % head_dim;
   double acc = 0.0;
@@ -71,7 +74,7 @@ __global__ void __launch_bounds__(QG_LANES)
     #pragma unroll
     for (int u = 0; u < QG_BATCH; u++) {
       const size_t i = n * (size_t)w + (size_t)j;
-      a[u] = dyh[i];
+      a[u] = kernel_load(dyh, dyp, i);
       b[u] = qh[i];
       qg_next(&n, &j, dn, dj, head_dim);
     }
@@ -80,7 +83,7 @@ __global__ void __launch_bounds__(QG_LANES)
   }
   for (; m < terms; m += TREE_LANES) {
     const size_t i = n * (size_t)w + (size_t)j;
-    acc = acc + (double)col_dot_term(dyh[i], qh[i], flags);
+    acc = acc + (double)col_dot_term(kernel_load(dyh, dyp, i), qh[i], flags);
     qg_next(&n, &j, dn, dj, head_dim);
   }
   part[(size_t)h * TREE_LANES + k] = acc;
@@ -120,19 +123,21 @@ extern "C" int q_gain_forward_cuda(float *y, const float *q, const float *g, int
 }
 
 extern "C" int q_gain_backward_cuda(float *dq, float *dg, double *scratch, const float *dy,
-                                    const float *q, const float *g, int rows, int heads,
-                                    int head_dim, int flags, cudaStream_t stream, pg_error *err) {
-  if (check_shape(rows, heads, head_dim, err)) return -1;
+                                    const uint16_t *dy16, const float *q, const float *g, int rows,
+                                    int heads, int head_dim, int flags, cudaStream_t stream,
+                                    pg_error *err) {
+  if (check_shape(rows, heads, head_dim, err) || cuda_input_check(err, "q_gain", "dy", dy, dy16))
+    return -1;
   int w = heads * head_dim;
   /* dg first: the stream orders it before dq, which may overwrite dy. */
   q_gain_dg_lanes_kernel<<<dim3((unsigned)heads, QG_GROUPS), QG_LANES, 0, stream>>>(
-      scratch, dy, q, rows, head_dim, w, flags);
+      scratch, dy, dy16, q, rows, head_dim, w, flags);
   if (cuda_check_launch(err, "q_gain_dg_lanes_kernel")) return -1;
   q_gain_dg_combine_kernel<<<heads, TREE_LANES, 0, stream>>>(dg, scratch, flags);
   if (cuda_check_launch(err, "q_gain_dg_combine_kernel")) return -1;
   size_t n = (size_t)rows * w;
   if (n == 0 || !dq) return 0; /* dq NULL: dg alone (kernels/qk_norm.h makes dq) */
-  q_gain_dq_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dq, dy, g, n, head_dim, w,
-                                                                      flags);
+  q_gain_dq_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(dq, dy, dy16, g, n, head_dim,
+                                                                      w, flags);
   return cuda_check_launch(err, "q_gain_dq_kernel");
 }

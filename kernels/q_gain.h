@@ -50,12 +50,14 @@ void q_gain_backward_tree_ref(float *dq, float *dg, const float *dy, const float
  * backward sums dg before it writes dq (dq may alias dy); scratch holds
  * the tree's lane partials, heads * TREE_LANES doubles. In both backwards
  * dq may be NULL: dg alone (the trainer takes dq from kernels/qk_norm.h,
- * which applies the gain on its way). */
+ * which applies the gain on its way). dy comes as floats or packed (dy or
+ * dy16, exactly one: the tensor-core attention's packed dq, kernels/
+ * flags.h's kernel_load). */
 int q_gain_forward_cuda(float *y, const float *q, const float *g, int rows, int heads, int head_dim,
                         int flags, cudaStream_t stream, pg_error *err);
-int q_gain_backward_cuda(float *dq, float *dg, double *scratch, const float *dy, const float *q,
-                         const float *g, int rows, int heads, int head_dim, int flags,
-                         cudaStream_t stream, pg_error *err);
+int q_gain_backward_cuda(float *dq, float *dg, double *scratch, const float *dy,
+                         const uint16_t *dy16, const float *q, const float *g, int rows, int heads,
+                         int head_dim, int flags, cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

@@ -51,23 +51,23 @@ __global__ void __launch_bounds__(RN_THREADS)
   }
 }
 
-/* dx may be dy: the warp reads its row of dy whole (into dn) before it
- * writes any of dx. */
+/* dx may be dy, and dx16 dy16: the warp reads its row of dy whole (into
+ * dn) before it writes any of dx. */
 __global__ void __launch_bounds__(RN_THREADS)
-    qk_norm_backward_kernel(float *dx, uint16_t *dx16, const float *dy, const float *x,
-                            const uint16_t *x16, const float *rstd, const float *gain,
-                            const float *cos_t, const float *sin_t, size_t rows, int T, int heads,
-                            int hd, int flags) {
+    qk_norm_backward_kernel(float *dx, uint16_t *dx16, const float *dy, const uint16_t *dy16,
+                            const float *x, const uint16_t *x16, const float *rstd,
+                            const float *gain, const float *cos_t, const float *sin_t, size_t rows,
+                            int T, int heads, int hd, int flags) {
   __shared__ float part[RN_ROWS][32];
   __shared__ float dn[RN_ROWS][QK_NORM_HD_MAX]; /* the norm's output gradient, by row */
   const int w = threadIdx.x / 32, t = threadIdx.x % 32, half = hd / 2;
   const size_t i = (size_t)blockIdx.x * RN_ROWS + w;
   if (i >= rows) return;
   const size_t off = i * (size_t)hd, tab = i / (size_t)heads % (size_t)T * (size_t)half;
-  const float *xr = x ? x + off : NULL;
-  const uint16_t *xh = x16 ? x16 + off : NULL;
+  const float *xr = x ? x + off : NULL, *gr = dy ? dy + off : NULL;
+  const uint16_t *xh = x16 ? x16 + off : NULL, *gh = dy16 ? dy16 + off : NULL;
   for (int j = t; j < half; j += 32) {
-    float g1 = dy[off + j], g2 = dy[off + j + half];
+    float g1 = kernel_load(gr, gh, j), g2 = kernel_load(gr, gh, j + half);
     if (gain) { /* q_gain's dq, stored with flags 0: the product */
       const float g = gain[i % (size_t)heads];
       g1 = q_gain_dq(g1, g, 0), g2 = q_gain_dq(g2, g, 0);
@@ -112,12 +112,13 @@ extern "C" int qk_norm_forward_cuda(float *rope, float *fin, uint16_t *fin16, fl
   return cuda_check_launch(err, "qk_norm_forward_kernel");
 }
 
-extern "C" int qk_norm_backward_cuda(float *dx, uint16_t *dx16, const float *dy, const float *x,
-                                     const uint16_t *x16, const float *rstd, const float *gain,
-                                     const float *cos_t, const float *sin_t, int rows, int T,
-                                     int heads, int head_dim, int flags, cudaStream_t stream,
-                                     pg_error *err) {
+extern "C" int qk_norm_backward_cuda(float *dx, uint16_t *dx16, const float *dy,
+                                     const uint16_t *dy16, const float *x, const uint16_t *x16,
+                                     const float *rstd, const float *gain, const float *cos_t,
+                                     const float *sin_t, int rows, int T, int heads, int head_dim,
+                                     int flags, cudaStream_t stream, pg_error *err) {
   if (check_shape(rows, T, heads, head_dim, err) || cuda_input_check(err, "qk_norm", "x", x, x16) ||
+      cuda_input_check(err, "qk_norm", "dy", dy, dy16) ||
       cuda_packed_check(err, "qk_norm", dx16, flags) || cuda_output_check(err, "qk_norm", dx, dx16))
     return -1;
   if (!dx && (flags & KERNEL_ACCUMULATE))
@@ -125,6 +126,6 @@ extern "C" int qk_norm_backward_cuda(float *dx, uint16_t *dx16, const float *dy,
   const size_t n = (size_t)rows * heads;
   if (n == 0) return 0;
   qk_norm_backward_kernel<<<blocks(n), RN_THREADS, 0, stream>>>(
-      dx, dx16, dy, x, x16, rstd, gain, cos_t, sin_t, n, T, heads, head_dim, flags);
+      dx, dx16, dy, dy16, x, x16, rstd, gain, cos_t, sin_t, n, T, heads, head_dim, flags);
   return cuda_check_launch(err, "qk_norm_backward_kernel");
 }

@@ -58,17 +58,18 @@ void qk_norm_backward(float *dx, const float *dy, const float *x, const float *r
 /* The CUDA twins: device pointers, one warp per head row, launched on
  * stream; no scratch, no allocation. x comes as floats or packed (x or
  * x16, exactly one: the bf16 projection's output where its GEMM left it,
- * kernels/flags.h's kernel_load). fin16 and dx16 (may be NULL): packed
- * copies of fin (with KERNEL_ROUND_OUT: F4's cast, for the tensor-core
- * attention) and dx; fin, and dx when not accumulating, may then be NULL.
- * dx may be dy. An odd head_dim, or one past QK_NORM_HD_MAX, is
- * refused. */
+ * kernels/flags.h's kernel_load), and so does dy (dy or dy16: the
+ * tensor-core attention's packed dq and dk). fin16 and dx16 (may be
+ * NULL): packed copies of fin (with KERNEL_ROUND_OUT: F4's cast, for the
+ * tensor-core attention) and dx; fin, and dx when not accumulating, may
+ * then be NULL. dx may be dy, and dx16 dy16 (in place). An odd head_dim,
+ * or one past QK_NORM_HD_MAX, is refused. */
 int qk_norm_forward_cuda(float *rope, float *fin, uint16_t *fin16, float *rstd, const float *x,
                          const uint16_t *x16, const float *gain, const float *cos_t,
                          const float *sin_t, int rows, int T, int heads, int head_dim, int flags,
                          cudaStream_t stream, pg_error *err);
-int qk_norm_backward_cuda(float *dx, uint16_t *dx16, const float *dy, const float *x,
-                          const uint16_t *x16, const float *rstd, const float *gain,
+int qk_norm_backward_cuda(float *dx, uint16_t *dx16, const float *dy, const uint16_t *dy16,
+                          const float *x, const uint16_t *x16, const float *rstd, const float *gain,
                           const float *cos_t, const float *sin_t, int rows, int T, int heads,
                           int head_dim, int flags, cudaStream_t stream, pg_error *err);
 #endif

@@ -145,14 +145,19 @@ static void one_shape(const shape *s, int flags) {
      * the kernels stage the same bf16s. */
     uint16_t *p_q = packed_device(q, nq), *p_k = packed_device(k, nk), *p_v = packed_device(v, nk);
     uint16_t *p_dy = packed_device(dy, nq), *p_y = packed_device(y, nq);
+    /* The backward's results packed as well: NaNs first, so every
+     * element must be written. */
+    uint16_t *p_dq = packed_nans(nq), *p_dk = packed_nans(nk), *p_dv = packed_nans(nk);
+    uint16_t *p_out[N_OUT] = {NULL, NULL, p_dq, p_dk, p_dv};
     for (int rep = 0; rep < 2; rep++) {
       for (int o = 0; o < N_OUT; o++) CK(cudaMemset(dev[o], 0xff, len[o] * sizeof(float)));
+      for (int o = DQ; o < N_OUT; o++) CK(cudaMemset(p_out[o], 0xff, len[o] * sizeof(uint16_t)));
       CK(cudaMemset(d_y16, 0xff, nq * sizeof *d_y16));
       assert_int_equal(attention_forward_packed_cuda(rep ? NULL : d_out, d_y16, d_lse_out, p_q,
                                                      p_k, p_v, s->B, s->T, s->heads, s->kv_heads,
                                                      s->hd, flags, 0, &err),
                        0);
-      assert_int_equal(attention_backward_packed_cuda(d_dq, d_dk, d_dv, p_dy, p_y, d_lse, p_q, p_k,
+      assert_int_equal(attention_backward_packed_cuda(p_dq, p_dk, p_dv, p_dy, p_y, d_lse, p_q, p_k,
                                                       p_v, d_scratch, s->B, s->T, s->heads,
                                                       s->kv_heads, s->hd, flags, 0, &err),
                        0);
@@ -161,9 +166,15 @@ static void one_shape(const shape *s, int flags) {
       /* y16 alone (rep 1) must hold the float entry's y */
       to_device_again(d_out, got[0][Y], nq);
       expect_packed(d_y16, d_out, nq, what);
-      for (int o = LSE; o < N_OUT; o++) expect_device(dev[o], got[0][o], len[o], what);
+      expect_device(d_lse_out, got[0][LSE], nr, what);
+      /* the packed dq, dk, dv: the float entry's bits, each a bf16 */
+      for (int o = DQ; o < N_OUT; o++) {
+        to_device_again(dev[o], got[0][o], len[o]);
+        expect_packed(p_out[o], dev[o], len[o], what);
+      }
     }
     CK(cudaFree(p_q)), CK(cudaFree(p_k)), CK(cudaFree(p_v)), CK(cudaFree(p_dy)), CK(cudaFree(p_y));
+    CK(cudaFree(p_dq)), CK(cudaFree(p_dk)), CK(cudaFree(p_dv));
   }
   for (int rep = 0; rep < 2; rep++)
     for (int o = 0; o < N_OUT; o++) free(got[rep][o]);
@@ -248,10 +259,16 @@ static void test_attention_bad_shapes(void **state) {
                                                  KERNEL_BF16, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "packed operands need the tensor-core kernels"));
-  assert_int_equal(attention_backward_packed_cuda(buf, buf, buf, buf16, buf16, buf, buf16, buf16,
-                                                  buf16, buf, 1, 8, 2, 1, 64, 0, 0, &err),
+  assert_int_equal(attention_backward_packed_cuda(buf16, buf16, buf16, buf16, buf16, buf, buf16,
+                                                  buf16, buf16, buf, 1, 8, 2, 1, 64, 0, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "got head_dim 64, flags 0"));
+  /* The packed results are stored in pairs: 8-byte aligned too. */
+  assert_int_equal(
+      attention_backward_packed_cuda(buf16, buf16, buf16 + 2, buf16, buf16, buf, buf16, buf16,
+                                     buf16, buf, 1, 8, 2, 1, 64, KERNEL_BF16, 0, &err),
+      -1);
+  assert_non_null(strstr(err.msg, "packed operand 7 at"));
   assert_int_equal(attention_forward_packed_cuda(buf, NULL, buf, buf16, buf16 + 1, buf16, 1, 8, 2, 1,
                                                  64, KERNEL_BF16, 0, &err),
                    -1);

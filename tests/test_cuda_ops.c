@@ -373,20 +373,37 @@ static void test_q_gain(void **state) {
       TWICE {
         to_device_again(d_out, acc, n);
         to_device_again(d_dg, dg0, heads);
-        assert_int_equal(
-            q_gain_backward_cuda(d_out, d_dg, d_scratch, d_g, d_q, d_gain, rows, heads, hd, flags,
-                                 0, &err),
-            0);
+        assert_int_equal(q_gain_backward_cuda(d_out, d_dg, d_scratch, d_g, NULL, d_q, d_gain, rows,
+                                              heads, hd, flags, 0, &err),
+                         0);
         expect_device(d_out, want, n, "q_gain backward dq");
         expect_device(d_dg, want_dg, heads, "q_gain backward dg (tree)");
         /* dq NULL: dg alone (the trainer's call; kernels/qk_norm.h makes dq) */
         to_device_again(d_dg, dg0, heads);
-        assert_int_equal(q_gain_backward_cuda(NULL, d_dg, d_scratch, d_g, d_q, d_gain, rows, heads,
-                                              hd, flags, 0, &err),
+        assert_int_equal(q_gain_backward_cuda(NULL, d_dg, d_scratch, d_g, NULL, d_q, d_gain, rows,
+                                              heads, hd, flags, 0, &err),
                          0);
         expect_device(d_dg, want_dg, heads, "q_gain backward dg alone (tree)");
         expect_device(d_out, want, n, "q_gain backward dg alone leaves dq");
       }
+      /* dy packed (the tensor-core attention's dq, read where it lies):
+       * the bits of the same values as floats. */
+      float *gb = mode_copy(g0, n, KERNEL_BF16);
+      uint16_t *gb16 = packed_device(gb, n);
+      memcpy(want, acc, n * sizeof *want);
+      memcpy(want_dg, dg0, heads * sizeof *want_dg);
+      q_gain_backward_tree_ref(want, want_dg, gb, q, gain, rows, heads, hd, flags);
+      TWICE {
+        to_device_again(d_out, acc, n);
+        to_device_again(d_dg, dg0, heads);
+        assert_int_equal(q_gain_backward_cuda(d_out, d_dg, d_scratch, NULL, gb16, d_q, d_gain, rows,
+                                              heads, hd, flags, 0, &err),
+                         0);
+        expect_device(d_out, want, n, "q_gain backward dq from packed dy");
+        expect_device(d_dg, want_dg, heads, "q_gain backward dg from packed dy (tree)");
+      }
+      cudaFree(gb16);
+      free(gb);
       /* dq = dy in place, as the trainer calls it. */
       if (!(flags & KERNEL_ACCUMULATE)) {
         memcpy(want, g, n * sizeof *want);
@@ -395,8 +412,8 @@ static void test_q_gain(void **state) {
         TWICE {
           to_device_again(d_out, g, n);
           to_device_again(d_dg, dg0, heads);
-          assert_int_equal(q_gain_backward_cuda(d_out, d_dg, d_scratch, d_out, d_q, d_gain, rows,
-                                                heads, hd, flags, 0, &err),
+          assert_int_equal(q_gain_backward_cuda(d_out, d_dg, d_scratch, d_out, NULL, d_q, d_gain,
+                                                rows, heads, hd, flags, 0, &err),
                            0);
           expect_device(d_out, want, n, "q_gain backward dq in place");
           expect_device(d_dg, want_dg, heads, "q_gain backward dg in place (tree)");

@@ -100,10 +100,10 @@ static void one_shape(const shape *s) {
                        scratch);
       for (int packed = 0; packed < 2; packed++) TWICE {
           to_device_again(d_dx, acc, n);
-          assert_int_equal(
-              qk_norm_backward_cuda(d_dx, p16, d_dy, packed ? NULL : d_x, packed ? d_x16 : NULL,
-                                    d_rstd, d_g, d_c, d_s, rows, T, heads, hd, flags, 0, &err),
-              0);
+          assert_int_equal(qk_norm_backward_cuda(d_dx, p16, d_dy, NULL, packed ? NULL : d_x,
+                                                 packed ? d_x16 : NULL, d_rstd, d_g, d_c, d_s, rows,
+                                                 T, heads, hd, flags, 0, &err),
+                           0);
           snprintf(what, sizeof what, "qk_norm backward %s hd=%d flags=%d x %s", q ? "q" : "k", hd,
                    flags, packed ? "packed" : "floats");
           expect_device(d_dx, want, n, what);
@@ -116,8 +116,8 @@ static void one_shape(const shape *s) {
                        want);
       TWICE {
         to_device_again(d_dx, dy, n);
-        assert_int_equal(qk_norm_backward_cuda(d_dx, p16, d_dx, NULL, d_x16, d_rstd, d_g, d_c, d_s,
-                                               rows, T, heads, hd, flags, 0, &err),
+        assert_int_equal(qk_norm_backward_cuda(d_dx, p16, d_dx, NULL, NULL, d_x16, d_rstd, d_g, d_c,
+                                               d_s, rows, T, heads, hd, flags, 0, &err),
                          0);
         snprintf(what, sizeof what, "qk_norm backward in place %s hd=%d flags=%d", q ? "q" : "k",
                  hd, flags);
@@ -125,11 +125,32 @@ static void one_shape(const shape *s) {
         if (!p16) continue;
         expect_packed(p16, d_dx, n, what);
         CK(cudaMemset(p16, 0xff, n * sizeof *p16));
-        assert_int_equal(qk_norm_backward_cuda(NULL, p16, d_dy, NULL, d_x16, d_rstd, d_g, d_c, d_s,
-                                               rows, T, heads, hd, flags, 0, &err),
+        assert_int_equal(qk_norm_backward_cuda(NULL, p16, d_dy, NULL, NULL, d_x16, d_rstd, d_g, d_c,
+                                               d_s, rows, T, heads, hd, flags, 0, &err),
                          0);
         expect_packed(p16, d_dx, n, "qk_norm backward dx16 alone");
       }
+      if (!p16) continue;
+      /* dy packed and dx16 written over it in place: the trainer's mixed
+       * precision, where the tensor-core attention leaves dq and dk
+       * packed. The bits of the same values as floats. */
+      float *dyb = malloc(n * sizeof *dyb);
+      assert_non_null(dyb);
+      for (size_t i = 0; i < n; i++) dyb[i] = bf16_round(dy[i]);
+      qk_norm_backward(want, dyb, x, rstd, g, c, sn, rows, T, heads, hd, flags | KERNEL_TREE,
+                       scratch);
+      TWICE {
+        uint16_t *pdy = packed_device(dyb, n);
+        assert_int_equal(qk_norm_backward_cuda(NULL, pdy, NULL, pdy, NULL, d_x16, d_rstd, d_g, d_c,
+                                               d_s, rows, T, heads, hd, flags, 0, &err),
+                         0);
+        snprintf(what, sizeof what, "qk_norm backward %s hd=%d from packed dy, in place",
+                 q ? "q" : "k", hd);
+        to_device_again(d_dx, want, n);
+        expect_packed(pdy, d_dx, n, what);
+        CK(cudaFree(pdy));
+      }
+      free(dyb);
     }
   }
   float *devs[] = {d_x, d_dy, d_gain, d_c, d_s, d_rope, d_fin, d_rstd, d_dx};
@@ -168,17 +189,21 @@ static void test_qk_norm_refusals(void **state) {
                                         KERNEL_ROUND_OUT, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "qk_norm: no output"));
-  assert_int_equal(qk_norm_backward_cuda(f, b, f, f, NULL, f, NULL, f, f, 2, 4, 1, 8, 0, 0, &err),
-                   -1);
+  assert_int_equal(
+      qk_norm_backward_cuda(f, b, f, NULL, f, NULL, f, NULL, f, f, 2, 4, 1, 8, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "qk_norm: a packed copy needs bf16 results (flags 0)"));
-  assert_int_equal(qk_norm_backward_cuda(NULL, NULL, f, f, NULL, f, NULL, f, f, 2, 4, 1, 8,
+  assert_int_equal(qk_norm_backward_cuda(NULL, NULL, f, NULL, f, NULL, f, NULL, f, f, 2, 4, 1, 8,
                                          KERNEL_BF16, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "qk_norm: no output"));
-  assert_int_equal(qk_norm_backward_cuda(NULL, b, f, f, NULL, f, NULL, f, f, 2, 4, 1, 8,
+  assert_int_equal(qk_norm_backward_cuda(NULL, b, f, NULL, f, NULL, f, NULL, f, f, 2, 4, 1, 8,
                                          KERNEL_BF16 | KERNEL_ACCUMULATE, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "qk_norm: accumulating needs dx"));
+  assert_int_equal(
+      qk_norm_backward_cuda(f, NULL, f, b, f, NULL, f, NULL, f, f, 2, 4, 1, 8, 0, 0, &err), -1);
+  assert_non_null(
+      strstr(err.msg, "qk_norm: dy must come as floats or packed, exactly one (got both)"));
 }
 
 #else

@@ -293,24 +293,29 @@ static int block_backward(gpt_cuda *g, const dims *d, const gpt_block_params *bp
   uint16_t *datt16 = att16 ? g->s16b : NULL;
   TRY(mm_bin(g, a->datt, datt16, a->dm, ga, bp->attn_proj, N, D, D, 0, err));
   TRY(mm_bw(g, gr->attn_proj, a->dm, ga, la->att, p16->att, N, D, D, 1, err));
+  /* The tensor-core attention leaves dq, dk and dv packed where their
+   * readers want them (B4's bf16 values): dv for its products, dq and dk
+   * for qk_norm's backwards, which then overwrite them in place. */
   if (att16)
-    TRY(attention_backward_packed_cuda(a->dq, a->dk, a->dv, datt16, p16->att, la->lse, p16->qf,
-                                       p16->kf, p16->v, g->att_scratch, N / T, T, d->H, d->KV,
-                                       d->hd, fb, s, err));
+    TRY(attention_backward_packed_cuda(ga, gk, gv, datt16, p16->att, la->lse, p16->qf, p16->kf,
+                                       p16->v, g->att_scratch, N / T, T, d->H, d->KV, d->hd, fb, s,
+                                       err));
   else
     TRY(attention_backward_cuda(a->dq, a->dk, a->dv, a->datt, la->att, la->lse, la->q_fin,
                                 la->k_fin, la->v, g->att_scratch, N / T, T, d->H, d->KV, d->hd, fb,
                                 s, err));
-  TRY(q_gain_backward_cuda(NULL, gr->q_gain, g->qg_scratch, a->dq, la->q_rope, bp->q_gain, N, d->H,
-                           d->hd, 0, s, err)); /* dg alone: qk_norm applies the gain to dq */
+  const float *dq = att16 ? NULL : a->dq, *dk = att16 ? NULL : a->dk;
+  const uint16_t *dq16 = att16 ? ga : NULL, *dk16 = att16 ? gk : NULL;
+  TRY(q_gain_backward_cuda(NULL, gr->q_gain, g->qg_scratch, dq, dq16, la->q_rope, bp->q_gain, N,
+                           d->H, d->hd, 0, s, err)); /* dg alone: qk_norm applies the gain to dq */
   const float *rc = g->mixed ? a->cos_m : a->cos_t, *rs = g->mixed ? a->sin_m : a->sin_t;
   const float *qr = g->mixed ? NULL : la->q_raw, *kr = g->mixed ? NULL : la->k_raw;
   /* B4; in mixed precision dq and dk only packed (their products read nothing else) */
-  TRY(qk_norm_backward_cuda(ga ? NULL : a->dq, ga, a->dq, qr, p16->q, la->rstd_q, bp->q_gain, rc,
+  TRY(qk_norm_backward_cuda(ga ? NULL : a->dq, ga, dq, dq16, qr, p16->q, la->rstd_q, bp->q_gain, rc,
                             rs, N, T, d->H, d->hd, fb, s, err));
-  TRY(qk_norm_backward_cuda(gk ? NULL : a->dk, gk, a->dk, kr, p16->k, la->rstd_k, NULL, rc, rs, N,
-                            T, d->KV, d->hd, fb, s, err));
-  TRY(pack_to(g, gv, a->dv, (size_t)N * d->kvd, err));
+  TRY(qk_norm_backward_cuda(gk ? NULL : a->dk, gk, dk, dk16, kr, p16->k, la->rstd_k, NULL, rc, rs,
+                            N, T, d->KV, d->hd, fb, s, err));
+  if (!att16) TRY(pack_to(g, gv, a->dv, (size_t)N * d->kvd, err));
   /* dn sums q, then k, then v (B2); the weight gradients are separate
    * tensors, each reading n1's copy from the forward. */
   const size_t ND = (size_t)N * D;
