@@ -261,7 +261,7 @@ for tool in $tools; do
     continue
   fi
   found= ran=
-  for t in test_cuda_kernels test_cuda_ops test_cuda_qk_norm test_cuda_attention test_cuda_ordered_sum test_cuda_matmul_split; do
+  for t in test_cuda_kernels test_cuda_ops test_cuda_qk_norm test_cuda_residual_norm test_cuda_attention test_cuda_ordered_sum test_cuda_matmul_split; do
     [ -x "build/release/tests/$t" ] || continue
     log="$out/sanitizer-$tool-$t.txt"
     timeout "${SANITIZER_TIMEOUT:-40}" "$san" --tool "$tool" --target-processes all --error-exitcode 99 \

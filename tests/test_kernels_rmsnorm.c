@@ -4,7 +4,10 @@
 
 #include <float.h>
 
+#include "kernels/residual_mix.h"
+#include "kernels/residual_norm.h"
 #include "kernels/rmsnorm.h"
+#include "kernels/scale_add.h"
 #include "tests/kernel_check.h"
 
 enum { ROWS = 5, D = 12 };
@@ -78,10 +81,45 @@ static void test_bf16_rounding_points(void **state) {
   }
 }
 
+/* residual_norm_forward (kernels/residual_norm.h) is scale_add_forward,
+ * residual_mix_forward and the norm in turn, bit for bit, in each of its
+ * forms, bf16 and float32, in index order and by the tree; the tree
+ * changes some row's bits, or its path was not taken. */
+static void test_residual_norm_is_the_sequence(void **state) {
+  (void)state;
+  enum { R = 21, D = 300, NN = R * D };
+  static float x[NN], x0[NN], y[NN], s[D], mix[2 * D], u[NN], v[NN], n[NN], rstd[R];
+  static float wu[NN], wv[NN], wn[NN], wr[R], tn[NN];
+  kc_rng rng = {71};
+  kc_fill(&rng, x, NN, 3.0), kc_fill(&rng, x0, NN, 1.0), kc_fill(&rng, y, NN, 1.0);
+  kc_fill(&rng, s, D, 1.0), kc_fill(&rng, mix, 2 * D, 1.0);
+  int tree_differs = 0;
+  for (int form = 0; form < 4; form++)
+    for (int bf = 0; bf < 2; bf++)
+      for (int tree = 0; tree < 2; tree++) {
+        const int add = form & 1, mx = form >> 1, f = bf ? KERNEL_BF16 : 0;
+        residual_norm_io io = {.x = x, .y = y, .u = u, .x0 = x0, .v = v, .n = n, .rstd = rstd};
+        io.s = add ? s : NULL, io.mix = mx ? mix : NULL;
+        residual_norm_forward(&io, R, D, f, f | (tree ? KERNEL_TREE : 0));
+        const float *cur = x;
+        if (add) scale_add_forward(wu, cur, s, y, R, D, f), cur = wu;
+        if (mx) residual_mix_forward(wv, cur, x0, mix, R, D, f), cur = wv;
+        (tree ? rmsnorm_forward_tree_ref : rmsnorm_forward)(wn, wr, cur, R, D, f);
+        if (add) assert_memory_equal(u, wu, sizeof wu);
+        if (mx) assert_memory_equal(v, wv, sizeof wv);
+        assert_memory_equal(n, wn, sizeof wn);
+        assert_memory_equal(rstd, wr, sizeof wr);
+        if (tree) tree_differs |= memcmp(tn, n, sizeof n) != 0;
+        memcpy(tn, n, sizeof n); /* the index order's, for the tree run next */
+      }
+  assert_true(tree_differs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_forward_backward),
       cmocka_unit_test(test_bf16_rounding_points),
+      cmocka_unit_test(test_residual_norm_is_the_sequence),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include "kernels/reduce_tree.h"
 #include "kernels/relu_square.h"
 #include "kernels/residual_mix.h"
+#include "kernels/residual_norm.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "kernels/scale_add.h"
@@ -161,15 +162,21 @@ static int mm_bw(gpt_cuda *g, float *dw, const float *dy, const uint16_t *dy16, 
 
 /* ---- forward ---- */
 
+/* One block, from the residual update that makes x_mix to the MLP's
+ * product; the caller makes x_out. `in` says how x_mix's input comes (the
+ * previous block's pending x_out, a skip connection's add, or x_in
+ * itself): this fills in the mix and n1, so the update, the mix and the
+ * norm are one pass (kernels/residual_norm.h), as is x_mid's add with
+ * n2. */
 static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp, layer_acts *la,
-                         const layer16 *p16, pg_error *err) {
+                         const layer16 *p16, residual_norm_io in, pg_error *err) {
   gpt_acts *a = &g->a;
   const int N = d->N, D = d->D, T = g->T, fb = g->mixed ? KERNEL_BF16 : 0;
   const int f4 = g->mixed ? KERNEL_ROUND_OUT : 0; /* F4: q and k cast as they are stored */
   cudaStream_t s = g->stream;
-  TRY(residual_mix_forward_cuda(la->x_mix, p16->x_in, a->x0, bp->resid_mix, N, D, 0, s, err));
-  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n1, p16->n1, la->rstd1, la->x_mix, NULL, N, D, fb,
-                           s, err));
+  in.x0 = a->x0, in.mix = bp->resid_mix, in.v = la->x_mix;
+  in.n = g->mixed ? NULL : la->n1, in.n16 = p16->n1, in.rstd = la->rstd1;
+  TRY(residual_norm_forward_cuda(&in, N, D, 0, fb, s, err));
   /* q and k stay packed in mixed precision: their norms read them so. */
   TRY(mm_fwd(g, la->q_raw, p16->q, la->n1, p16->n1, bp->c_q, N, D, D, err));
   TRY(mm_fwd(g, la->k_raw, p16->k, la->n1, p16->n1, bp->c_k, N, D, d->kvd, err));
@@ -190,18 +197,35 @@ static int block_forward(gpt_cuda *g, const dims *d, const gpt_block_params *bp,
   else
     TRY(attention_forward_cuda(la->att, p16->att, la->lse, la->q_fin, la->k_fin, la->v, N / T, T,
                                d->H, d->KV, d->hd, fb, s, err));
-  /* The projections' outputs stay packed: scale_add reads them so, both ways. */
-  const float *ao = g->mixed ? NULL : la->attn_out, *mo = g->mixed ? NULL : la->mlp_out;
+  /* The projections' outputs stay packed: the residual adds read them so, both ways. */
+  const float *ao = g->mixed ? NULL : la->attn_out;
   TRY(mm_fwd(g, la->attn_out, p16->ao, la->att, p16->att, bp->attn_proj, N, D, D, err));
-  TRY(scale_add_forward_cuda(la->x_mid, la->x_mix, bp->attn_scale, ao, p16->ao, N, D, 0, s, err));
-  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : la->n2, p16->n2, la->rstd2, la->x_mid, NULL, N, D, fb,
-                           s, err));
+  residual_norm_io mid = {.x = la->x_mix,
+                          .s = bp->attn_scale,
+                          .y = ao,
+                          .y16 = p16->ao,
+                          .u = la->x_mid,
+                          .n = g->mixed ? NULL : la->n2,
+                          .n16 = p16->n2,
+                          .rstd = la->rstd2};
+  TRY(residual_norm_forward_cuda(&mid, N, D, 0, fb, s, err));
   /* h_pre stays packed in mixed precision: relu^2 (both ways) reads it so. */
   TRY(mm_fwd(g, la->h_pre, p16->hpre, la->n2, p16->n2, bp->fc, N, D, d->M, err));
   TRY(relu_square_forward_cuda(g->mixed ? NULL : la->h_act, p16->h, g->mixed ? NULL : la->h_pre,
                                p16->hpre, (size_t)N * d->M, fb, s, err));
-  TRY(mm_fwd(g, la->mlp_out, p16->mo, la->h_act, p16->h, bp->mlp_proj, N, d->M, D, err));
-  return scale_add_forward_cuda(la->x_out, la->x_mid, bp->mlp_scale, mo, p16->mo, N, D, 0, s, err);
+  return mm_fwd(g, la->mlp_out, p16->mo, la->h_act, p16->h, bp->mlp_proj, N, d->M, D, err);
+}
+
+/* A block's pending x_out = x_mid + mlp_scale * mlp_out, as the input of
+ * the residual update that consumes it. */
+static residual_norm_io pending_out(const gpt_cuda *g, const gpt_block_params *bp, layer_acts *la,
+                                    const layer16 *p16) {
+  residual_norm_io io = {.x = la->x_mid, .s = bp->mlp_scale, .u = la->x_out};
+  if (g->mixed)
+    io.y16 = p16->mo;
+  else
+    io.y = la->mlp_out;
+  return io;
 }
 
 int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error *err) {
@@ -218,21 +242,27 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
   TRY(embedding_forward_cuda(a->emb, g->mixed ? g->w.tok_emb : g->p.tok_emb, ids, d.N, d.D, s,
                              err));
   TRY(rmsnorm_forward_cuda(a->x0, NULL, a->rstd0, a->emb, NULL, d.N, d.D, 0, s, err));
-  const float *cur = a->x0;
+  /* Each block's x_out is made by the next residual update that reads it
+   * (the next block's mix, or the final norm), in the same pass; a skip
+   * connection's add reads it as floats, so before one it is made alone. */
+  residual_norm_io in = {.x = a->x0};
   for (int i = 0; i < d.L; i++) {
     layer_acts *la = &a->layers[i];
-    int dec = i - d.E;
-    g->l16[i].x_in = cur;
+    const int dec = i - d.E;
+    g->l16[i].x_in = i ? a->layers[i - 1].x_out : a->x0;
     if (dec >= 0 && dec < l->num_skip) {
-      TRY(scale_add_forward_cuda(la->x_in, cur, g->p.skip_weights + (size_t)dec * d.D,
-                                 a->layers[d.E - 1 - dec].x_out, NULL, d.N, d.D, 0, s, err));
+      if (in.s) TRY(scale_add_forward_cuda(in.u, in.x, in.s, in.y, in.y16, d.N, d.D, 0, s, err));
+      in = (residual_norm_io){.x = g->l16[i].x_in,
+                              .s = g->p.skip_weights + (size_t)dec * d.D,
+                              .y = a->layers[d.E - 1 - dec].x_out,
+                              .u = la->x_in};
       g->l16[i].x_in = la->x_in;
     }
-    TRY(block_forward(g, &d, &g->p.blocks[i], la, &g->l16[i], err));
-    cur = la->x_out;
+    TRY(block_forward(g, &d, &g->p.blocks[i], la, &g->l16[i], in, err));
+    in = pending_out(g, &g->p.blocks[i], la, &g->l16[i]);
   }
-  TRY(rmsnorm_forward_cuda(g->mixed ? NULL : a->xf, g->xf16, a->rstdf, cur, NULL, d.N, d.D, fb, s,
-                           err));
+  in.n = g->mixed ? NULL : a->xf, in.n16 = g->xf16, in.rstd = a->rstdf;
+  TRY(residual_norm_forward_cuda(&in, d.N, d.D, 0, fb, s, err));
   TRY(mm_fwd(g, a->z, NULL, a->xf, g->xf16, g->p.tok_emb, d.N, d.D, d.V, err));
   return softcap_cross_entropy_forward_cuda(a->th, a->lse_ce, g->nll, loss, a->z, ids + d.N, d.N,
                                             d.V, l->cfg.logit_softcap, fb, s, err);
