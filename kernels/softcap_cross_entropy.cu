@@ -18,21 +18,27 @@
 /* ---- kernels ---- */
 
 /* Row r = blockIdx.x; lane k = threadIdx.x handles logits i = k, k + 256,
- * ... (writing th), then the max tree; again for the sum of exp. Lane 0
- * writes lse and nll; the target's th is recomputed from z (the same
- * shared code) rather than read back from another thread's store. */
+ * ... (writing th, its floats or its packed copy or both), then the max
+ * tree; again for the sum of exp, reading th back from its own stores.
+ * Lane 0 writes lse and nll; the target's th is recomputed from z (the
+ * same shared code) rather than read back from another thread's store.
+ * z comes as floats or packed (kernel_load). */
 __global__ void __launch_bounds__(TREE_LANES)
-    softcap_ce_rows_kernel(float *th, float *lse, float *nll, const float *z, const uint16_t *y,
-                           int V, float cap, float inv_cap, int flags) {
+    softcap_ce_rows_kernel(float *th, uint16_t *th16, float *lse, float *nll, const float *z,
+                           const uint16_t *z16, const uint16_t *y, int V, float cap, float inv_cap,
+                           int flags) {
   __shared__ float part[TREE_LANES];
   const int k = threadIdx.x;
   const size_t r = blockIdx.x;
-  const float *zr = z + r * (size_t)V;
-  float *tr = th + r * (size_t)V;
+  const float *zr = z ? z + r * (size_t)V : NULL;
+  const uint16_t *zh = z16 ? z16 + r * (size_t)V : NULL;
+  float *tr = th ? th + r * (size_t)V : NULL;
+  uint16_t *th_ = th16 ? th16 + r * (size_t)V : NULL;
   float m = -INFINITY;
   for (int i = k; i < V; i += TREE_LANES) {
-    float t = softcap_th(softcap_u(zr[i], cap, inv_cap, flags), flags);
-    tr[i] = t;
+    float t = softcap_th(softcap_u(kernel_load(zr, zh, i), cap, inv_cap, flags), flags);
+    if (tr) tr[i] = t;
+    if (th_) th_[i] = bf16_from_float(t);
     m = tree_max2(m, softcap_logit(t, cap, flags));
   }
   part[k] = m;
@@ -44,7 +50,8 @@ __global__ void __launch_bounds__(TREE_LANES)
   m = part[0];
   __syncthreads(); /* part is reused for the sum */
   float s = 0.0f;
-  for (int i = k; i < V; i += TREE_LANES) s = s + det_expf_fast_hd(softcap_logit(tr[i], cap, flags) - m);
+  for (int i = k; i < V; i += TREE_LANES)
+    s = s + det_expf_fast_hd(softcap_logit(kernel_load(tr, th_, i), cap, flags) - m);
   part[k] = s;
   __syncthreads();
   for (int off = TREE_LANES / 2; off > 0; off >>= 1) {
@@ -53,7 +60,7 @@ __global__ void __launch_bounds__(TREE_LANES)
   }
   if (k == 0) {
     float l = m + det_logf_hd(part[0]);
-    float ty = softcap_th(softcap_u(zr[y[r]], cap, inv_cap, flags), flags);
+    float ty = softcap_th(softcap_u(kernel_load(zr, zh, y[r]), cap, inv_cap, flags), flags);
     lse[r] = l;
     nll[r] = l - softcap_logit(ty, cap, flags);
   }
@@ -77,15 +84,16 @@ __global__ void __launch_bounds__(TREE_LANES)
 }
 
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
-    softcap_ce_backward_kernel(float *dz, uint16_t *dz16, const float *th, const float *lse,
-                               const uint16_t *y, size_t n, int V, float cap, float inv_cap,
-                               float w, int flags) {
+    softcap_ce_backward_kernel(float *dz, uint16_t *dz16, const float *th, const uint16_t *th16,
+                               const float *lse, const uint16_t *y, size_t n, int V, float cap,
+                               float inv_cap, float w, int flags) {
   size_t stride = (size_t)gridDim.x * blockDim.x;
   for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += stride) {
     size_t r = idx / (size_t)V, i = idx % (size_t)V;
-    float t = th[idx];
+    float t = kernel_load(th, th16, idx);
     float p = det_expf_fast_hd(softcap_logit(t, cap, flags) - lse[r]);
-    float v = kernel_store(&dz[idx], softcap_dz(p, i == y[r], w, t, cap, inv_cap, flags), flags);
+    float g = softcap_dz(p, i == y[r], w, t, cap, inv_cap, flags);
+    float v = dz ? kernel_store(&dz[idx], g, flags) : kernel_round_out(g, flags);
     if (dz16) dz16[idx] = bf16_from_float(v);
   }
 }
@@ -97,27 +105,36 @@ static int check_shape(int N, int V, pg_error *err) {
   return 0;
 }
 
-extern "C" int softcap_cross_entropy_forward_cuda(float *th, float *lse, float *nll, float *loss,
-                                                  const float *z, const uint16_t *y, int N, int V,
-                                                  float cap, int flags, cudaStream_t stream,
-                                                  pg_error *err) {
-  if (check_shape(N, V, err)) return -1;
+extern "C" int softcap_cross_entropy_forward_cuda(float *th, uint16_t *th16, float *lse, float *nll,
+                                                  float *loss, const float *z, const uint16_t *z16,
+                                                  const uint16_t *y, int N, int V, float cap,
+                                                  int flags, cudaStream_t stream, pg_error *err) {
+  if (check_shape(N, V, err) || cuda_input_check(err, "softcap_cross_entropy", "z", z, z16) ||
+      cuda_packed_check(err, "softcap_cross_entropy", th16, flags & KERNEL_BF16) ||
+      cuda_output_check(err, "softcap_cross_entropy", th, th16))
+    return -1;
   const float inv_cap = 1.0f / cap; /* as the CPU kernel: one IEEE division */
-  softcap_ce_rows_kernel<<<N, TREE_LANES, 0, stream>>>(th, lse, nll, z, y, V, cap, inv_cap, flags);
+  softcap_ce_rows_kernel<<<N, TREE_LANES, 0, stream>>>(th, th16, lse, nll, z, z16, y, V, cap,
+                                                       inv_cap, flags);
   if (cuda_check_launch(err, "softcap_ce_rows_kernel")) return -1;
   softcap_ce_mean_kernel<<<1, TREE_LANES, 0, stream>>>(loss, nll, N);
   return cuda_check_launch(err, "softcap_ce_mean_kernel");
 }
 
 extern "C" int softcap_cross_entropy_backward_cuda(float *dz, uint16_t *dz16, const float *th,
-                                                   const float *lse, const uint16_t *y, int N,
-                                                   int V, float cap, float g, int flags,
-                                                   cudaStream_t stream, pg_error *err) {
-  if (check_shape(N, V, err) || cuda_packed_check(err, "softcap_cross_entropy", dz16, flags))
+                                                   const uint16_t *th16, const float *lse,
+                                                   const uint16_t *y, int N, int V, float cap,
+                                                   float g, int flags, cudaStream_t stream,
+                                                   pg_error *err) {
+  if (check_shape(N, V, err) || cuda_packed_check(err, "softcap_cross_entropy", dz16, flags) ||
+      cuda_output_check(err, "softcap_cross_entropy", dz, dz16) ||
+      cuda_input_check(err, "softcap_cross_entropy", "th", th, th16))
     return -1;
+  if (!dz && (flags & KERNEL_ACCUMULATE))
+    return pg_fail(err, "", -1, "softcap_cross_entropy: an accumulated dz needs its floats");
   const float w = g / (float)N, inv_cap = 1.0f / cap; /* as the CPU kernel */
   size_t n = (size_t)N * V;
   softcap_ce_backward_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(
-      dz, dz16, th, lse, y, n, V, cap, inv_cap, w, flags);
+      dz, dz16, th, th16, lse, y, n, V, cap, inv_cap, w, flags);
   return cuda_check_launch(err, "softcap_ce_backward_kernel");
 }

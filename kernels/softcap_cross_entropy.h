@@ -88,16 +88,20 @@ float softcap_cross_entropy_forward_tree_ref(float *th, float *lse, float *nll, 
 /* The CUDA twins: device pointers, launched on stream; no allocation. The
  * forward writes th, lse, nll (required: the mean is summed from it) and
  * the mean loss into *loss (one float on the device); one block per row,
- * then one block for the mean. */
-int softcap_cross_entropy_forward_cuda(float *th, float *lse, float *nll, float *loss,
-                                       const float *z, const uint16_t *y, int N, int V, float cap,
-                                       int flags, cudaStream_t stream, pg_error *err);
+ * then one block for the mean. Under KERNEL_BF16 z may come packed (z16
+ * instead of z: the head's bf16 product where its GEMM left it) and th
+ * may be written packed (th16, beside or instead of th: every th is a
+ * bf16 then); the backward reads th as either. */
+int softcap_cross_entropy_forward_cuda(float *th, uint16_t *th16, float *lse, float *nll,
+                                       float *loss, const float *z, const uint16_t *z16,
+                                       const uint16_t *y, int N, int V, float cap, int flags,
+                                       cudaStream_t stream, pg_error *err);
 /* dz16 (may be NULL): dz's packed copy (kernels/flags.h), for the head's
- * two products. */
+ * two products; with it dz may be NULL (not with KERNEL_ACCUMULATE). */
 int softcap_cross_entropy_backward_cuda(float *dz, uint16_t *dz16, const float *th,
-                                        const float *lse, const uint16_t *y, int N, int V,
-                                        float cap, float g, int flags, cudaStream_t stream,
-                                        pg_error *err);
+                                        const uint16_t *th16, const float *lse, const uint16_t *y,
+                                        int N, int V, float cap, float g, int flags,
+                                        cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

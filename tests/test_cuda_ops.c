@@ -627,8 +627,8 @@ static void test_softcap_ce(void **state) {
       to_device_again(d_z, z, n);
       float loss = softcap_cross_entropy_forward_tree_ref(th, lse, nll, z, y, N, V, cap, flags);
       TWICE {
-        assert_int_equal(softcap_cross_entropy_forward_cuda(d_th, d_lse, d_nll, d_loss, d_z, d_y, N,
-                                                            V, cap, flags, 0, &err),
+        assert_int_equal(softcap_cross_entropy_forward_cuda(d_th, NULL, d_lse, d_nll, d_loss, d_z,
+                                                            NULL, d_y, N, V, cap, flags, 0, &err),
                          0);
         expect_device(d_th, th, n, "softcap_ce forward th");
         expect_device(d_lse, lse, N, "softcap_ce forward lse (tree)");
@@ -641,11 +641,38 @@ static void test_softcap_ce(void **state) {
       softcap_cross_entropy_backward(want, th, lse, y, N, V, cap, 0.125f, flags);
       TWICE {
         to_device_again(d_dz, acc, n);
-        assert_int_equal(softcap_cross_entropy_backward_cuda(d_dz, p16, d_th, d_lse, d_y, N, V, cap,
-                                                             0.125f, flags, 0, &err),
+        assert_int_equal(softcap_cross_entropy_backward_cuda(d_dz, p16, d_th, NULL, d_lse, d_y, N,
+                                                             V, cap, 0.125f, flags, 0, &err),
                          0);
         expect_device(d_dz, want, n, "softcap_ce backward dz");
         if (p16) expect_packed(p16, d_dz, n, "softcap_ce backward dz16");
+      }
+      if (flags & KERNEL_BF16) {
+        /* Packed all the way (the trainer's mixed precision): z as the
+         * head's GEMM leaves it, th packed alone, dz packed alone where
+         * nothing accumulates; the bits of the float runs above, which
+         * d_th and d_dz still hold. */
+        uint16_t *z16 = packed_device(z, n), *th16 = packed_nans(n);
+        TWICE {
+          assert_int_equal(
+              softcap_cross_entropy_forward_cuda(NULL, th16, d_lse, d_nll, d_loss, NULL, z16, d_y,
+                                                 N, V, cap, flags, 0, &err),
+              0);
+          expect_packed(th16, d_th, n, "softcap_ce forward th16 from z16");
+          expect_device(d_lse, lse, N, "softcap_ce forward lse from z16 (tree)");
+          expect_device(d_nll, nll, N, "softcap_ce forward nll from z16 (tree)");
+          expect_device(d_loss, &loss, 1, "softcap_ce forward mean loss from z16 (tree)");
+          const int acc_ = (flags & KERNEL_ACCUMULATE) != 0;
+          if (acc_) to_device_again(d_dz, acc, n);
+          CK(cudaMemset(p16, 0xff, n * sizeof *p16));
+          assert_int_equal(
+              softcap_cross_entropy_backward_cuda(acc_ ? d_dz : NULL, p16, NULL, th16, d_lse, d_y,
+                                                  N, V, cap, 0.125f, flags, 0, &err),
+              0);
+          if (acc_) expect_device(d_dz, want, n, "softcap_ce backward dz from th16");
+          expect_packed(p16, d_dz, n, "softcap_ce backward dz16 from th16");
+        }
+        cudaFree(z16), cudaFree(th16);
       }
       free(z);
     }
@@ -726,8 +753,8 @@ static void test_bad_shapes(void **state) {
   assert_non_null(strstr(err.msg, "embedding"));
   assert_int_equal(rope_forward_cuda(NULL, NULL, NULL, NULL, 4, 8, 2, 7, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "rope"));
-  assert_int_equal(softcap_cross_entropy_forward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, 0, 8,
-                                                      30.0f, 0, 0, &err),
+  assert_int_equal(softcap_cross_entropy_forward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                      NULL, 0, 8, 30.0f, 0, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "softcap_cross_entropy"));
   assert_int_equal(det_math_eval_cuda(NULL, NULL, NULL, 4, 9, 0, &err), -1);
@@ -774,10 +801,30 @@ static void test_bad_shapes(void **state) {
   assert_int_equal(
       scale_add_backward_cuda(NULL, NULL, NULL, NULL, NULL, f8, NULL, 2, 4, 0, NULL, 0, &err), -1);
   assert_non_null(strstr(err.msg, "scale_add: no output"));
-  assert_int_equal(softcap_cross_entropy_backward_cuda(NULL, b16, NULL, NULL, NULL, 2, 4, 30.0f,
-                                                       1.0f, KERNEL_ACCUMULATE, 0, &err),
+  assert_int_equal(softcap_cross_entropy_backward_cuda(NULL, b16, NULL, NULL, NULL, NULL, 2, 4,
+                                                       30.0f, 1.0f, KERNEL_ACCUMULATE, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "softcap_cross_entropy: a packed copy"));
+  assert_int_equal(
+      softcap_cross_entropy_backward_cuda(NULL, b16, f8, NULL, NULL, NULL, 2, 4, 30.0f, 1.0f,
+                                          KERNEL_BF16 | KERNEL_ACCUMULATE, 0, &err),
+      -1);
+  assert_non_null(strstr(err.msg, "softcap_cross_entropy: an accumulated dz needs its floats"));
+  assert_int_equal(softcap_cross_entropy_backward_cuda(f8, NULL, f8, b16, NULL, NULL, 2, 4, 30.0f,
+                                                       1.0f, 0, 0, &err),
+                   -1);
+  assert_non_null(strstr(
+      err.msg, "softcap_cross_entropy: th must come as floats or packed, exactly one (got both)"));
+  assert_int_equal(softcap_cross_entropy_forward_cuda(NULL, b16, f8, f8, f8, f8, NULL, NULL, 2, 4,
+                                                      30.0f, 0, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "softcap_cross_entropy: a packed copy needs bf16 results"));
+  assert_int_equal(softcap_cross_entropy_forward_cuda(f8, NULL, f8, f8, f8, NULL, NULL, NULL, 2, 4,
+                                                      30.0f, KERNEL_BF16, 0, &err),
+                   -1);
+  assert_non_null(
+      strstr(err.msg,
+             "softcap_cross_entropy: z must come as floats or packed, exactly one (got neither)"));
 }
 
 #else

@@ -98,11 +98,7 @@ int eval_gpu_score(eval_gpu *g, const uint16_t *x, const uint16_t *y, float *nll
 }
 
 int eval_gpu_logits_row(eval_gpu *g, size_t row, float *out, pg_error *err) {
-  const size_t V = (size_t)g->l->cfg.vocab_size;
-  CU(cudaMemcpyAsync(out, gpt_cuda_logits(g->gc) + row * V, V * sizeof *out,
-                     cudaMemcpyDeviceToHost, g->stream));
-  CU(cudaStreamSynchronize(g->stream));
-  return 0;
+  return gpt_cuda_logits_row(g->gc, row, out, err);
 }
 
 /* eval_adapt.c's adapt_step with each part on the device. */

@@ -68,6 +68,7 @@ struct gpt_cuda {
   uint16_t *acts16;             /* device (mixed): the layers' packed inputs, then xf's */
   layer16 *l16;                 /* carved from acts16 (host array, one per layer) */
   uint16_t *xf16;               /* the final norm's packed copy, for the head */
+  uint16_t *z16, *th16;         /* the logits as the head's GEMM leaves them; the soft-cap's th */
   float *att_scratch; /* device: attention's row dots, N*H */
   double *qg_scratch; /* device: q_gain's tree partials, H*TREE_LANES */
   double *cd_scratch; /* device: the per-channel gradients' lane partials, COL_DOT_SCRATCH(2 D)
@@ -263,8 +264,10 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
   }
   in.n = g->mixed ? NULL : a->xf, in.n16 = g->xf16, in.rstd = a->rstdf;
   TRY(residual_norm_forward_cuda(&in, d.N, d.D, 0, fb, s, err));
-  TRY(mm_fwd(g, a->z, NULL, a->xf, g->xf16, g->p.tok_emb, d.N, d.D, d.V, err));
-  return softcap_cross_entropy_forward_cuda(a->th, a->lse_ce, g->nll, loss, a->z, ids + d.N, d.N,
+  /* In mixed precision the logits and th stay packed (F6: both bf16). */
+  TRY(mm_fwd(g, a->z, g->z16, a->xf, g->xf16, g->p.tok_emb, d.N, d.D, d.V, err));
+  return softcap_cross_entropy_forward_cuda(g->mixed ? NULL : a->th, g->th16, a->lse_ce, g->nll,
+                                            loss, g->mixed ? NULL : a->z, g->z16, ids + d.N, d.N,
                                             d.V, l->cfg.logit_softcap, fb, s, err);
 }
 
@@ -370,8 +373,9 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
   cudaStream_t s = g->stream;
   const uint16_t *x = g->cur, *y = g->cur + d.N;
   uint16_t *dzp = g->mixed ? g->s16a : NULL; /* dz packed as it is made, for its two products */
-  TRY(softcap_cross_entropy_backward_cuda(a->dz, dzp, a->th, a->lse_ce, y, d.N, d.V,
-                                          l->cfg.logit_softcap, loss_scale, fb, s, err));
+  TRY(softcap_cross_entropy_backward_cuda(dzp ? NULL : a->dz, dzp, g->th16 ? NULL : a->th, g->th16,
+                                          a->lse_ce, y, d.N, d.V, l->cfg.logit_softcap, loss_scale,
+                                          fb, s, err));
   uint16_t *dxf16 = g->mixed ? g->s16b : NULL; /* xf's gradient, packed for its norm */
   TRY(mm_bin(g, a->dm, dxf16, a->dz, dzp, g->p.tok_emb, d.N, d.D, d.V, 0, err));
   TRY(mm_bw(g, a->dtok, a->dz, dzp, a->xf, g->xf16, d.N, d.D, d.V, 0, err));
@@ -434,7 +438,8 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   size_t wide_a = (size_t)d.D + 2 * (size_t)d.kvd > wide ? (size_t)d.D + 2 * (size_t)d.kvd : wide;
   size_t wide_b = 3 * (size_t)d.D > wide ? 3 * (size_t)d.D : wide; /* s16b: n1's three gradients */
   size_t per_layer = 7 * (size_t)d.D + 3 * (size_t)d.kvd + 2 * (size_t)d.M; /* layer16's */
-  size_t n16 = g->mixed ? N * ((size_t)d.L * per_layer + (size_t)d.D) : 0;
+  /* layer16s, then xf16, z16 and th16 */
+  size_t n16 = g->mixed ? N * ((size_t)d.L * per_layer + (size_t)d.D + 2 * (size_t)d.V) : 0;
   size_t n_acts = gpt_acts_carve(&g->a, l, &d, NULL);
   if (matmul_cuda_init(&g->mm, GPT_CUDA_WORKSPACE, err) ||
       dev_alloc((void **)&g->acts_mem, n_acts * sizeof(float), err) ||
@@ -473,7 +478,9 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
       c->kf = p, p += N * d.kvd;
       c->v = p, p += N * d.kvd;
     }
-    g->xf16 = p;
+    g->xf16 = p, p += N * d.D;
+    g->z16 = p, p += N * d.V;
+    g->th16 = p;
   }
   gpt_params_bind(&g->p, l, g->params);
   gpt_params_bind(&g->g, l, g->grads);
@@ -519,7 +526,17 @@ int gpt_cuda_set_shape(gpt_cuda *g, int B, int T, pg_error *err) {
 }
 
 float *gpt_cuda_params(gpt_cuda *g) { return g->params; }
-const float *gpt_cuda_logits(const gpt_cuda *g) { return g->a.z; }
+int gpt_cuda_logits_row(gpt_cuda *g, size_t row, float *out, pg_error *err) {
+  const size_t V = (size_t)g->l->cfg.vocab_size;
+  if (row >= (size_t)g->B * (size_t)g->T)
+    return pg_fail(err, "model", -1, "logits row %zu past the batch's %d", row, g->B * g->T);
+  float *z = g->a.z + row * V;
+  /* mixed: the row unpacked where its floats would be (exact) */
+  if (g->z16) TRY(bf16_unpack_cuda(z, g->z16 + row * V, V, 0, g->stream, err));
+  CU(cudaMemcpyAsync(out, z, V * sizeof *out, cudaMemcpyDeviceToHost, g->stream));
+  CU(cudaStreamSynchronize(g->stream));
+  return 0;
+}
 float *gpt_cuda_grads(gpt_cuda *g) { return g->grads; }
 const float *gpt_cuda_token_losses(const gpt_cuda *g) { return g->nll; }
 json_t *gpt_cuda_plans_json(const gpt_cuda *g) { return matmul_cuda_plans_json(g->mm); }

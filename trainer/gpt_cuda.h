@@ -63,10 +63,12 @@ int gpt_cuda_forward_ids(gpt_cuda *g, const uint16_t *ids, float *loss, pg_error
  * (sequence after sequence): what the mean it wrote was taken over. */
 const float *gpt_cuda_token_losses(const gpt_cuda *g);
 
-/* The device's logits of the last forward (B*T rows of vocab_size
- * floats, the tied head's output before the softcap): what a probe's
- * distribution is computed from. */
-const float *gpt_cuda_logits(const gpt_cuda *g);
+/* Row `row` of the last forward's logits (vocab_size floats, the tied
+ * head's output before the softcap; what a probe's distribution is
+ * computed from) into host memory, waiting for the stream. In mixed
+ * precision the logits are bf16 values, kept packed; the row's floats are
+ * exactly those. */
+int gpt_cuda_logits_row(gpt_cuda *g, size_t row, float *out, pg_error *err);
 
 /* Backward of the last forward: ADDS loss_scale * d(mean loss)/d(param)
  * into the gradients, as gpt_backward does. Queued on the stream. */
