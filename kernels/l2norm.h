@@ -55,6 +55,10 @@ float l2norm_tree_ref(const float *x, size_t n);
  * pointers). Launched on stream; no allocation. */
 int l2norm_cuda(float *norm, double *sumsq, const float *x, size_t n, cudaStream_t stream,
                 pg_error *err);
+/* batch vectors of n floats stored back to back: norm[b] (and sumsq[b])
+ * of x + b n, one block each. */
+int l2norm_batch_cuda(float *norm, double *sumsq, const float *x, size_t n, int batch,
+                      cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

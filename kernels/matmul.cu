@@ -30,6 +30,7 @@ static const char *const OP_NAME[] = {"forward", "backward_input", "backward_wei
  * as deterministic as the first (the offsets never change in a run). */
 typedef struct plan {
   int op, n, in, out, bf16, accumulate, partial; /* partial: a float32 result (KERNEL_PARTIAL) */
+  int batch; /* products of one shape, each operand's matrices stored one after another */
   unsigned align_a, align_b, align_d;
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t a, b, c;
@@ -120,6 +121,19 @@ static int plan_build(matmul_cuda_ctx *c, plan *p, pg_error *err) {
   LT_TRY(err, cublasLtMatrixLayoutCreate(&p->a, t, s.a_rows, s.a_cols, (int64_t)s.a_rows));
   LT_TRY(err, cublasLtMatrixLayoutCreate(&p->b, t, s.b_rows, s.b_cols, (int64_t)s.b_rows));
   LT_TRY(err, cublasLtMatrixLayoutCreate(&p->c, td, s.m, s.n, (int64_t)s.m));
+  if (p->batch > 1) { /* strided batches: each operand's matrices back to back */
+    const int32_t count = p->batch;
+    const int64_t stride[3] = {(int64_t)(s.a_rows * s.a_cols), (int64_t)(s.b_rows * s.b_cols),
+                               (int64_t)(s.m * s.n)};
+    cublasLtMatrixLayout_t lay[3] = {p->a, p->b, p->c};
+    for (int i = 0; i < 3; i++) {
+      LT_TRY(err, cublasLtMatrixLayoutSetAttribute(lay[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                   &count, sizeof count));
+      LT_TRY(err,
+             cublasLtMatrixLayoutSetAttribute(lay[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                              &stride[i], sizeof stride[i]));
+    }
+  }
   cublasLtMatmulPreference_t pref;
   LT_TRY(err, cublasLtMatmulPreferenceCreate(&pref));
   uint64_t ws = c->workspace_bytes;
@@ -149,10 +163,10 @@ static int plan_build(matmul_cuda_ctx *c, plan *p, pg_error *err) {
   if (st != CUBLAS_STATUS_SUCCESS) return lt_fail(err, st, "cublasLtMatmulAlgoGetHeuristic");
   if (found < 1 || r.state != CUBLAS_STATUS_SUCCESS)
     return pg_fail(err, "", -1,
-                   "cuBLASLt has no algorithm without split-K for %s %dx%dx%d (%s, operands "
-                   "aligned to %u, %u, %u bytes)",
-                   OP_NAME[p->op], p->n, p->in, p->out, p->bf16 ? "bf16" : "fp32", p->align_a,
-                   p->align_b, p->align_d);
+                   "cuBLASLt has no algorithm without split-K for %s %dx%dx%d x %d (%s, "
+                   "operands aligned to %u, %u, %u bytes)",
+                   OP_NAME[p->op], p->n, p->in, p->out, p->batch, p->bf16 ? "bf16" : "fp32",
+                   p->align_a, p->align_b, p->align_d);
   p->algo = r.algo;
   p->algo_ws = r.workspaceSize;
   return 0;
@@ -160,16 +174,15 @@ static int plan_build(matmul_cuda_ctx *c, plan *p, pg_error *err) {
 
 /* The plan for this key (the shape, the flags, the alignments of A, B and
  * D): found, or built and remembered. */
-static int plan_get(matmul_cuda_ctx *c, int op, int n, int in, int out, int flags,
+static int plan_get(matmul_cuda_ctx *c, int op, int n, int in, int out, int batch, int flags,
                     const unsigned align[3], plan **res, pg_error *err) {
   int bf16 = (flags & KERNEL_BF16) != 0, acc = (flags & KERNEL_ACCUMULATE) != 0;
   int partial = (flags & KERNEL_PARTIAL) != 0;
   for (int i = 0; i < c->n_plans; i++) {
     plan *p = &c->plans[i];
-    if (p->op == op && p->n == n && p->in == in && p->out == out && p->bf16 == bf16 &&
-        p->accumulate == acc && p->partial == partial && p->align_a == align[0] &&
-        p->align_b == align[1] &&
-        p->align_d == align[2]) {
+    if (p->op == op && p->n == n && p->in == in && p->out == out && p->batch == batch &&
+        p->bf16 == bf16 && p->accumulate == acc && p->partial == partial &&
+        p->align_a == align[0] && p->align_b == align[1] && p->align_d == align[2]) {
       *res = p;
       return 0;
     }
@@ -178,7 +191,8 @@ static int plan_get(matmul_cuda_ctx *c, int op, int n, int in, int out, int flag
     return pg_fail(err, "", -1, "matmul: more than %d distinct GEMM shapes", MAX_PLANS);
   plan *p = &c->plans[c->n_plans];
   memset(p, 0, sizeof *p);
-  p->op = op, p->n = n, p->in = in, p->out = out, p->bf16 = bf16, p->accumulate = acc;
+  p->op = op, p->n = n, p->in = in, p->out = out, p->batch = batch, p->bf16 = bf16;
+  p->accumulate = acc;
   p->partial = partial;
   p->align_a = align[0], p->align_b = align[1], p->align_d = align[2];
   if (plan_build(c, p, err)) return -1; /* partly built descriptors leak once, on a failed start */
@@ -187,10 +201,16 @@ static int plan_get(matmul_cuda_ctx *c, int op, int n, int in, int out, int flag
   return 0;
 }
 
+/* What cuBLASLt may assume of the addresses base, base + stride, ... of
+ * a batch's matrices (stride in bytes; 0 for one matrix). */
+static unsigned batch_alignment(const void *base, size_t stride) {
+  return matmul_cuda_alignment((const void *)((uintptr_t)base | (uintptr_t)stride));
+}
+
 static int run(matmul_cuda_ctx *c, int op, void *d, const void *a, const void *b, int n, int in,
-               int out, int flags, cudaStream_t stream, pg_error *err) {
-  if (n < 0 || in < 1 || out < 1)
-    return pg_fail(err, "", -1, "matmul: bad shape n=%d in=%d out=%d", n, in, out);
+               int out, int batch, int flags, cudaStream_t stream, pg_error *err) {
+  if (n < 0 || in < 1 || out < 1 || batch < 1)
+    return pg_fail(err, "", -1, "matmul: bad shape n=%d in=%d out=%d batch=%d", n, in, out, batch);
   if ((flags & KERNEL_BF16) && (flags & KERNEL_ACCUMULATE))
     return pg_fail(err, "", -1,
                    "matmul: accumulate is float32 only (round a bf16 product "
@@ -199,9 +219,19 @@ static int run(matmul_cuda_ctx *c, int op, void *d, const void *a, const void *b
     return pg_fail(err, "", -1, "matmul: a partial product is stored, never accumulated");
   if (n == 0) return 0;
   plan *p = NULL;
-  const unsigned align[3] = {matmul_cuda_alignment(a), matmul_cuda_alignment(b),
-                             matmul_cuda_alignment(d)};
-  if (plan_get(c, op, n, in, out, flags, align, &p, err)) return -1;
+  /* Each operand's matrix bytes (the batch's stride), by the op's roles:
+   * a is W or x, b is x or dy, d the result (shape_of). */
+  const size_t e = (flags & KERNEL_BF16) ? 2 : 4, ed = (flags & KERNEL_PARTIAL) ? 4 : e;
+  const size_t N = (size_t)n, I = (size_t)in, O = (size_t)out;
+  size_t sa = 0, sb = 0, sd = 0;
+  if (batch > 1) {
+    sa = e * (op == OP_BWD_WEIGHT ? N * I : I * O);
+    sb = e * (op == OP_FWD ? N * I : N * O);
+    sd = ed * (op == OP_FWD ? N * O : op == OP_BWD_INPUT ? N * I : I * O);
+  }
+  const unsigned align[3] = {batch_alignment(a, sa), batch_alignment(b, sb),
+                             batch_alignment(d, sd)};
+  if (plan_get(c, op, n, in, out, batch, flags, align, &p, err)) return -1;
   float alpha = 1.0f, beta = p->accumulate ? 1.0f : 0.0f;
   LT_TRY(err, cublasLtMatmul(c->handle, p->desc, &alpha, a, p->a, b, p->b, &beta, d, p->c, d, p->c,
                              &p->algo, c->workspace, c->workspace_bytes, stream));
@@ -212,19 +242,31 @@ static int run(matmul_cuda_ctx *c, int op, void *d, const void *a, const void *b
 
 extern "C" int matmul_forward_cuda(matmul_cuda_ctx *c, void *y, const void *x, const void *w, int n,
                                    int in, int out, int flags, cudaStream_t stream, pg_error *err) {
-  return run(c, OP_FWD, y, w, x, n, in, out, flags, stream, err);
+  return run(c, OP_FWD, y, w, x, n, in, out, 1, flags, stream, err);
 }
 
 extern "C" int matmul_backward_input_cuda(matmul_cuda_ctx *c, void *dx, const void *dy,
                                           const void *w, int n, int in, int out, int flags,
                                           cudaStream_t stream, pg_error *err) {
-  return run(c, OP_BWD_INPUT, dx, w, dy, n, in, out, flags, stream, err);
+  return run(c, OP_BWD_INPUT, dx, w, dy, n, in, out, 1, flags, stream, err);
+}
+
+extern "C" int matmul_forward_batch_cuda(matmul_cuda_ctx *c, void *y, const void *x, const void *w,
+                                         int n, int in, int out, int batch, int flags,
+                                         cudaStream_t stream, pg_error *err) {
+  return run(c, OP_FWD, y, w, x, n, in, out, batch, flags, stream, err);
+}
+
+extern "C" int matmul_backward_input_batch_cuda(matmul_cuda_ctx *c, void *dx, const void *dy,
+                                                const void *w, int n, int in, int out, int batch,
+                                                int flags, cudaStream_t stream, pg_error *err) {
+  return run(c, OP_BWD_INPUT, dx, w, dy, n, in, out, batch, flags, stream, err);
 }
 
 extern "C" int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const void *dy,
                                            const void *x, int n, int in, int out, int flags,
                                            cudaStream_t stream, pg_error *err) {
-  return run(c, OP_BWD_WEIGHT, dw, x, dy, n, in, out, flags, stream, err);
+  return run(c, OP_BWD_WEIGHT, dw, x, dy, n, in, out, 1, flags, stream, err);
 }
 
 extern "C" json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c) {
@@ -237,11 +279,11 @@ extern "C" json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c) {
     const char *dtype = p->partial ? (p->bf16 ? "bf16, fp32 partial" : "fp32, partial")
                                    : (p->bf16 ? "bf16" : "fp32");
     json_array_append_new(
-        plans,
-        json_pack("{s:s, s:i, s:i, s:i, s:s, s:b, s:[i, i, i], s:s, s:I}", "op", OP_NAME[p->op],
-                  "n", p->n, "in", p->in, "out", p->out, "dtype", dtype, "accumulate",
-                  p->accumulate, "align_bytes", (int)p->align_a, (int)p->align_b, (int)p->align_d,
-                  "algo", hex, "algo_workspace_bytes", (json_int_t)p->algo_ws));
+        plans, json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:b, s:[i, i, i], s:s, s:I}", "op",
+                         OP_NAME[p->op], "n", p->n, "in", p->in, "out", p->out, "batch", p->batch,
+                         "dtype", dtype, "accumulate", p->accumulate, "align_bytes",
+                         (int)p->align_a, (int)p->align_b, (int)p->align_d, "algo", hex,
+                         "algo_workspace_bytes", (json_int_t)p->algo_ws));
   }
   return json_pack("{s:I, s:I, s:o}", "cublaslt_version", (json_int_t)cublasLtGetVersion(),
                    "workspace_bytes", (json_int_t)c->workspace_bytes, "plans", plans);

@@ -104,6 +104,19 @@ int matmul_forward_cuda(matmul_cuda_ctx *c, void *y, const void *x, const void *
 /* dx[n,in] = dy[n,out] W[out,in]. */
 int matmul_backward_input_cuda(matmul_cuda_ctx *c, void *dx, const void *dy, const void *w, int n,
                                int in, int out, int flags, cudaStream_t stream, pg_error *err);
+/* batch products of one shape at once (one cuBLASLt call, strided
+ * batches): matrix b of each operand and of the result is stored right
+ * after matrix b - 1 (x + b n in, w + b out in, y + b n out, and so on).
+ * Each product is the unbatched call's on its matrices; whether a GPU
+ * gives it the same bits as the unbatched plan is cuBLASLt's choice of
+ * algorithm (the plan, recorded with its batch), run to run it is
+ * bitwise. Newton-Schulz iterates the Muon matrices of one shape so. */
+int matmul_forward_batch_cuda(matmul_cuda_ctx *c, void *y, const void *x, const void *w, int n,
+                              int in, int out, int batch, int flags, cudaStream_t stream,
+                              pg_error *err);
+int matmul_backward_input_batch_cuda(matmul_cuda_ctx *c, void *dx, const void *dy, const void *w,
+                                     int n, int in, int out, int batch, int flags,
+                                     cudaStream_t stream, pg_error *err);
 /* dw[out,in] = dy[n,out]^T x[n,in]; KERNEL_ACCUMULATE adds into dw
  * (float32 only: a bf16 gradient is added to its float32 .grad by the
  * caller, rounded first, as autograd does). KERNEL_PARTIAL: dw is a
@@ -113,7 +126,7 @@ int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const void *dy, co
                                 int in, int out, int flags, cudaStream_t stream, pg_error *err);
 
 /* {"cublaslt_version": N, "workspace_bytes": N, "plans": [{"op", "n", "in",
- * "out", "dtype" ("fp32", "bf16", or with ", partial": KERNEL_PARTIAL's
+ * "out", "batch", "dtype" ("fp32", "bf16", or with ", partial": KERNEL_PARTIAL's
  * float32 result), "accumulate", "align_bytes": [A, B, D],
  * "algo": "<128 hex digits>", "algo_workspace_bytes"}...]} in the order
  * the plans were first used. */

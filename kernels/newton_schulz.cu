@@ -1,6 +1,8 @@
 /* Newton-Schulz on the GPU (contract in newton_schulz.h): newton_schulz5's
  * sequence, each elementwise step by the shared functions, the norm by
- * l2norm_cuda's tree, the products through cuBLASLt.
+ * l2norm_cuda's tree, the products through cuBLASLt; for a batch of
+ * matrices of one shape at once (stored back to back), each launch and
+ * product covering the whole batch.
  *
  * The iterate stays in the products' own type from the normalisation to
  * the end: float32 arrays in fp32, packed bf16 under KERNEL_BF16, where
@@ -28,23 +30,26 @@ __device__ __forceinline__ void ns_put(uint16_t *p, size_t i, float v) {
   p[i] = bf16_from_float(v);
 }
 
-/* Index of element i of a rows x cols matrix in its transpose. */
+/* Index of element i of a batch of rows x cols matrices (back to back) in
+ * the batch of their transposes. */
 __device__ __forceinline__ size_t ns_turned(size_t i, int rows, int cols) {
-  return (i % (size_t)cols) * (size_t)rows + i / (size_t)cols;
+  const size_t rc = (size_t)rows * cols, b = i / rc, k = i % rc;
+  return b * rc + (k % (size_t)cols) * (size_t)rows + k / (size_t)cols;
 }
 
 /* ---- kernels ---- */
 
-/* x[rows, cols] / ns_divisor(*norm) into the iterate X, turned to
- * [cols, rows] when `turn`: the divisor from the norm on the device. */
+/* Each x[b][rows, cols] / ns_divisor(norm[b]) into the iterate X, turned
+ * to [cols, rows] when `turn`: the divisor from the norm on the device. */
 template <typename T>
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
-    ns_normalise_kernel(T *X, const float *x, const float *norm, int rows, int cols, int turn,
-                        int flags) {
-  const float d = ns_divisor(*norm, flags);
-  size_t n = (size_t)rows * cols, stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    ns_normalise_kernel(T *X, const float *x, const float *norm, int rows, int cols, int batch,
+                        int turn, int flags) {
+  const size_t rc = (size_t)rows * cols, n = rc * batch, stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float d = ns_divisor(norm[i / rc], flags);
     ns_put(X, turn ? ns_turned(i, rows, cols) : i, ns_divide_elem(x[i], d, flags));
+  }
 }
 
 /* y = round(s * x). */
@@ -65,11 +70,11 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
     ns_put(y, i, ns_scale_add_elem(ns_get(x, i), s, ns_get(z, i), flags));
 }
 
-/* out = X [r, c] as floats, turned back to [c, r] when `turn`. */
+/* out = each X [r, c] as floats, turned back to [c, r] when `turn`. */
 template <typename T>
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
-    ns_store_kernel(float *out, const T *X, int r, int c, int turn) {
-  size_t n = (size_t)r * c, stride = (size_t)gridDim.x * blockDim.x;
+    ns_store_kernel(float *out, const T *X, int r, int c, int batch, int turn) {
+  size_t n = (size_t)r * c * batch, stride = (size_t)gridDim.x * blockDim.x;
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
     out[turn ? ns_turned(i, r, c) : i] = ns_get(X, i);
 }
@@ -77,7 +82,8 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
 /* ---- launchers ---- */
 
 /* The iterate's arrays in the storage type T, carved from the caller's
- * work (newton_schulz.h): X and BX [r, c], A, cA and B [r, r]. */
+ * work (newton_schulz.h): X and BX [batch][r, c], A, cA and B
+ * [batch][r, r] (rc and rr count the whole batch). */
 template <typename T>
 struct ns_arrays {
   T *X, *BX, *A, *cA, *B;
@@ -104,23 +110,23 @@ static int ns_scale_add(T *y, const T *x, float s, const T *z, size_t n, int fla
   return cuda_check_launch(err, "ns_scale_add_kernel");
 }
 
-/* One quintic step on X [r, c], r <= c (newton_schulz.c's ns_step, the
- * same products in the same roles):
+/* One quintic step on each X [r, c], r <= c (newton_schulz.c's ns_step,
+ * the same products in the same roles, batch of them a call):
  *   A = X X^T            matmul_forward with W = X
  *   B = (c A) A          A is exactly symmetric, so W = A
  *   B = round(b A) + B
  *   BX = B X             matmul_backward_input's dy W with dy = B, W = X
  *   X = round(a X) + BX */
 template <typename T>
-static int ns_step(matmul_cuda_ctx *mm, const ns_arrays<T> &a, int r, int c, int flags,
+static int ns_step(matmul_cuda_ctx *mm, const ns_arrays<T> &a, int r, int c, int batch, int flags,
                    cudaStream_t st, pg_error *err) {
-  size_t rc = (size_t)r * c, rr = (size_t)r * r;
+  size_t rc = (size_t)r * c * batch, rr = (size_t)r * r * batch;
   int mf = flags & KERNEL_BF16;
-  if (matmul_forward_cuda(mm, a.A, a.X, a.X, r, c, r, mf, st, err) ||
+  if (matmul_forward_batch_cuda(mm, a.A, a.X, a.X, r, c, r, batch, mf, st, err) ||
       ns_scale(a.cA, a.A, (float)NS_C, rr, flags, st, err) ||
-      matmul_forward_cuda(mm, a.B, a.cA, a.A, r, r, r, mf, st, err) ||
+      matmul_forward_batch_cuda(mm, a.B, a.cA, a.A, r, r, r, batch, mf, st, err) ||
       ns_scale_add(a.B, a.A, (float)NS_B, a.B, rr, flags, st, err) ||
-      matmul_backward_input_cuda(mm, a.BX, a.B, a.X, r, c, r, mf, st, err))
+      matmul_backward_input_batch_cuda(mm, a.BX, a.B, a.X, r, c, r, batch, mf, st, err))
     return -1;
   return ns_scale_add(a.X, a.X, (float)NS_A, a.BX, rc, flags, st, err);
 }
@@ -128,39 +134,51 @@ static int ns_step(matmul_cuda_ctx *mm, const ns_arrays<T> &a, int r, int c, int
 /* Everything after the norm: normalise x (the input, rounded where the
  * flags say) into the iterate, iterate, store. */
 template <typename T>
-static int ns_run(matmul_cuda_ctx *mm, float *out, const float *x, int rows, int cols, int steps,
-                  int flags, void *iter, const float *norm, cudaStream_t st, pg_error *err) {
+static int ns_run(matmul_cuda_ctx *mm, float *out, const float *x, int batch, int rows, int cols,
+                  int steps, int flags, void *iter, const float *norm, cudaStream_t st,
+                  pg_error *err) {
   int turn = rows > cols;
   int r = turn ? cols : rows, c = turn ? rows : cols;
-  size_t rc = (size_t)r * c;
-  ns_arrays<T> a = ns_carve<T>(iter, rc, (size_t)r * r);
+  size_t rc = (size_t)r * c * batch;
+  ns_arrays<T> a = ns_carve<T>(iter, rc, (size_t)r * r * batch);
   unsigned blocks = cuda_ew_blocks(rc);
-  ns_normalise_kernel<T><<<blocks, CUDA_EW_THREADS, 0, st>>>(a.X, x, norm, rows, cols, turn, flags);
+  ns_normalise_kernel<T>
+      <<<blocks, CUDA_EW_THREADS, 0, st>>>(a.X, x, norm, rows, cols, batch, turn, flags);
   if (cuda_check_launch(err, "ns_normalise_kernel")) return -1;
   for (int s = 0; s < steps; s++)
-    if (ns_step<T>(mm, a, r, c, flags, st, err)) return -1;
-  ns_store_kernel<T><<<blocks, CUDA_EW_THREADS, 0, st>>>(out, a.X, r, c, turn);
+    if (ns_step<T>(mm, a, r, c, batch, flags, st, err)) return -1;
+  ns_store_kernel<T><<<blocks, CUDA_EW_THREADS, 0, st>>>(out, a.X, r, c, batch, turn);
   return cuda_check_launch(err, "ns_store_kernel");
+}
+
+extern "C" int newton_schulz5_batch_cuda(matmul_cuda_ctx *mm, float *out, const float *g, int batch,
+                                         int rows, int cols, int steps, int flags, float *work,
+                                         float *norm, double *sumsq, cudaStream_t stream,
+                                         pg_error *err) {
+  if (rows < 1 || cols < 1 || steps < 0 || batch < 1)
+    return pg_fail(err, "", -1, "newton_schulz: bad shape %d x %d, %d steps, batch %d", rows, cols,
+                   steps, batch);
+  flags &= KERNEL_BF16;
+  size_t rc = (size_t)rows * cols, n = rc * batch;
+  if (!(flags & KERNEL_BF16)) {
+    /* g is read as it is (rounding is the identity); the iterate's arrays
+     * fill the work. */
+    if (l2norm_batch_cuda(norm, sumsq, g, rc, batch, stream, err)) return -1;
+    return ns_run<float>(mm, out, g, batch, rows, cols, steps, flags, work, norm, stream, err);
+  }
+  /* G rounded to bf16 in floats for the norms (the work's first n
+   * floats), the packed iterate after it: batch (2 rc + 3 r^2) bf16
+   * words, at most the work's remaining batch (rc + 3 r^2) floats. */
+  if (scale_round_cuda(work, g, n, 1.0f, flags, stream, err) ||
+      l2norm_batch_cuda(norm, sumsq, work, rc, batch, stream, err))
+    return -1;
+  return ns_run<uint16_t>(mm, out, work, batch, rows, cols, steps, flags, work + n, norm, stream,
+                          err);
 }
 
 extern "C" int newton_schulz5_cuda(matmul_cuda_ctx *mm, float *out, const float *g, int rows,
                                    int cols, int steps, int flags, float *work, float *norm,
                                    double *sumsq, cudaStream_t stream, pg_error *err) {
-  if (rows < 1 || cols < 1 || steps < 0)
-    return pg_fail(err, "", -1, "newton_schulz: bad shape %d x %d, %d steps", rows, cols, steps);
-  flags &= KERNEL_BF16;
-  size_t rc = (size_t)rows * cols;
-  if (!(flags & KERNEL_BF16)) {
-    /* g is read as it is (rounding is the identity); the iterate's arrays
-     * fill the work. */
-    if (l2norm_cuda(norm, sumsq, g, rc, stream, err)) return -1;
-    return ns_run<float>(mm, out, g, rows, cols, steps, flags, work, norm, stream, err);
-  }
-  /* G rounded to bf16 in floats for the norm (the work's first rc
-   * floats), the packed iterate after it: 2 rc + 3 r^2 bf16 words, at
-   * most the work's remaining 1 rc + 3 r^2 floats. */
-  if (scale_round_cuda(work, g, rc, 1.0f, flags, stream, err) ||
-      l2norm_cuda(norm, sumsq, work, rc, stream, err))
-    return -1;
-  return ns_run<uint16_t>(mm, out, work, rows, cols, steps, flags, work + rc, norm, stream, err);
+  return newton_schulz5_batch_cuda(mm, out, g, 1, rows, cols, steps, flags, work, norm, sumsq,
+                                   stream, err);
 }

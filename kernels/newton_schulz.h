@@ -83,6 +83,15 @@ PGOLF_HD float ns_scale_add_elem(float x, float s, float z, int flags) {
 int newton_schulz5_cuda(matmul_cuda_ctx *mm, float *out, const float *g, int rows, int cols,
                         int steps, int flags, float *work, float *norm, double *sumsq,
                         cudaStream_t stream, pg_error *err);
+/* batch matrices of one shape at once, each stored right after the last
+ * in g and out (rows * cols floats apart): each the unbatched call's
+ * sequence on its own matrix, every launch and product covering the
+ * batch (kernels/matmul.h's batches). work holds batch *
+ * newton_schulz5_work_floats floats, norm batch floats and sumsq batch
+ * doubles. */
+int newton_schulz5_batch_cuda(matmul_cuda_ctx *mm, float *out, const float *g, int batch, int rows,
+                              int cols, int steps, int flags, float *work, float *norm,
+                              double *sumsq, cudaStream_t stream, pg_error *err);
 #endif
 
 #ifdef __cplusplus

@@ -135,68 +135,83 @@ static double rel_diff(const float *got, const float *want, size_t n) {
   return sqrt(e2 / w2);
 }
 
-/* Newton-Schulz alone against newton_schulz5 with the GPU's norm tree, on
- * shapes the model does not have: wide, tall (turned in and out), square,
- * one row, odd sizes; fp32 and bf16; in place (out = g) and not. The work
- * is exactly newton_schulz5_work_floats, with a guard after it that must
- * stay untouched. Bit for bit on the stand-in; on a GPU within the Muon
- * tolerance and bitwise from run to run. */
+/* One shape: `batch` random matrices (one: the unbatched entry point; more:
+ * newton_schulz5_batch_cuda, the optimizer's groups), each against the
+ * CPU's newton_schulz5 of its own matrix with the GPU's norm tree; fp32
+ * and bf16; in place (out = g) and not. The work is exactly batch times
+ * newton_schulz5_work_floats, with a guard after it that must stay
+ * untouched. Bit for bit on the stand-in; on a GPU within the Muon
+ * tolerance, and bitwise from run to run. */
+static void ns_case(matmul_cuda_ctx *mm, kc_rng *rng, int r, int c, int batch, float *d_norm,
+                    double *d_sumsq) {
+  const size_t guard = 64, n = (size_t)r * c, nb = n * batch;
+  const size_t nw = newton_schulz5_work_floats(r, c) * batch;
+  float *g = malloc(nb * sizeof *g), *want = malloc(nb * sizeof *g), *got = malloc(nb * sizeof *g);
+  float *again = malloc(nb * sizeof *g), *work = malloc((nw + guard) * sizeof *work);
+  assert_true(g && want && got && again && work);
+  kc_fill(rng, g, nb, 0.3);
+  for (size_t i = 0; i < nw + guard; i++) work[i] = -7.0f;
+  float *d_work = to_device(work, nw + guard);
+  pg_error err;
+  for (int mode = 0; mode < 4; mode++) {
+    const int flags = (mode & 1) ? KERNEL_BF16 : 0, in_place = mode >> 1;
+    for (int b = 0; b < batch; b++)
+      newton_schulz5(want + b * n, g + b * n, r, c, 5, flags | KERNEL_TREE, work);
+    for (int run = 0; run < 2; run++) {
+      float *d_g = to_device(g, nb), *d_out = in_place ? d_g : to_device(g, nb);
+      int rc = batch == 1 ? newton_schulz5_cuda(mm, d_out, d_g, r, c, 5, flags, d_work, d_norm,
+                                                d_sumsq, 0, &err)
+                          : newton_schulz5_batch_cuda(mm, d_out, d_g, batch, r, c, 5, flags, d_work,
+                                                      d_norm, d_sumsq, 0, &err);
+      assert_int_equal(rc, 0);
+      CK(cudaDeviceSynchronize());
+      from_device(run ? again : got, d_out, nb);
+      if (!in_place) CK(cudaFree(d_out));
+      CK(cudaFree(d_g));
+    }
+    char what[96];
+    snprintf(what, sizeof what, "newton_schulz %d of %dx%d flags=%d%s", batch, r, c, flags,
+             in_place ? " in place" : "");
+    assert_same_bits(again, got, nb, what); /* run to run */
+    if (on_stand_in()) {
+      assert_same_bits(got, want, nb, what);
+    } else {
+      for (int b = 0; b < batch; b++) {
+        double e = rel_diff(got + b * n, want + b * n, n);
+        print_message("  %s, matrix %d: relative difference %.3g\n", what, b, e);
+        assert_true(e <= (flags ? MUON_RTOL_MIXED : MUON_RTOL_FP32));
+      }
+    }
+    if (flags)
+      for (size_t i = 0; i < nb; i++) assert_true(bf16_is_exact(got[i]));
+  }
+  float *tail = malloc(guard * sizeof *tail);
+  assert_non_null(tail);
+  from_device(tail, d_work + nw, guard);
+  for (size_t i = 0; i < guard; i++) assert_true(tail[i] == -7.0f); /* work's bound kept */
+  CK(cudaFree(d_work));
+  free(g), free(want), free(got), free(again), free(work), free(tail);
+}
+
+/* Newton-Schulz alone, on shapes the model does not have: wide, tall
+ * (turned in and out), square, one row, odd sizes; one matrix and a
+ * batch of three. */
 static void test_newton_schulz_shapes(void **state) {
   (void)state;
   NEED_GPU();
   static const int shapes[][2] = {{7, 19}, {19, 7}, {16, 16}, {1, 9}, {40, 24}};
-  const size_t guard = 64;
+  enum { MAX_BATCH = 3 };
   matmul_cuda_ctx *mm = NULL;
   pg_error err;
   assert_int_equal(matmul_cuda_init(&mm, 32u << 20, &err), 0);
   kc_rng rng = {5};
   float *d_norm = NULL;
   double *d_sumsq = NULL;
-  CK(cudaMalloc((void **)&d_norm, sizeof *d_norm));
-  CK(cudaMalloc((void **)&d_sumsq, sizeof *d_sumsq));
-  for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
-    const int r = shapes[k][0], c = shapes[k][1];
-    const size_t n = (size_t)r * c, nw = newton_schulz5_work_floats(r, c);
-    float *g = malloc(n * sizeof *g), *want = malloc(n * sizeof *g), *got = malloc(n * sizeof *g);
-    float *again = malloc(n * sizeof *g), *work = malloc((nw + guard) * sizeof *work);
-    assert_true(g && want && got && again && work);
-    kc_fill(&rng, g, n, 0.3);
-    for (size_t i = 0; i < nw + guard; i++) work[i] = -7.0f;
-    float *d_work = to_device(work, nw + guard);
-    for (int mode = 0; mode < 4; mode++) {
-      const int flags = (mode & 1) ? KERNEL_BF16 : 0, in_place = mode >> 1;
-      newton_schulz5(want, g, r, c, 5, flags | KERNEL_TREE, work);
-      for (int run = 0; run < 2; run++) {
-        float *d_g = to_device(g, n), *d_out = in_place ? d_g : to_device(g, n);
-        assert_int_equal(
-            newton_schulz5_cuda(mm, d_out, d_g, r, c, 5, flags, d_work, d_norm, d_sumsq, 0, &err),
-            0);
-        CK(cudaDeviceSynchronize());
-        from_device(run ? again : got, d_out, n);
-        if (!in_place) CK(cudaFree(d_out));
-        CK(cudaFree(d_g));
-      }
-      char what[96];
-      snprintf(what, sizeof what, "newton_schulz %dx%d flags=%d%s", r, c, flags,
-               in_place ? " in place" : "");
-      assert_same_bits(again, got, n, what); /* run to run */
-      if (on_stand_in()) {
-        assert_same_bits(got, want, n, what);
-      } else {
-        double e = rel_diff(got, want, n);
-        print_message("  %s: relative difference %.3g\n", what, e);
-        assert_true(e <= (flags ? MUON_RTOL_MIXED : MUON_RTOL_FP32));
-      }
-      if (flags)
-        for (size_t i = 0; i < n; i++) assert_true(bf16_is_exact(got[i]));
-    }
-    float *tail = malloc(guard * sizeof *tail);
-    assert_non_null(tail);
-    from_device(tail, d_work + nw, guard);
-    for (size_t i = 0; i < guard; i++) assert_true(tail[i] == -7.0f); /* work's bound kept */
-    CK(cudaFree(d_work));
-    free(g), free(want), free(got), free(again), free(work), free(tail);
-  }
+  CK(cudaMalloc((void **)&d_norm, MAX_BATCH * sizeof *d_norm));
+  CK(cudaMalloc((void **)&d_sumsq, MAX_BATCH * sizeof *d_sumsq));
+  for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
+    for (int batch = 1; batch <= MAX_BATCH; batch += MAX_BATCH - 1)
+      ns_case(mm, &rng, shapes[k][0], shapes[k][1], batch, d_norm, d_sumsq);
   CK(cudaFree(d_norm));
   CK(cudaFree(d_sumsq));
   matmul_cuda_free(mm);

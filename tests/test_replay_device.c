@@ -122,12 +122,32 @@ static void test_unrecorded_plan(void **state) {
   json_decref(a), json_decref(b);
 }
 
+/* A batch of products of a shape is another plan than one product of it,
+ * and says so in its key. */
+static void test_batched_plan(void **state) {
+  (void)state;
+  json_t *a = device(H100, "0a0b", "0c0d"), *b = device(H100, "0a0b", "0c0d");
+  json_t *p = json_array_get(json_object_get(json_object_get(b, "cublaslt"), "plans"), 0);
+  json_object_set_new(p, "batch", json_integer(18));
+  finding_list f = {0};
+  assert_int_equal(replay_compare_device(a, b, &f), 1);
+  expect(&f, 1,
+         "cuBLASLt plan forward n=65536 in=512 out=512 x18 bf16 aligned 16/256/256: the "
+         "run recorded no algorithm for it");
+  findings_free(&f);
+  json_object_set_new(p, "batch", json_integer(1)); /* one product: the unbatched plan's key */
+  assert_int_equal(replay_compare_device(a, b, &f), 0);
+  findings_free(&f);
+  json_decref(a), json_decref(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_environment_is_silent),
       cmocka_unit_test(test_another_device_kind),
       cmocka_unit_test(test_another_algorithm_names_the_product),
       cmocka_unit_test(test_gpu_and_library_versions),
+      cmocka_unit_test(test_batched_plan),
       cmocka_unit_test(test_unrecorded_plan),
       cmocka_unit_test(test_attention_kernels),
   };

@@ -17,16 +17,25 @@
 #include "trainer/clip_cuda.h"
 #include "trainer/schedule.h"
 
+/* The Muon matrices of one shape: Newton-Schulz runs on them as one batch
+ * (the baseline's 54 matrices are 4 shapes). */
+typedef struct muon_group {
+  int rows, cols;
+  int first, count; /* members[first .. first + count): tensor indices, in layout order */
+} muon_group;
+
 struct optimizer_cuda {
   optimizer host; /* hyperparameters, offsets, the step count; its arrays unused */
   const gpt_layout *l;
   matmul_cuda_ctx *mm;
   cudaStream_t stream;
   float *adam_m, *adam_v, *muon_buf; /* device state */
-  float *u, *ns_work;                /* device scratch for the largest matrix */
-  float *norms;   /* device: one per tensor (clip), then one for Newton-Schulz */
+  float *u, *ns_work;                /* device scratch for the largest group's batch */
+  float *norms;   /* device: one per tensor (clip), then one per matrix of a batch */
   double *sumsq;  /* device: the same count */
   float *norms_h; /* host copy of the clip norms */
+  muon_group *groups;
+  int *members, n_groups;
 };
 
 #define CU(call)                                               \
@@ -36,6 +45,39 @@ struct optimizer_cuda {
   } while (0)
 
 static int is_muon(const gpt_tensor *t) { return t->group == GPT_GROUP_MATRIX; }
+
+/* The Muon tensors grouped by shape, each group in layout order; the
+ * largest batch's needs into *u_floats, *work_floats and *batch. 0, or -1
+ * out of memory. */
+static int group_matrices(optimizer_cuda *o, size_t *u_floats, size_t *work_floats, int *batch) {
+  const gpt_layout *l = o->l;
+  o->groups = calloc((size_t)l->n_tensors + 1, sizeof *o->groups);
+  o->members = calloc((size_t)l->n_tensors + 1, sizeof *o->members);
+  if (!o->groups || !o->members) return -1;
+  *u_floats = *work_floats = 0, *batch = 1;
+  for (int i = 0; i < l->n_tensors; i++) {
+    const gpt_tensor *t = &l->tensors[i];
+    if (!is_muon(t)) continue;
+    int gi = 0;
+    while (gi < o->n_groups && !(o->groups[gi].rows == t->rows && o->groups[gi].cols == t->cols))
+      gi++;
+    if (gi == o->n_groups) o->groups[o->n_groups++] = (muon_group){t->rows, t->cols, 0, 0};
+    o->groups[gi].count++;
+  }
+  for (int gi = 0, first = 0; gi < o->n_groups; gi++) {
+    muon_group *g = &o->groups[gi];
+    g->first = first, first += g->count, g->count = 0;
+    size_t numel = (size_t)g->rows * g->cols;
+    for (int i = 0; i < l->n_tensors; i++)
+      if (is_muon(&l->tensors[i]) && l->tensors[i].rows == g->rows && l->tensors[i].cols == g->cols)
+        o->members[g->first + g->count++] = i;
+    if (numel * g->count > *u_floats) *u_floats = numel * g->count;
+    size_t w = newton_schulz5_work_floats(g->rows, g->cols) * g->count;
+    if (w > *work_floats) *work_floats = w;
+    if (g->count > *batch) *batch = g->count;
+  }
+  return 0;
+}
 
 int optimizer_cuda_new(optimizer_cuda **out, const gpt_layout *l, const optim_hparams *hp,
                        matmul_cuda_ctx *mm, cudaStream_t stream, pg_error *err) {
@@ -48,14 +90,12 @@ int optimizer_cuda_new(optimizer_cuda **out, const gpt_layout *l, const optim_hp
   }
   o->l = l, o->mm = mm, o->stream = stream;
   size_t largest = 0, work = 0;
-  for (int i = 0; i < l->n_tensors; i++) {
-    const gpt_tensor *t = &l->tensors[i];
-    if (!is_muon(t)) continue;
-    if (t->numel > largest) largest = t->numel;
-    size_t w = newton_schulz5_work_floats(t->rows, t->cols);
-    if (w > work) work = w;
+  int batch = 1;
+  if (group_matrices(o, &largest, &work, &batch)) {
+    optimizer_cuda_free(o);
+    return pg_fail(err, "optimizer", -1, "out of memory");
   }
-  size_t nt = (size_t)l->n_tensors + 1;
+  size_t nt = (size_t)l->n_tensors + (size_t)batch;
   o->norms_h = malloc(nt * sizeof *o->norms_h);
   cudaError_t rc = cudaSuccess;
   void **bufs[] = {(void **)&o->adam_m,  (void **)&o->adam_v, (void **)&o->muon_buf, (void **)&o->u,
@@ -92,23 +132,43 @@ void optimizer_cuda_free(optimizer_cuda *o) {
     if (dev[i]) cudaFree(dev[i]);
   optimizer_free(&o->host);
   free(o->norms_h);
+  free(o->groups);
+  free(o->members);
   free(o);
 }
 
-/* muon_update on the device. */
-static int muon(optimizer_cuda *o, const gpt_tensor *t, float *p, const float *g, float *buf,
-                double momentum, double lr, int flags, pg_error *err) {
-  size_t n = t->numel;
-  const int nt = o->l->n_tensors;
-  if (muon_momentum_cuda(buf, o->u, g, n, (float)momentum, o->stream, err) ||
-      newton_schulz5_cuda(o->mm, o->u, o->u, t->rows, t->cols, o->host.hp.muon_backend_steps, flags,
-                          o->ns_work, o->norms + nt, o->sumsq + nt, o->stream, err))
+/* muon_update on the device for the matrices of group g: each one's
+ * momentum into its slot of u, Newton-Schulz on the batch, the shape
+ * factor over the batch, then each one's step. The tensors' updates are
+ * independent, so the order across tensors changes no bit. */
+static int muon_group_step(optimizer_cuda *o, const muon_group *g, float *params,
+                           const float *grads, double momentum, double lr, int flags,
+                           pg_error *err) {
+  const gpt_layout *l = o->l;
+  const size_t numel = (size_t)g->rows * g->cols;
+  const int nt = l->n_tensors;
+  for (int j = 0; j < g->count; j++) {
+    const int i = o->members[g->first + j];
+    const gpt_tensor *t = &l->tensors[i];
+    if (muon_momentum_cuda(o->muon_buf + o->host.state_off[i], o->u + (size_t)j * numel,
+                           grads + t->offset, numel, (float)momentum, o->stream, err))
+      return -1;
+  }
+  if (newton_schulz5_batch_cuda(o->mm, o->u, o->u, g->count, g->rows, g->cols,
+                                o->host.hp.muon_backend_steps, flags, o->ns_work, o->norms + nt,
+                                o->sumsq + nt, o->stream, err))
     return -1;
-  double ratio = (double)t->rows / (double)t->cols;
-  if (ratio > 1.0 &&
-      scale_round_cuda(o->u, o->u, n, (float)sqrt(ratio), flags, o->stream, err))
+  double ratio = (double)g->rows / (double)g->cols;
+  if (ratio > 1.0 && scale_round_cuda(o->u, o->u, numel * (size_t)g->count, (float)sqrt(ratio),
+                                      flags, o->stream, err))
     return -1;
-  return muon_apply_cuda(p, o->u, n, (float)(-lr), o->stream, err);
+  for (int j = 0; j < g->count; j++) {
+    const gpt_tensor *t = &l->tensors[o->members[g->first + j]];
+    if (muon_apply_cuda(params + t->offset, o->u + (size_t)j * numel, numel, (float)(-lr),
+                        o->stream, err))
+      return -1;
+  }
+  return 0;
 }
 
 int optimizer_cuda_step(optimizer_cuda *o, float *params, float *grads, int64_t step,
@@ -128,15 +188,15 @@ int optimizer_cuda_step(optimizer_cuda *o, float *params, float *grads, int64_t 
                                            hp->muon_momentum_warmup_steps);
   o->host.adam_step += 1.0f;
   int ns_flags = prec == GPT_MIXED ? KERNEL_BF16 : 0;
+  for (int gi = 0; gi < o->n_groups; gi++)
+    if (muon_group_step(o, &o->groups[gi], params, grads, momentum, hp->matrix_lr * lr_mult,
+                        ns_flags, err))
+      return -1;
   for (int i = 0; i < l->n_tensors; i++) {
     const gpt_tensor *t = &l->tensors[i];
     float *p = params + t->offset, *g = grads + t->offset;
     size_t off = o->host.state_off[i];
-    if (is_muon(t)) {
-      if (muon(o, t, p, g, o->muon_buf + off, momentum, hp->matrix_lr * lr_mult, ns_flags, err))
-        return -1;
-      continue;
-    }
+    if (is_muon(t)) continue; /* above, by shape */
     adam_coeffs c;
     double lr = (t->group == GPT_GROUP_EMBED ? hp->tied_embed_lr : hp->scalar_lr) * lr_mult;
     adam_coeffs_init(&c, lr, hp->beta1, hp->beta2, hp->adam_eps, o->host.adam_step);

@@ -36,9 +36,10 @@ static void compare_field(const json_t *rec, const json_t *rep, const char *key,
                  x, y);
 }
 
-/* A plan's key (kernels/matmul.h's plans): the product, its shape, its
- * types and its operands' alignments (recorded since they choose the
- * algorithm too; "?" in an older record). */
+/* A plan's key (kernels/matmul.h's plans): the product, its shape (with
+ * its batch count when it is a batch of products), its types and its
+ * operands' alignments (recorded since they choose the algorithm too; "?"
+ * in an older record). */
 static void plan_key(const json_t *p, char *buf, size_t cap) {
   const json_t *al = json_object_get(p, "align_bytes");
   char align[48] = "?";
@@ -47,12 +48,18 @@ static void plan_key(const json_t *p, char *buf, size_t cap) {
              (long long)json_integer_value(json_array_get(al, 0)),
              (long long)json_integer_value(json_array_get(al, 1)),
              (long long)json_integer_value(json_array_get(al, 2)));
-  snprintf(buf, cap, "%s n=%lld in=%lld out=%lld %s%s aligned %s",
-           json_string_value(json_object_get(p, "op")) ? json_string_value(json_object_get(p, "op")) : "?",
+  const long long batch = json_integer_value(json_object_get(p, "batch"));
+  char times[32] = "";
+  if (batch > 1) snprintf(times, sizeof times, " x%lld", batch);
+  snprintf(buf, cap, "%s n=%lld in=%lld out=%lld%s %s%s aligned %s",
+           json_string_value(json_object_get(p, "op")) ? json_string_value(json_object_get(p, "op"))
+                                                       : "?",
            (long long)json_integer_value(json_object_get(p, "n")),
            (long long)json_integer_value(json_object_get(p, "in")),
-           (long long)json_integer_value(json_object_get(p, "out")),
-           json_string_value(json_object_get(p, "dtype")) ? json_string_value(json_object_get(p, "dtype")) : "?",
+           (long long)json_integer_value(json_object_get(p, "out")), times,
+           json_string_value(json_object_get(p, "dtype"))
+               ? json_string_value(json_object_get(p, "dtype"))
+               : "?",
            json_is_true(json_object_get(p, "accumulate")) ? " accumulate" : "", align);
 }
 

@@ -61,8 +61,9 @@ def launch_bounds(src):
 def rewrite(src):
     bounds = launch_bounds(src)
     out, at = [], 0
-    # kernel<<<...>>> or a template's kernel<ARGS><<<...>>>
-    for m in re.finditer(r"(\w+)(<[^<>;(){}]*>)?<<<", src):
+    # kernel<<<...>>> or a template's kernel<ARGS><<<...>>>, the launch on the
+    # next line if a formatter wrapped it there
+    for m in re.finditer(r"(\w+)(<[^<>;(){}]*>)?\s*<<<", src):
         if m.start() < at:
             continue
         name, targs = m.group(1), m.group(2) or ""

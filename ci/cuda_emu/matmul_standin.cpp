@@ -48,14 +48,16 @@ static float *as_float(const void *a, size_t n, int bf16) {
 
 typedef void (*cpu_op)(float *, const float *, const float *, int, int, int, int);
 
-// d (d_n elements) = op(a, b) queued on stream s: the shape refused now,
-// as the CUDA entry points refuse it; later the CPU kernel on float copies,
-// d written back in its format.
+// d (d_n elements) = op(a, b) queued on stream s, batch times over
+// matrices stored back to back (a_n, b_n, d_n elements each): the shape
+// refused now, as the CUDA entry points refuse it; later the CPU kernel on
+// float copies of each, d written back in its format. One queued
+// operation, as one cuBLASLt call.
 static int run(cpu_op op, const char *name, cudaStream_t s, void *d, size_t d_n, const void *a,
-               size_t a_n, const void *b, size_t b_n, int n, int in, int out, int flags,
+               size_t a_n, const void *b, size_t b_n, int n, int in, int out, int batch, int flags,
                pg_error *err) {
-  if (n < 0 || in < 1 || out < 1)
-    return pg_fail(err, "", -1, "matmul: bad shape n=%d in=%d out=%d", n, in, out);
+  if (n < 0 || in < 1 || out < 1 || batch < 1)
+    return pg_fail(err, "", -1, "matmul: bad shape n=%d in=%d out=%d batch=%d", n, in, out, batch);
   if ((flags & KERNEL_BF16) && (flags & KERNEL_ACCUMULATE))
     return pg_fail(err, "", -1, "matmul: accumulate is float32 only");
   if ((flags & KERNEL_PARTIAL) && (flags & KERNEL_ACCUMULATE))
@@ -66,16 +68,21 @@ static int run(cpu_op op, const char *name, cudaStream_t s, void *d, size_t d_n,
     // the CPU kernel leaves unrounded.
     int bf = (flags & KERNEL_BF16) != 0, partial = (flags & KERNEL_PARTIAL) != 0;
     int bf_out = bf && !partial;
-    float *fa = as_float(a, a_n, bf), *fb = as_float(b, b_n, bf);
-    float *fd = bf_out ? (float *)malloc(d_n * sizeof *fd) : (float *)d;
-    if (!fd) abort();
-    op(fd, fa, fb, n, in, out, partial ? 0 : flags);
-    if (bf_out) {
-      bf16_pack((uint16_t *)d, fd, d_n);
-      free(fd);
+    const size_t e = bf ? 2 : 4, ed = bf_out ? 2 : 4;
+    for (int i = 0; i < batch; i++) {
+      const char *ai = (const char *)a + i * e * a_n, *bi = (const char *)b + i * e * b_n;
+      char *di = (char *)d + i * ed * d_n;
+      float *fa = as_float(ai, a_n, bf), *fb = as_float(bi, b_n, bf);
+      float *fd = bf_out ? (float *)malloc(d_n * sizeof *fd) : (float *)di;
+      if (!fd) abort();
+      op(fd, fa, fb, n, in, out, partial ? 0 : flags);
+      if (bf_out) {
+        bf16_pack((uint16_t *)di, fd, d_n);
+        free(fd);
+      }
+      free(fa);
+      free(fb);
     }
-    free(fa);
-    free(fb);
   });
   return 0;
 }
@@ -86,21 +93,37 @@ int matmul_forward_cuda(matmul_cuda_ctx *c, void *y, const void *x, const void *
                         int out, int flags, cudaStream_t stream, pg_error *err) {
   (void)c;
   return run(matmul_forward, "matmul_forward_cuda", stream, y, (size_t)n * out, x, (size_t)n * in,
-             w, (size_t)out * in, n, in, out, flags, err);
+             w, (size_t)out * in, n, in, out, 1, flags, err);
 }
 
 int matmul_backward_input_cuda(matmul_cuda_ctx *c, void *dx, const void *dy, const void *w, int n,
                                int in, int out, int flags, cudaStream_t stream, pg_error *err) {
   (void)c;
   return run(matmul_backward_input, "matmul_backward_input_cuda", stream, dx, (size_t)n * in, dy,
-             (size_t)n * out, w, (size_t)out * in, n, in, out, flags, err);
+             (size_t)n * out, w, (size_t)out * in, n, in, out, 1, flags, err);
+}
+
+int matmul_forward_batch_cuda(matmul_cuda_ctx *c, void *y, const void *x, const void *w, int n,
+                              int in, int out, int batch, int flags, cudaStream_t stream,
+                              pg_error *err) {
+  (void)c;
+  return run(matmul_forward, "matmul_forward_batch_cuda", stream, y, (size_t)n * out, x,
+             (size_t)n * in, w, (size_t)out * in, n, in, out, batch, flags, err);
+}
+
+int matmul_backward_input_batch_cuda(matmul_cuda_ctx *c, void *dx, const void *dy, const void *w,
+                                     int n, int in, int out, int batch, int flags,
+                                     cudaStream_t stream, pg_error *err) {
+  (void)c;
+  return run(matmul_backward_input, "matmul_backward_input_batch_cuda", stream, dx, (size_t)n * in,
+             dy, (size_t)n * out, w, (size_t)out * in, n, in, out, batch, flags, err);
 }
 
 int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const void *dy, const void *x, int n,
                                 int in, int out, int flags, cudaStream_t stream, pg_error *err) {
   (void)c;
   return run(matmul_backward_weight, "matmul_backward_weight_cuda", stream, dw, (size_t)out * in,
-             dy, (size_t)n * out, x, (size_t)n * in, n, in, out, flags, err);
+             dy, (size_t)n * out, x, (size_t)n * in, n, in, out, 1, flags, err);
 }
 
 }  // extern "C"
