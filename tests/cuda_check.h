@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "kernels/bf16.h"
 #include "kernels/cuda_common.h"
+#include "tests/kernel_check.h"
 
 static char g_why[PG_ERR_MSG + 64];
 
@@ -51,6 +52,16 @@ static inline int on_stand_in(void) {
 static inline int mma_is_cpu_chain(void) {
   const char *m = getenv("CUDA_EMU_MMA");
   return on_stand_in() && !(m && !strcmp(m, "wide"));
+}
+
+/* n new host floats from rng, uniform in [-scale, scale), rounded to
+ * bf16 when bf16 (the inputs of a bf16 kernel are bf16 values). */
+static inline float *kc_filled(kc_rng *rng, size_t n, double scale, int bf16) {
+  float *x = malloc((n > 0 ? n : 1) * sizeof *x);
+  assert_non_null(x);
+  kc_fill(rng, x, n, scale);
+  if (bf16) bf16_round_array(x, n);
+  return x;
 }
 
 /* A device copy of n bytes of host memory. */

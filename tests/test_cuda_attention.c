@@ -36,14 +36,6 @@ typedef struct shape {
 static const shape SHAPES[] = {{2, 37, 4, 2, 16}, {1, 70, 2, 1, 64}, {1, 20, 2, 2, 128},
                                {1, 130, 4, 1, 32}, {2, 65, 2, 2, 48}};
 
-static float *filled(kc_rng *rng, size_t n, double scale, int flags) {
-  float *x = malloc(n * sizeof *x);
-  assert_non_null(x);
-  kc_fill(rng, x, n, scale);
-  if (flags & KERNEL_BF16) bf16_round_array(x, n);
-  return x;
-}
-
 static float *zeros(size_t n) {
   float *x = calloc(n, sizeof *x);
   assert_non_null(x);
@@ -87,8 +79,10 @@ static void one_shape(const shape *s, int flags) {
   const int exact = mma_is_cpu_chain() || !attention_mma_supported(s->hd, flags);
   kc_rng rng = {(uint64_t)(977 + s->T + 31 * s->hd + flags)};
   /* Scores of a few units: the softmax is neither uniform nor one-hot. */
-  float *q = filled(&rng, nq, 1.5, flags), *k = filled(&rng, nk, 1.5, flags);
-  float *v = filled(&rng, nk, 1.0, flags), *dy = filled(&rng, nq, 1.0, flags);
+  float *q = kc_filled(&rng, nq, 1.5, flags & KERNEL_BF16),
+        *k = kc_filled(&rng, nk, 1.5, flags & KERNEL_BF16);
+  float *v = kc_filled(&rng, nk, 1.0, flags & KERNEL_BF16),
+        *dy = kc_filled(&rng, nq, 1.0, flags & KERNEL_BF16);
   float *y = zeros(nq), *lse = zeros(nr), *dq = zeros(nq), *dk = zeros(nk), *dv = zeros(nk);
   attention_forward_simple(y, lse, q, k, v, s->B, s->T, s->heads, s->kv_heads, s->hd, flags);
   attention_backward_simple(dq, dk, dv, dy, y, lse, q, k, v, s->B, s->T, s->heads, s->kv_heads,

@@ -36,13 +36,6 @@
 /* Each GPU launch is made twice; both results must equal the CPU's. */
 #define TWICE for (int rep_ = 0; rep_ < 2; rep_++)
 
-static float *fill_new(kc_rng *rng, size_t n, double scale) {
-  float *x = malloc((n > 0 ? n : 1) * sizeof *x);
-  assert_non_null(x);
-  kc_fill(rng, x, n, scale);
-  return x;
-}
-
 static float *copy_new(const float *x, size_t n) {
   float *y = malloc((n > 0 ? n : 1) * sizeof *y);
   assert_non_null(y);
@@ -78,7 +71,8 @@ static void test_relu_square(void **state) {
   NEED_GPU();
   const size_t n = 100003; /* more than one grid of the launch shape: the loop strides */
   kc_rng rng = {201};
-  float *h0 = fill_new(&rng, n, 2.0), *g0 = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5);
+  float *h0 = kc_filled(&rng, n, 2.0, 0), *g0 = kc_filled(&rng, n, 1.0, 0),
+        *acc = kc_filled(&rng, n, 0.5, 0);
   float *want = malloc(n * sizeof *want);
   float *d_out = to_device(acc, n), *d_h = to_device(h0, n), *d_g = to_device(g0, n);
   uint16_t *d16 = packed_nans(n);
@@ -141,7 +135,8 @@ static void test_relu_square_packed_inputs(void **state) {
   NEED_GPU();
   const size_t n = 70001;
   kc_rng rng = {209};
-  float *h = fill_new(&rng, n, 2.0), *g = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5);
+  float *h = kc_filled(&rng, n, 2.0, 0), *g = kc_filled(&rng, n, 1.0, 0),
+        *acc = kc_filled(&rng, n, 0.5, 0);
   bf16_round_array(h, n), bf16_round_array(g, n), bf16_round_array(acc, n);
   float *want = malloc(n * sizeof *want), *d_out = to_device(acc, n);
   uint16_t *h16 = packed_device(h, n), *g16 = packed_device(g, n), *o16 = packed_nans(n);
@@ -199,9 +194,10 @@ static void test_scale_add(void **state) {
   for (int k = 0; k < 3; k++) {
     int rows = shapes[k][0], d = shapes[k][1];
     size_t n = (size_t)rows * d;
-    float *x0 = fill_new(&rng, n, 1.0), *s0 = fill_new(&rng, d, 1.0), *y0 = fill_new(&rng, n, 1.0);
-    float *g0 = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5),
-          *ds0 = fill_new(&rng, d, 0.25);
+    float *x0 = kc_filled(&rng, n, 1.0, 0), *s0 = kc_filled(&rng, d, 1.0, 0),
+          *y0 = kc_filled(&rng, n, 1.0, 0);
+    float *g0 = kc_filled(&rng, n, 1.0, 0), *acc = kc_filled(&rng, n, 0.5, 0),
+          *ds0 = kc_filled(&rng, d, 0.25, 0);
     float *want = malloc(n * sizeof *want), *want_ds = malloc(d * sizeof *want_ds);
     float *d_out = to_device(acc, n), *d_x = to_device(x0, n), *d_s = to_device(s0, d);
     float *d_y = to_device(y0, n), *d_g = to_device(g0, n), *d_ds = to_device(ds0, d);
@@ -286,10 +282,10 @@ static void test_residual_mix(void **state) {
   for (int k = 0; k < 2; k++) {
     int rows = shapes[k][0], d = shapes[k][1];
     size_t n = (size_t)rows * d;
-    float *x0v = fill_new(&rng, n, 1.0), *e0 = fill_new(&rng, n, 1.0),
-          *mix = fill_new(&rng, 2 * d, 1.0);
-    float *g0 = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5),
-          *dm0 = fill_new(&rng, 2 * d, 0.25);
+    float *x0v = kc_filled(&rng, n, 1.0, 0), *e0 = kc_filled(&rng, n, 1.0, 0),
+          *mix = kc_filled(&rng, 2 * d, 1.0, 0);
+    float *g0 = kc_filled(&rng, n, 1.0, 0), *acc = kc_filled(&rng, n, 0.5, 0),
+          *dm0 = kc_filled(&rng, 2 * d, 0.25, 0);
     float *want = malloc(n * sizeof *want), *want_dx0 = malloc(n * sizeof *want_dx0);
     float *want_dm = malloc(2 * d * sizeof *want_dm);
     float *d_out = to_device(acc, n), *d_x = to_device(x0v, n), *d_e = to_device(e0, n);
@@ -348,9 +344,9 @@ static void test_q_gain(void **state) {
   for (int k = 0; k < 5; k++) {
     int rows = shapes[k][0], heads = shapes[k][1], hd = shapes[k][2];
     size_t n = (size_t)rows * heads * hd;
-    float *q0 = fill_new(&rng, n, 1.0), *gain = fill_new(&rng, heads, 2.0);
-    float *g0 = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5),
-          *dg0 = fill_new(&rng, heads, 0.25);
+    float *q0 = kc_filled(&rng, n, 1.0, 0), *gain = kc_filled(&rng, heads, 2.0, 0);
+    float *g0 = kc_filled(&rng, n, 1.0, 0), *acc = kc_filled(&rng, n, 0.5, 0),
+          *dg0 = kc_filled(&rng, heads, 0.25, 0);
     float *want = malloc(n * sizeof *want), *want_dg = malloc(heads * sizeof *want_dg);
     float *d_out = to_device(acc, n), *d_q = to_device(q0, n), *d_gain = to_device(gain, heads);
     float *d_g = to_device(g0, n), *d_dg = to_device(dg0, heads);
@@ -437,7 +433,7 @@ static void test_l2norm(void **state) {
   pg_error err;
   for (int k = 0; k < 4; k++) {
     size_t n = sizes[k];
-    float *x = fill_new(&rng, n, 3.0), *d_x = to_device(x, n);
+    float *x = kc_filled(&rng, n, 3.0, 0), *d_x = to_device(x, n);
     float *d_norm = NULL;
     double *d_ss = NULL, ss = 0.0, want_ss = l2norm_sumsq_tree_ref(x, n);
     float want = l2norm_tree_ref(x, n);
@@ -464,7 +460,8 @@ static void test_sgd_momentum(void **state) {
   const size_t n = (1u << 20) + 5;
   kc_rng rng = {211};
   pg_error err;
-  float *w = fill_new(&rng, n, 1.0), *buf = fill_new(&rng, n, 0.1), *g = fill_new(&rng, n, 0.5);
+  float *w = kc_filled(&rng, n, 1.0, 0), *buf = kc_filled(&rng, n, 0.1, 0),
+        *g = kc_filled(&rng, n, 0.5, 0);
   float *want_w = copy_new(w, n), *want_buf = copy_new(buf, n);
   const float lr = 0.002f, mu = 0.9f;
   for (size_t i = 0; i < n; i++) sgd_momentum_elem(&want_w[i], &want_buf[i], g[i], lr, mu);
@@ -496,8 +493,8 @@ static void test_embedding(void **state) {
   for (int k = 0; k < 2; k++) {
     int d = dims[k];
     size_t nt = (size_t)vocab * d, ny = (size_t)n * d;
-    float *table = fill_new(&rng, nt, 1.0), *dy = fill_new(&rng, ny, 1.0);
-    float *acc = fill_new(&rng, nt, 0.5), *want = malloc(ny * sizeof *want);
+    float *table = kc_filled(&rng, nt, 1.0, 0), *dy = kc_filled(&rng, ny, 1.0, 0);
+    float *acc = kc_filled(&rng, nt, 0.5, 0), *want = malloc(ny * sizeof *want);
     float *d_table = to_device(table, nt), *d_dy = to_device(dy, ny), *d_y = to_device(dy, ny);
     embedding_forward(want, table, ids, n, d);
     TWICE {
@@ -553,7 +550,8 @@ static void test_rope(void **state) {
   const size_t n = (size_t)rows * heads * hd, nt = (size_t)T * half;
   kc_rng rng = {207};
   pg_error err;
-  float *x0 = fill_new(&rng, n, 1.0), *g0 = fill_new(&rng, n, 1.0), *acc = fill_new(&rng, n, 0.5);
+  float *x0 = kc_filled(&rng, n, 1.0, 0), *g0 = kc_filled(&rng, n, 1.0, 0),
+        *acc = kc_filled(&rng, n, 0.5, 0);
   float *want = malloc(n * sizeof *want), *c = malloc(nt * sizeof *c), *s = malloc(nt * sizeof *s);
   float *d_out = to_device(acc, n), *d_x = to_device(x0, n), *d_g = to_device(g0, n);
   float *d_c = to_device(acc, nt), *d_s = to_device(acc, nt);
@@ -610,7 +608,7 @@ static void test_softcap_ce(void **state) {
   for (int k = 0; k < 3; k++) {
     int N = shapes[k][0], V = shapes[k][1];
     size_t n = (size_t)N * V;
-    float *z0 = fill_new(&rng, n, 60.0), *acc = fill_new(&rng, n, 0.5);
+    float *z0 = kc_filled(&rng, n, 60.0, 0), *acc = kc_filled(&rng, n, 0.5, 0);
     uint16_t *y = malloc((size_t)N * sizeof *y);
     for (int r = 0; r < N; r++) y[r] = (uint16_t)((r * 7919) % V);
     float *th = malloc(n * sizeof *th), *lse = malloc(N * sizeof *lse),

@@ -30,21 +30,13 @@ typedef struct {
 
 static const shape SHAPES[] = {{37, 16, 3, 16}, {20, 8, 2, 64}, {9, 4, 2, 128}, {13, 5, 1, 48}};
 
-static float *fill_new(kc_rng *rng, size_t n, double scale, int bf16) {
-  float *x = malloc((n ? n : 1) * sizeof *x);
-  assert_non_null(x);
-  kc_fill(rng, x, n, scale);
-  if (bf16) bf16_round_array(x, n);
-  return x;
-}
-
 static void one_shape(const shape *s) {
   const int rows = s->rows, T = s->T, heads = s->heads, hd = s->hd;
   const size_t n = (size_t)rows * heads * hd, nr = (size_t)rows * heads, nt = (size_t)T * hd / 2;
   kc_rng rng = {(uint64_t)(300 + hd + rows)};
   /* x bf16 (a bf16 projection's output), so its packed copy is exact */
-  float *x = fill_new(&rng, n, 2.0, 1), *dy = fill_new(&rng, n, 1.0, 0);
-  float *acc = fill_new(&rng, n, 0.5, 1), *gain = fill_new(&rng, heads, 2.0, 0);
+  float *x = kc_filled(&rng, n, 2.0, 1), *dy = kc_filled(&rng, n, 1.0, 0);
+  float *acc = kc_filled(&rng, n, 0.5, 1), *gain = kc_filled(&rng, heads, 2.0, 0);
   float *c = malloc(nt * sizeof *c), *sn = malloc(nt * sizeof *sn),
         *scratch = malloc(n * sizeof *scratch);
   float *rope = malloc(n * sizeof *rope), *fin = malloc(n * sizeof *fin),

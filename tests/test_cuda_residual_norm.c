@@ -24,14 +24,6 @@
 
 #define TWICE for (int rep_ = 0; rep_ < 2; rep_++)
 
-static float *fill_new(kc_rng *rng, size_t n, double scale, int bf16) {
-  float *x = malloc((n ? n : 1) * sizeof *x);
-  assert_non_null(x);
-  kc_fill(rng, x, n, scale);
-  if (bf16) bf16_round_array(x, n);
-  return x;
-}
-
 static float *nans_device(size_t n) {
   float *d = NULL;
   CK(cudaMalloc((void **)&d, (n ? n : 1) * sizeof *d));
@@ -46,9 +38,9 @@ static void one_case(int rows, int d, int add, int mix, int add_flags, int norm_
   const size_t n = (size_t)rows * d;
   kc_rng rng = {(uint64_t)(rows * 131 + d * 7 + add * 3 + mix)};
   const int bf16 = (add_flags | norm_flags) & KERNEL_BF16;
-  float *x = fill_new(&rng, n, 2.0, bf16), *x0 = fill_new(&rng, n, 1.0, bf16);
-  float *y = fill_new(&rng, n, 1.0, add == ADD_PACKED || bf16), *s = fill_new(&rng, d, 1.0, 0);
-  float *m = fill_new(&rng, 2 * (size_t)d, 1.0, 0);
+  float *x = kc_filled(&rng, n, 2.0, bf16), *x0 = kc_filled(&rng, n, 1.0, bf16);
+  float *y = kc_filled(&rng, n, 1.0, add == ADD_PACKED || bf16), *s = kc_filled(&rng, d, 1.0, 0);
+  float *m = kc_filled(&rng, 2 * (size_t)d, 1.0, 0);
   float *u = malloc(n * sizeof *u), *v = malloc(n * sizeof *v), *nn = malloc(n * sizeof *nn);
   float *rstd = malloc((size_t)rows * sizeof *rstd);
   assert_true(u && v && nn && rstd);
