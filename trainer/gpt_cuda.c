@@ -64,7 +64,9 @@ struct gpt_cuda {
   uint16_t *s16b; /* device (mixed): products kept packed for their readers: dh for
                      relu^2, the norms' input gradients (n1's three side by side),
                      the attention's output gradient */
-  uint16_t *s16o; /* device (mixed): a product's bf16 result before it is unpacked */
+  uint16_t *s16o; /* device (mixed): a product's bf16 result before it is unpacked: a weight
+                     gradient's, and v's and datt's where the CUDA-core attention reads floats */
+  size_t s16o_n;  /* its bf16 words */
   uint16_t *acts16;             /* device (mixed): the layers' packed inputs, then xf's */
   layer16 *l16;                 /* carved from acts16 (host array, one per layer) */
   uint16_t *xf16;               /* the final norm's packed copy, for the head */
@@ -108,6 +110,14 @@ static int packed_there(const gpt_cuda *g, const uint16_t *p, const char *what, 
   return pg_fail(err, "model", -1, "internal: %s's operand is not packed", what);
 }
 
+/* s16o for a product of n elements; NULL with the error where it would
+ * not fit (a shape the allocation in gpt_cuda_new did not foresee). */
+static uint16_t *s16o_for(const gpt_cuda *g, size_t n, pg_error *err) {
+  if (n <= g->s16o_n) return g->s16o;
+  pg_fail(err, "model", -1, "internal: a product of %zu elements exceeds s16o's %zu", n, g->s16o_n);
+  return NULL;
+}
+
 /* dst = x's bf16 copy in mixed precision; nothing in fp32. */
 static int pack_to(gpt_cuda *g, uint16_t *dst, const float *x, size_t n, pg_error *err) {
   return g->mixed ? bf16_pack_cuda(dst, x, n, g->stream, err) : 0;
@@ -121,9 +131,10 @@ static int mm_fwd(gpt_cuda *g, float *y, uint16_t *y16, const float *x, const ui
                   const float *w, int n, int in, int out, pg_error *err) {
   if (!g->mixed) return matmul_forward_cuda(g->mm, y, x, w, n, in, out, 0, g->stream, err);
   TRY(packed_there(g, x16, "a forward product", err));
-  TRY(matmul_forward_cuda(g->mm, y16 ? y16 : g->s16o, x16, w16_of(g, w), n, in, out, KERNEL_BF16,
-                          g->stream, err));
-  return y16 ? 0 : bf16_unpack_cuda(y, g->s16o, (size_t)n * out, 0, g->stream, err);
+  uint16_t *o = y16 ? y16 : s16o_for(g, (size_t)n * out, err);
+  if (!o) return -1;
+  TRY(matmul_forward_cuda(g->mm, o, x16, w16_of(g, w), n, in, out, KERNEL_BF16, g->stream, err));
+  return y16 ? 0 : bf16_unpack_cuda(y, o, (size_t)n * out, 0, g->stream, err);
 }
 
 /* dx[n,in] (+)= dy W: matmul_backward_input with fb, or with facc when acc
@@ -135,9 +146,11 @@ static int mm_bin(gpt_cuda *g, float *dx, uint16_t *dx16, const float *dy, const
   int f = acc ? KERNEL_ACCUMULATE : 0;
   if (!g->mixed) return matmul_backward_input_cuda(g->mm, dx, dy, w, n, in, out, f, g->stream, err);
   TRY(packed_there(g, dy16, "an input gradient", err));
-  TRY(matmul_backward_input_cuda(g->mm, dx16 ? dx16 : g->s16o, dy16, w16_of(g, w), n, in, out,
-                                 KERNEL_BF16, g->stream, err));
-  return dx16 ? 0 : bf16_unpack_cuda(dx, g->s16o, (size_t)n * in, f, g->stream, err);
+  uint16_t *o = dx16 ? dx16 : s16o_for(g, (size_t)n * in, err);
+  if (!o) return -1;
+  TRY(matmul_backward_input_cuda(g->mm, o, dy16, w16_of(g, w), n, in, out, KERNEL_BF16, g->stream,
+                                 err));
+  return dx16 ? 0 : bf16_unpack_cuda(dx, o, (size_t)n * in, f, g->stream, err);
 }
 
 /* dw[out,in] (+)= dy^T x: matmul_backward_weight with facc (a float32
@@ -156,9 +169,10 @@ static int mm_bw(gpt_cuda *g, float *dw, const float *dy, const uint16_t *dy16, 
                                              g->a.split, g->stream, err);
   }
   if (!g->mixed) return matmul_backward_weight_cuda(g->mm, dw, dy, x, n, in, out, f, g->stream, err);
-  TRY(matmul_backward_weight_cuda(g->mm, g->s16o, dy16, x16, n, in, out, KERNEL_BF16, g->stream,
-                                  err));
-  return bf16_unpack_cuda(dw, g->s16o, (size_t)out * in, f, g->stream, err);
+  uint16_t *o = s16o_for(g, (size_t)out * in, err);
+  if (!o) return -1;
+  TRY(matmul_backward_weight_cuda(g->mm, o, dy16, x16, n, in, out, KERNEL_BF16, g->stream, err));
+  return bf16_unpack_cuda(dw, o, (size_t)out * in, f, g->stream, err);
 }
 
 /* ---- forward ---- */
@@ -380,8 +394,7 @@ int gpt_cuda_backward(gpt_cuda *g, float loss_scale, pg_error *err) {
   TRY(mm_bin(g, a->dm, dxf16, a->dz, dzp, g->p.tok_emb, d.N, d.D, d.V, 0, err));
   TRY(mm_bw(g, a->dtok, a->dz, dzp, a->xf, g->xf16, d.N, d.D, d.V, 0, err));
   TRY(rmsnorm_backward_cuda(a->dx, NULL, dxf16 ? NULL : a->dm, dxf16, 1, a->layers[d.L - 1].x_out,
-                            NULL, a->rstdf, d.N, d.D,
-                            0, s, err));
+                            NULL, a->rstdf, d.N, d.D, 0, s, err));
   CU(cudaMemsetAsync(a->dx0, 0, ND * sizeof *a->dx0, s));
   CU(cudaMemsetAsync(a->dskip, 0, (size_t)(d.E > 0 ? d.E : 1) * ND * sizeof *a->dskip, s));
   for (int i = d.L - 1; i >= 0; i--) {
@@ -433,10 +446,13 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
   size_t wide = (size_t)d.D;
   if ((size_t)d.M > wide) wide = (size_t)d.M;
   if ((size_t)d.V > wide) wide = (size_t)d.V;
-  size_t s16 = N * wide > wide * wide ? N * wide : wide * wide;
-  /* s16a holds one gradient's packed copy, or dq's, dk's and dv's side by side. */
+  /* s16o: N x D activations (v, datt) or a weight, at most wide x D. */
+  size_t s16 = N > wide ? N * (size_t)d.D : wide * (size_t)d.D;
+  /* s16a holds one gradient's packed copy (the logits' N x V among them),
+   * or dq's, dk's and dv's side by side. */
   size_t wide_a = (size_t)d.D + 2 * (size_t)d.kvd > wide ? (size_t)d.D + 2 * (size_t)d.kvd : wide;
-  size_t wide_b = 3 * (size_t)d.D > wide ? 3 * (size_t)d.D : wide; /* s16b: n1's three gradients */
+  /* s16b: dh (N x M), n1's three gradients, datt or xf's gradient; never the logits */
+  size_t wide_b = 3 * (size_t)d.D > (size_t)d.M ? 3 * (size_t)d.D : (size_t)d.M;
   size_t per_layer = 7 * (size_t)d.D + 3 * (size_t)d.kvd + 2 * (size_t)d.M; /* layer16's */
   /* layer16s, then xf16, z16 and th16 */
   size_t n16 = g->mixed ? N * ((size_t)d.L * per_layer + (size_t)d.D + 2 * (size_t)d.V) : 0;
@@ -459,6 +475,7 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
     gpt_cuda_free(g);
     return -1;
   }
+  g->s16o_n = s16;
   gpt_acts_carve(&g->a, l, &d, g->acts_mem);
   g->a.mem = g->acts_mem;
   if (g->acts16) { /* each layer's layer16, in its order, then xf */
