@@ -83,6 +83,12 @@ static void one_shape(matmul_cuda_ctx *c, int n, int in, int out, int rows, int 
   CK(cudaMalloc((void **)&d_parts, matmul_split_floats(n, rows, in, out) * 4));
   for (int rep = 0; rep < 2; rep++) {
     to_device_again(d_dw, base, nw);
+    /* The partials poisoned with NaN (all bits set): a partial cuBLASLt
+     * left unwritten makes its elements NaN, which the checks below fail.
+     * This is the check compute-sanitizer's initcheck cannot make here: it
+     * does not see the writes of cuBLASLt's Hopper kernels and reported
+     * every read of their partials as uninitialised (H100, 2026-11-28). */
+    CK(cudaMemset(d_parts, 0xff, matmul_split_floats(n, rows, in, out) * 4));
     assert_int_equal(matmul_backward_weight_split_cuda(c, d_dw, d_dy, d_x, n, in, out, flags, rows,
                                                        d_parts, 0, &err),
                      0);
