@@ -11,6 +11,11 @@
 #     nvidia-cuda-cuobjdump with nvidia-cuda-nvdisasm), the same on SASS;
 #   - ptxas -v reports no register spills; registers and shared memory of
 #     each kernel are printed;
+#   - each file compiles with the headers of the libraries pgolf links
+#     (jansson, OpenSSL, zlib, lzma, brotli, cmocka, Open MPI) shadowed by
+#     ones that stop the compiler: the GPU machine may lack them, and its
+#     static checks compile these files there (its 2026-11-28 run failed
+#     22 rows on kernels/cuda_common.h's jansson.h);
 #   - a file that writes mma.sync in PTX has tensor-core instructions
 #     (HMMA) in its SASS: the tensor-core path was compiled, not lost.
 # Prints "ok NAME" / "FAIL NAME: why" / "SKIP NAME: why" lines (the e2e
@@ -46,13 +51,21 @@ find_cuobjdump() {
 }
 CUOBJDUMP=$(find_cuobjdump)
 
+# The libraries' headers, each an #error naming itself.
+for h in jansson.h cmocka.h mpi.h zlib.h lzma.h brotli/decode.h brotli/encode.h openssl/bio.h \
+  openssl/crypto.h openssl/err.h openssl/evp.h openssl/pem.h openssl/x509.h; do
+  mkdir -p "$tmp/shadow/$(dirname "$h")"
+  echo "#error \"<$h>: a library header the GPU machine may lack; kernels/*.cu must not need it\"" \
+    >"$tmp/shadow/$h"
+done
+
 FLOAT_ATOMIC_PTX='(^|[^a-z_])(atom|red)\.[a-z0-9_.]*\.(f16|f16x2|bf16|bf16x2|f32|f64)([^a-z0-9]|$)'
 FLOAT_ATOMIC_SASS='(^|[^A-Z])(RED|REDG|REDS|ATOM|ATOMG|ATOMS)\.[A-Z0-9_.]*(F16|F32|F64|BF16)'
 
 for f in $files; do
   name=$(basename "$f" .cu)
   # shellcheck disable=SC2086
-  if ! "$NVCC" $flags -ptx -o "$tmp/$name.ptx" "$f" 2>"$tmp/$name.err"; then
+  if ! "$NVCC" $flags -I"$tmp/shadow" -ptx -o "$tmp/$name.ptx" "$f" 2>"$tmp/$name.err"; then
     say_fail "$name compiles to PTX" "$(head -c 400 "$tmp/$name.err")"
     continue
   fi

@@ -1,5 +1,6 @@
 #include "kernels/cuda_common.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 

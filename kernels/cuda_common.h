@@ -5,7 +5,6 @@
 #ifndef PGOLF_CUDA_COMMON_H
 #define PGOLF_CUDA_COMMON_H
 
-#include <jansson.h>
 #include <stddef.h>
 
 #include "common/error.h"
@@ -17,6 +16,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* jansson's object, declared rather than included: every .cu file
+ * includes this header, and compiles where jansson's headers may be absent
+ * (the GPU machine's static checks); the .c callers include <jansson.h>. */
+struct json_t;
 
 /* What pgolf records of one GPU (the manifest's "device"). */
 typedef struct cuda_device_info {
@@ -38,7 +42,7 @@ typedef struct cuda_versions {
  * "driver_version", "runtime_version"} (train's and eval's "device"; the
  * caller adds what it has beside, cuBLASLt's plans first). NULL when out of
  * memory. */
-json_t *cuda_device_json(const cuda_device_info *d, const cuda_versions *v);
+struct json_t *cuda_device_json(const cuda_device_info *d, const cuda_versions *v);
 
 /* The same as one log line: "device:cuda:I name:N sm_count:S
  * compute_capability:M.m driver:D runtime:R". */

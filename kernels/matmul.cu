@@ -269,22 +269,26 @@ extern "C" int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const v
   return run(c, OP_BWD_WEIGHT, dw, x, dy, n, in, out, 1, flags, stream, err);
 }
 
-extern "C" json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c) {
-  json_t *plans = json_array();
-  for (int i = 0; plans && i < c->n_plans; i++) {
-    const plan *p = &c->plans[i];
-    char hex[2 * sizeof p->algo + 1];
-    const unsigned char *bytes = (const unsigned char *)&p->algo;
-    for (size_t k = 0; k < sizeof p->algo; k++) snprintf(hex + 2 * k, 3, "%02x", bytes[k]);
-    const char *dtype = p->partial ? (p->bf16 ? "bf16, fp32 partial" : "fp32, partial")
-                                   : (p->bf16 ? "bf16" : "fp32");
-    json_array_append_new(
-        plans, json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:b, s:[i, i, i], s:s, s:I}", "op",
-                         OP_NAME[p->op], "n", p->n, "in", p->in, "out", p->out, "batch", p->batch,
-                         "dtype", dtype, "accumulate", p->accumulate, "align_bytes",
-                         (int)p->align_a, (int)p->align_b, (int)p->align_d, "algo", hex,
-                         "algo_workspace_bytes", (json_int_t)p->algo_ws));
-  }
-  return json_pack("{s:I, s:I, s:o}", "cublaslt_version", (json_int_t)cublasLtGetVersion(),
-                   "workspace_bytes", (json_int_t)c->workspace_bytes, "plans", plans);
+extern "C" int matmul_cuda_plan_count(const matmul_cuda_ctx *c) { return c->n_plans; }
+
+static_assert(sizeof(cublasLtMatmulAlgo_t) == sizeof(((matmul_plan_info *)0)->algo),
+              "cuBLASLt's algorithm no longer fits the manifest's 64 bytes");
+
+extern "C" void matmul_cuda_plan_info(const matmul_cuda_ctx *c, int i, matmul_plan_info *out) {
+  const plan *p = &c->plans[i];
+  out->op = OP_NAME[p->op];
+  out->n = p->n, out->in = p->in, out->out = p->out, out->batch = p->batch;
+  out->dtype =
+      p->partial ? (p->bf16 ? "bf16, fp32 partial" : "fp32, partial") : (p->bf16 ? "bf16" : "fp32");
+  out->accumulate = p->accumulate;
+  out->align_bytes[0] = p->align_a, out->align_bytes[1] = p->align_b;
+  out->align_bytes[2] = p->align_d;
+  memcpy(out->algo, &p->algo, sizeof out->algo);
+  out->algo_workspace_bytes = p->algo_ws;
 }
+
+extern "C" size_t matmul_cuda_workspace_bytes(const matmul_cuda_ctx *c) {
+  return c->workspace_bytes;
+}
+
+extern "C" size_t matmul_cuda_lt_version(void) { return cublasLtGetVersion(); }

@@ -84,9 +84,13 @@ void matmul_backward_weight_simple(float *dw, const float *dy, const float *x, i
  * workspace it uses) for the run manifest, so a replay can tell when it
  * runs something else. */
 #include <cuda_runtime_api.h>
-#include <jansson.h>
 
 #include "common/error.h"
+
+/* jansson's object, declared rather than included: the .cu files that
+ * include this header compile where jansson's headers may be absent (the
+ * GPU machine's static checks); the .c callers include <jansson.h>. */
+struct json_t;
 
 /* 2 x FLT_EPSILON: each summation order errs by at most k eps sum |a b|. */
 #define MATMUL_CUDA_RTOL 2.4e-7
@@ -125,12 +129,31 @@ int matmul_backward_input_batch_cuda(matmul_cuda_ctx *c, void *dx, const void *d
 int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const void *dy, const void *x, int n,
                                 int in, int out, int flags, cudaStream_t stream, pg_error *err);
 
+/* One chosen plan as a manifest records it (matmul_cuda_plans_json). */
+typedef struct matmul_plan_info {
+  const char *op; /* "forward", "backward_input", "backward_weight" */
+  int n, in, out, batch;
+  const char *dtype; /* "fp32", "bf16", or with ", partial": KERNEL_PARTIAL's float32 result */
+  int accumulate;
+  unsigned align_bytes[3];     /* A, B, D as the plan assumed them */
+  unsigned char algo[64];      /* cuBLASLt's cublasLtMatmulAlgo_t, its bytes */
+  size_t algo_workspace_bytes; /* of the workspace, what the algorithm uses */
+} matmul_plan_info;
+
+/* The plans chosen so far, in the order of their first use; plan i
+ * (0 <= i < count) into *out. */
+int matmul_cuda_plan_count(const matmul_cuda_ctx *c);
+void matmul_cuda_plan_info(const matmul_cuda_ctx *c, int i, matmul_plan_info *out);
+/* The workspace's bytes, and the cuBLASLt library's version (0 where
+ * there is none: the CPU stand-in). */
+size_t matmul_cuda_workspace_bytes(const matmul_cuda_ctx *c);
+size_t matmul_cuda_lt_version(void);
+
 /* {"cublaslt_version": N, "workspace_bytes": N, "plans": [{"op", "n", "in",
- * "out", "batch", "dtype" ("fp32", "bf16", or with ", partial": KERNEL_PARTIAL's
- * float32 result), "accumulate", "align_bytes": [A, B, D],
- * "algo": "<128 hex digits>", "algo_workspace_bytes"}...]} in the order
- * the plans were first used. */
-json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c);
+ * "out", "batch", "dtype", "accumulate", "align_bytes": [A, B, D],
+ * "algo": "<128 hex digits>", "algo_workspace_bytes"}...]}: the fields
+ * above (kernels/matmul_plans.c; NULL when out of memory). */
+struct json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c);
 #endif
 
 #ifdef __cplusplus

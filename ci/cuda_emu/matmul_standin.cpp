@@ -30,10 +30,24 @@ int matmul_cuda_init(matmul_cuda_ctx **ctx, size_t workspace_bytes, pg_error *er
 
 void matmul_cuda_free(matmul_cuda_ctx *ctx) { free(ctx); }
 
-json_t *matmul_cuda_plans_json(const matmul_cuda_ctx *c) {
+// No cuBLASLt, so no plans and no version (kernels/matmul_plans.c writes
+// the manifest's record of that).
+int matmul_cuda_plan_count(const matmul_cuda_ctx *c) {
   (void)c;
-  return json_object();
+  return 0;
 }
+
+void matmul_cuda_plan_info(const matmul_cuda_ctx *c, int i, matmul_plan_info *out) {
+  (void)c, (void)i;
+  memset(out, 0, sizeof *out);
+}
+
+size_t matmul_cuda_workspace_bytes(const matmul_cuda_ctx *c) {
+  (void)c;
+  return 0;
+}
+
+size_t matmul_cuda_lt_version(void) { return 0; }
 
 }  // extern "C"
 
