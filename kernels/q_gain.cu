@@ -5,8 +5,8 @@
  *
  * dg's tree has TREE_LANES lanes per head, each a sequential float64 sum;
  * the lanes are independent until they combine, so they are spread over
- * QG_GROUPS blocks per head (QG_LANES lanes, one warp, each) to bring
- * heads x QG_GROUPS SMs to the sums instead of one per head; each lane's
+ * QG_GROUPS blocks per head (QG_LANES lanes, one warp's sums, each) to
+ * bring heads x QG_GROUPS SMs to the sums instead of one per head; each lane's
  * partial goes to scratch, and one block per head then combines them
  * pairwise, halving, as one block would have. Which block computes a lane
  * changes no bits. */
@@ -36,11 +36,14 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
   }
 }
 
-#define QG_LANES 32                        /* lanes (threads) per block of the sums */
+#define QG_LANES 32                       /* lanes a block sums: one warp's */
 #define QG_GROUPS (TREE_LANES / QG_LANES) /* blocks per head */
-#define QG_BATCH 8                         /* terms loaded before they are added */
+#define QG_WARPS 8                        /* warps that load a block's terms */
+#define QG_CHUNK 128                      /* terms per lane staged at a time */
+#define QG_PER_THREAD (QG_CHUNK / QG_WARPS)
 
-/* Term m's (n, j) to term m + TREE_LANES's: n by dn, j by dj, one carry. */
+/* Term m's (n, j) to term m + step's: n by dn, j by dj (< head_dim), one
+ * carry. */
 __device__ static __forceinline__ void qg_next(size_t *n, int *j, size_t dn, int dj, int head_dim) {
   *n += dn;
   *j += dj;
@@ -50,43 +53,69 @@ __device__ static __forceinline__ void qg_next(size_t *n, int *j, size_t dn, int
   }
 }
 
-/* Block (h, grp), thread t: lane k = grp * QG_LANES + t of head h sums its
- * terms m = k, k + 256, ... (m = n * head_dim + j, the CPU's order) into
- * part[h * TREE_LANES + k]. (n, j) = (m / head_dim, m % head_dim) is
- * carried from term to term (m grows by TREE_LANES: n by dn, j by dj,
- * one carry), not divided anew in 64 bits per term. The tree gives the sum
- * 256 lanes a head, so 8 heads are 64 warps, one an SM: the loads'
- * latency, not the memory's bandwidth, sets the time, and each lane loads
- * QG_BATCH terms before it adds them (in their order: no bit changes). */
-__global__ void __launch_bounds__(QG_LANES)
+/* A thread's next QG_PER_THREAD terms (m, m + step, ...; +0.0 from
+ * terms on), m and its (n, j) advanced past them. */
+__device__ static __forceinline__ void qg_terms(float v[QG_PER_THREAD], size_t *m, size_t *n,
+                                                int *j, size_t terms, size_t step, size_t dn,
+                                                int dj, const float *dyh, const uint16_t *dyp,
+                                                const float *qh, int head_dim, int w, int flags) {
+#pragma unroll
+  for (int r = 0; r < QG_PER_THREAD; r++, *m += step) {
+    const size_t i = *n * (size_t)w + (size_t)*j;
+    v[r] = *m < terms ? col_dot_term(kernel_load(dyh, dyp, i), qh[i], flags) : 0.0f;
+    qg_next(n, j, dn, dj, head_dim);
+  }
+}
+
+/* Block (h, grp): lanes k = grp * QG_LANES + t (t < 32) of head h, lane k
+ * summing its terms m = k, k + 256, ... (m = n * head_dim + j, the CPU's
+ * order) into part[h * TREE_LANES + k].
+ *
+ * Why the block has QG_WARPS warps for one warp of sums: a lane's sum is
+ * a chain of 16,384 float64 additions for the baseline (65,536 rows x 64
+ * per head over 256 lanes), and 8 heads are only 64 such warps. Loading
+ * its own terms, each warp waited on memory for every batch it added
+ * (2.35 ms a call on an H100, 11% of the profiled step). Here all QG_WARPS
+ * warps load the lanes' next QG_CHUNK terms each (thread (u, t): lane
+ * grp * 32 + t's terms u, u + QG_WARPS, ... of the chunk) into registers
+ * while warp 0 adds the current chunk from shared memory, in each lane's
+ * order: the sums are the same chains, the bits unchanged. A lane with
+ * fewer terms than the block's first is padded with +0.0 terms, which
+ * leave its sum's bits as they are (the sum starts at +0.0 and so is never
+ * -0.0). (n, j) is carried from term to term (QG_WARPS * 256 apart: n by
+ * dn, j by dj, one carry), not divided anew in 64 bits per term. */
+__global__ void __launch_bounds__(QG_WARPS * 32)
     q_gain_dg_lanes_kernel(double *part, const float *dy, const uint16_t *dy16, const float *q,
                            int rows, int head_dim, int w, int flags) {
-  const int h = blockIdx.x, k = blockIdx.y * QG_LANES + threadIdx.x;
-  const size_t terms = (size_t)rows * head_dim, dn = TREE_LANES / head_dim;
-  const int dj = TREE_LANES % head_dim;
+  __shared__ float stage[2][QG_CHUNK][QG_LANES];
+  const int h = blockIdx.x, t = threadIdx.x % QG_LANES, u = threadIdx.x / QG_LANES;
+  const size_t k0 = (size_t)blockIdx.y * QG_LANES, k = k0 + (size_t)t;
+  const size_t terms = (size_t)rows * head_dim, step = (size_t)QG_WARPS * TREE_LANES;
+  const size_t dn = step / (size_t)head_dim;
+  const int dj = (int)(step % (size_t)head_dim);
+  /* Chunks of the block's longest lane (its first), the same for every
+   * thread: the barriers below are reached by all. */
+  const size_t most = terms > k0 ? (terms - k0 + TREE_LANES - 1) / TREE_LANES : 0;
+  const size_t chunks = (most + QG_CHUNK - 1) / QG_CHUNK;
   const float *dyh = dy ? dy + (size_t)h * head_dim : NULL, *qh = q + (size_t)h * head_dim;
   const uint16_t *dyp = dy16 ? dy16 + (size_t)h * head_dim : NULL;
-  size_t n = (size_t)(k / head_dim), m = (size_t)k;
-  int j = k % head_dim;
+  size_t m = k + (size_t)u * TREE_LANES, n = m / (size_t)head_dim;
+  int j = (int)(m % (size_t)head_dim);
+  float v[QG_PER_THREAD];
+  qg_terms(v, &m, &n, &j, terms, step, dn, dj, dyh, dyp, qh, head_dim, w, flags);
   double acc = 0.0;
-  for (; m + (size_t)(QG_BATCH - 1) * TREE_LANES < terms; m += (size_t)QG_BATCH * TREE_LANES) {
-    float a[QG_BATCH], b[QG_BATCH];
-    #pragma unroll
-    for (int u = 0; u < QG_BATCH; u++) {
-      const size_t i = n * (size_t)w + (size_t)j;
-      a[u] = kernel_load(dyh, dyp, i);
-      b[u] = qh[i];
-      qg_next(&n, &j, dn, dj, head_dim);
+  for (size_t c = 0; c < chunks; c++) {
+#pragma unroll
+    for (int r = 0; r < QG_PER_THREAD; r++) stage[c & 1][u + QG_WARPS * r][t] = v[r];
+    __syncthreads();
+    if (c + 1 < chunks)
+      qg_terms(v, &m, &n, &j, terms, step, dn, dj, dyh, dyp, qh, head_dim, w, flags);
+    if (u == 0) {
+#pragma unroll 16
+      for (int i = 0; i < QG_CHUNK; i++) acc = acc + (double)stage[c & 1][i][t];
     }
-    #pragma unroll
-    for (int u = 0; u < QG_BATCH; u++) acc = acc + (double)col_dot_term(a[u], b[u], flags);
   }
-  for (; m < terms; m += TREE_LANES) {
-    const size_t i = n * (size_t)w + (size_t)j;
-    acc = acc + (double)col_dot_term(kernel_load(dyh, dyp, i), qh[i], flags);
-    qg_next(&n, &j, dn, dj, head_dim);
-  }
-  part[(size_t)h * TREE_LANES + k] = acc;
+  if (u == 0) part[(size_t)h * TREE_LANES + k] = acc;
 }
 
 /* Block h: head h's TREE_LANES partials combined pairwise, halving. */
@@ -130,7 +159,7 @@ extern "C" int q_gain_backward_cuda(float *dq, float *dg, double *scratch, const
     return -1;
   int w = heads * head_dim;
   /* dg first: the stream orders it before dq, which may overwrite dy. */
-  q_gain_dg_lanes_kernel<<<dim3((unsigned)heads, QG_GROUPS), QG_LANES, 0, stream>>>(
+  q_gain_dg_lanes_kernel<<<dim3((unsigned)heads, QG_GROUPS), QG_WARPS * 32, 0, stream>>>(
       scratch, dy, dy16, q, rows, head_dim, w, flags);
   if (cuda_check_launch(err, "q_gain_dg_lanes_kernel")) return -1;
   q_gain_dg_combine_kernel<<<heads, TREE_LANES, 0, stream>>>(dg, scratch, flags);

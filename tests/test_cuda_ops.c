@@ -331,22 +331,38 @@ static void test_residual_mix(void **state) {
 /* ---- q_gain: y and dq elementwise, dg by the tree ---- */
 
 /* Head widths that divide the tree's 256 lanes, one that does not (24:
- * the term index's carry), one wider than the lanes (300), and fewer
- * terms than lanes (5 x 8). */
+ * the term index's carry), one wider than the lanes (300), fewer terms
+ * than lanes (5 x 8), and lanes of several staged chunks (q_gain.cu's
+ * QG_CHUNK = 128 terms a lane: 525 and, with the carry, 141). */
 static void test_q_gain(void **state) {
   (void)state;
   NEED_GPU();
-  const int shapes[][3] = {{300, 8, 16}, {100, 3, 64}, {5, 2, 8}, {37, 2, 24}, {3, 2, 300}};
+  const int shapes[][3] = {{300, 8, 16}, {100, 3, 64},  {5, 2, 8},    {37, 2, 24},
+                           {3, 2, 300},  {2100, 2, 64}, {1500, 1, 24}};
   kc_rng rng = {204};
   pg_error err;
   double *d_scratch;
   CK(cudaMalloc((void **)&d_scratch, 8 * TREE_LANES * sizeof *d_scratch));
-  for (int k = 0; k < 5; k++) {
+  for (int k = 0; k < 7; k++) {
     int rows = shapes[k][0], heads = shapes[k][1], hd = shapes[k][2];
     size_t n = (size_t)rows * heads * hd;
     float *q0 = kc_filled(&rng, n, 1.0, 0), *gain = kc_filled(&rng, heads, 2.0, 0);
-    float *g0 = kc_filled(&rng, n, 1.0, 0), *acc = kc_filled(&rng, n, 0.5, 0),
-          *dg0 = kc_filled(&rng, heads, 0.25, 0);
+    float *g0 = kc_filled(&rng, n, 1.0, 0);
+    /* Over the chunked shapes, terms whose float64 sums depend on their
+     * order (small ones summed in float64 are exact in any order, and a
+     * lane that took its terms out of order would pass): dy = 1, and each
+     * lane's terms (its i-th is term m = 256 i + lane) go +2^40, small,
+     * small, -2^40, small, small, ... (each +2^40 with its -2^40, so the
+     * sums stay small), and the small terms are rounded to 2^-12 next to a
+     * large one, differently in another order. */
+    if (k >= 5)
+      for (size_t e = 0; e < n; e++) {
+        const size_t m = e / ((size_t)heads * hd) * hd + e % hd, i = m / TREE_LANES;
+        const size_t terms = (size_t)rows * hd, count = (terms - m % TREE_LANES + 255) / 256;
+        g0[e] = 1.0f;
+        if (i % 3 == 0 && i - i % 6 + 3 < count) q0[e] = i % 6 == 0 ? 0x1p40f : -0x1p40f;
+      }
+    float *acc = kc_filled(&rng, n, 0.5, 0), *dg0 = kc_filled(&rng, heads, 0.25, 0);
     float *want = malloc(n * sizeof *want), *want_dg = malloc(heads * sizeof *want_dg);
     float *d_out = to_device(acc, n), *d_q = to_device(q0, n), *d_gain = to_device(gain, heads);
     float *d_g = to_device(g0, n), *d_dg = to_device(dg0, heads);
