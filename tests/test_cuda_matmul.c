@@ -4,6 +4,8 @@
  * the GPU tests skip with the reason. */
 #include "tests/test_util.h"
 
+#include <jansson.h>
+
 #include <math.h>
 
 #include "kernels/bf16.h"
