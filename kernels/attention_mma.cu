@@ -35,9 +35,12 @@
  * Tiles: a block is four warps; a warp owns 16 rows (an mma's M) of the
  * block's 64 (queries for the forward and dq, keys for dk and dv) and
  * walks the other side in tiles of 32 rows staged in shared memory as
- * bf16, row-major where the tile is a B operand indexed (n, k) and
- * transposed where it is indexed (k, n), each row padded by 8 bf16s so
- * that the 8 rows a fragment load touches start in different banks.
+ * bf16, row-major, each row padded by 8 bf16s so that the 8 rows a
+ * fragment load touches start in different banks. Where a tile is a B
+ * operand indexed (n, k) its fragments are two 32-bit loads; where it is
+ * indexed (k, n) (v in the forward, k in dq, q and dy in dk and dv), the
+ * same row-major tile is read transposed by ldmatrix .trans, so no tile
+ * is staged twice or transposed by 16-bit stores.
  * head_dim is a template argument (16, 32, 48 or 64: the fragments and
  * accumulators stay in registers); wider heads run on the CUDA cores. */
 #include "kernels/attention.h"
@@ -81,6 +84,21 @@ __device__ static __forceinline__ uint32_t am_pack(float lo, float hi) {
   return (uint32_t)bf16_from_float(lo) | (uint32_t)bf16_from_float(hi) << 16;
 }
 
+/* Four 8 x 8 matrices of a staged tile read transposed (ldmatrix .trans):
+ * lane 8 m + i passes row i of matrix m; r[m] receives, in lane 4 g + t,
+ * the elements (2 t, g) and (2 t + 1, g) of matrix m, which is the B
+ * fragment layout of mma.m16n8k16 for a B stored by rows of k. */
+__device__ static __forceinline__ void am_ldsm_t4(uint32_t r[4], const uint16_t *row) {
+#ifdef PGOLF_CUDA_EMU
+  emu_ldmatrix_trans(r, 4, row);
+#else
+  const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+#endif
+}
+
 /* The 32 bits at bf16 element i of a staged tile (i even). */
 __device__ static __forceinline__ uint32_t am_word(const uint16_t *tile, int i) {
   return *(const uint32_t *)(tile + i);
@@ -96,31 +114,21 @@ __device__ static __forceinline__ float4 am_load4(const uint16_t *p) {
 }
 
 /* Rows [r0, r0 + R) of x (row stride width elements, HD columns from col)
- * into shared memory as bf16: row-major into rm (stride HD + AM_PAD) and
- * transposed into tm (tm[d][r], stride R + AM_PAD), either may be null.
+ * into shared memory as bf16, row-major into rm (stride HD + AM_PAD).
  * Rows at or past n are zeros. x is floats (In = float) or packed bf16s
  * (In = uint16_t, as the GEMMs and qk_norm leave them), read four at a
  * time (aligned: the launchers check); the staged bits are the same. */
 template <int HD, typename In>
-__device__ static void am_stage(uint16_t *rm, uint16_t *tm, const In *x, size_t width,
-                                size_t col, int r0, int R, int n) {
+__device__ static void am_stage(uint16_t *rm, const In *x, size_t width, size_t col, int r0, int R,
+                                int n) {
   constexpr int H4 = HD / 4;
   for (int i = threadIdx.x; i < R * H4; i += AM_THREADS) {
     const int r = i / H4, d = i % H4 * 4;
     float4 v = float4{0.0f, 0.0f, 0.0f, 0.0f};
     if (r0 + r < n) v = am_load4(x + (size_t)(r0 + r) * width + col + d);
-    if (rm) {
-      uint32_t *w = (uint32_t *)(rm + r * (HD + AM_PAD) + d);
-      w[0] = am_pack(v.x, v.y);
-      w[1] = am_pack(v.z, v.w);
-    }
-    if (tm) {
-      const int s = R + AM_PAD;
-      tm[(d + 0) * s + r] = bf16_from_float(v.x);
-      tm[(d + 1) * s + r] = bf16_from_float(v.y);
-      tm[(d + 2) * s + r] = bf16_from_float(v.z);
-      tm[(d + 3) * s + r] = bf16_from_float(v.w);
-    }
+    uint32_t *w = (uint32_t *)(rm + r * (HD + AM_PAD) + d);
+    w[0] = am_pack(v.x, v.y);
+    w[1] = am_pack(v.z, v.w);
   }
 }
 
@@ -173,19 +181,23 @@ __device__ static __forceinline__ void am_scores(float (*s)[4], const uint32_t (
 }
 
 /* acc[o] += x (16 x 32, accumulator layout, rounded to bf16 by the
- * packing) times the staged transposed tile tm (tm[d][j]). */
+ * packing) times the staged row-major tile rm (rm[j][d], 32 rows j): the
+ * B fragments of n-tiles o and o + 1 by one ldmatrix .trans, lane 8 m + i
+ * naming row 16 kc + 8 (m % 2) + i, columns from 8 (o + m / 2). */
 template <int HD>
 __device__ static __forceinline__ void am_accumulate(float (*acc)[4], const float (*x)[4],
-                                                     const uint16_t *tm) {
+                                                     const uint16_t *rm) {
+  const int lane = threadIdx.x % 32, m = lane / 8;
   #pragma unroll
   for (int kc = 0; kc < AM_BC / 16; kc++) {
     uint32_t a[4];
     am_acc_to_a(a, x, kc);
     #pragma unroll
-    for (int o = 0; o < HD / 8; o++) {
-      uint32_t b[2];
-      am_load_b(b, tm, AM_BC + AM_PAD, o * 8, kc);
+    for (int o = 0; o < HD / 8; o += 2) {
+      uint32_t b[4];
+      am_ldsm_t4(b, rm + (kc * 16 + m % 2 * 8 + lane % 8) * (HD + AM_PAD) + (o + m / 2) * 8);
       am_mma(acc[o], a, b);
+      am_mma(acc[o + 1], a, b + 2);
     }
   }
 }
@@ -242,7 +254,7 @@ __global__ void __launch_bounds__(AM_THREADS)
   constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
   __shared__ __align__(16) uint16_t qs[AM_BR * SQ];
   __shared__ __align__(16) uint16_t ks[AM_BC * SQ];
-  __shared__ __align__(16) uint16_t vt[HD * (AM_BC + AM_PAD)];
+  __shared__ __align__(16) uint16_t vs[AM_BC * SQ];
   __shared__ float es[AM_BR][AM_BC + 1], mx[AM_BR][4], lrow[AM_BR];
   const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * AM_BR;
   const int kvh = h / (heads / kv_heads), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -251,7 +263,7 @@ __global__ void __launch_bounds__(AM_THREADS)
   const int w0 = warp * AM_WR, first = t0 + w0;        /* the warp's first query row */
   const int wlast = am_min(first + AM_WR, T) - 1;         /* and its last */
   const int last = am_min(t0 + AM_BR, T) - 1;             /* the block's last */
-  am_stage<HD, In>(qs, nullptr, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  am_stage<HD, In>(qs, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
   __syncthreads();
   uint32_t qa[KC][4];
   #pragma unroll
@@ -262,7 +274,7 @@ __global__ void __launch_bounds__(AM_THREADS)
   float m[2] = {-INFINITY, -INFINITY};
   for (int j0 = 0; j0 <= last; j0 += AM_BC) {
     __syncthreads();
-    am_stage<HD, In>(ks, nullptr, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    am_stage<HD, In>(ks, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
     __syncthreads();
     if (first >= T || j0 > wlast) continue; /* the whole warp: no key it sees */
     float s[AM_NT][4];
@@ -289,8 +301,8 @@ __global__ void __launch_bounds__(AM_THREADS)
   float l = 0.0f;
   for (int j0 = 0; j0 <= last; j0 += AM_BC) {
     __syncthreads();
-    am_stage<HD, In>(ks, nullptr, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
-    am_stage<HD, In>(nullptr, vt, vb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    am_stage<HD, In>(ks, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    am_stage<HD, In>(vs, vb, kw, (size_t)kvh * HD, j0, AM_BC, T);
     __syncthreads();
     if (first >= T || j0 > wlast) continue;
     float s[AM_NT][4];
@@ -305,11 +317,15 @@ __global__ void __launch_bounds__(AM_THREADS)
         es[w0 + am_row(i)][am_col(n, i)] = e;
         s[n][i] = e;
       }
-    am_accumulate<HD>(acc, s, vt);
+    am_accumulate<HD>(acc, s, vs);
     __syncwarp();
+    /* The row's exponentials j ascending; a masked one is +0.0, which
+     * leaves l's bits as they are (l starts at +0.0 and adds no negative
+     * term, so it is never -0.0): the loop has no bound to test and its
+     * loads go out together. */
     if (lane < AM_WR) {
-      const int t = first + lane;
-      for (int i = 0; i < AM_BC && j0 + i <= t && t < T; i++) l += es[w0 + lane][i];
+      #pragma unroll
+      for (int i = 0; i < AM_BC; i++) l += es[w0 + lane][i];
     }
   }
   if (lane < AM_WR) lrow[w0 + lane] = l;
@@ -345,7 +361,6 @@ __global__ void __launch_bounds__(AM_THREADS)
   __shared__ __align__(16) uint16_t rows[AM_BR * SQ]; /* q, then dy */
   __shared__ __align__(16) uint16_t ks[AM_BC * SQ];
   __shared__ __align__(16) uint16_t vs[AM_BC * SQ];
-  __shared__ __align__(16) uint16_t kt[HD * (AM_BC + AM_PAD)];
   const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * AM_BR;
   const int kvh = h / (heads / kv_heads), warp = threadIdx.x / 32;
   const size_t qw = (size_t)heads * HD, kw = (size_t)kv_heads * HD;
@@ -354,12 +369,12 @@ __global__ void __launch_bounds__(AM_THREADS)
   const int w0 = warp * AM_WR, first = t0 + w0;
   const int wlast = am_min(first + AM_WR, T) - 1, last = am_min(t0 + AM_BR, T) - 1;
   uint32_t qa[KC][4], ga[KC][4];
-  am_stage<HD, In>(rows, nullptr, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  am_stage<HD, In>(rows, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
   __syncthreads();
   #pragma unroll
   for (int kc = 0; kc < KC; kc++) am_load_a(qa[kc], rows, SQ, w0, kc);
   __syncthreads();
-  am_stage<HD, In>(rows, nullptr, dy + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  am_stage<HD, In>(rows, dy + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
   __syncthreads();
   #pragma unroll
   for (int kc = 0; kc < KC; kc++) am_load_a(ga[kc], rows, SQ, w0, kc);
@@ -375,8 +390,8 @@ __global__ void __launch_bounds__(AM_THREADS)
   for (int o = 0; o < ON; o++) acc[o][0] = acc[o][1] = acc[o][2] = acc[o][3] = 0.0f;
   for (int j0 = 0; j0 <= last; j0 += AM_BC) {
     __syncthreads();
-    am_stage<HD, In>(ks, kt, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
-    am_stage<HD, In>(vs, nullptr, vb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    am_stage<HD, In>(ks, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
+    am_stage<HD, In>(vs, vb, kw, (size_t)kvh * HD, j0, AM_BC, T);
     __syncthreads();
     if (first >= T || j0 > wlast) continue;
     float s[AM_NT][4], dp[AM_NT][4];
@@ -394,7 +409,7 @@ __global__ void __launch_bounds__(AM_THREADS)
         }
         s[n][i] = ds;
       }
-    am_accumulate<HD>(acc, s, kt);
+    am_accumulate<HD>(acc, s, ks);
   }
   if (first >= T) return;
   am_store<HD>(dq + (size_t)b * T * qw + (size_t)h * HD, qw, first, T, acc, scale, flags);
@@ -410,10 +425,9 @@ __global__ void __launch_bounds__(AM_THREADS)
     attention_mma_dkv_kernel(In *dk, In *dv, const In *dy, const float *D, const float *lse,
                              const In *q, const In *k, const In *v, int T, int heads, int kv_heads,
                              float scale, int flags) {
-  constexpr int SQ = HD + AM_PAD, ST = AM_BC + AM_PAD, KC = HD / 16, ON = HD / 8;
+  constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
   __shared__ __align__(16) uint16_t ks[AM_BR * SQ], vs[AM_BR * SQ];
   __shared__ __align__(16) uint16_t qs[AM_BC * SQ], gs[AM_BC * SQ];
-  __shared__ __align__(16) uint16_t qt[HD * ST], gt[HD * ST];
   __shared__ float ls[AM_BC], ds_[AM_BC];
   const int b = blockIdx.z, kvh = blockIdx.y, j0 = blockIdx.x * AM_BR;
   const int group = heads / kv_heads, warp = threadIdx.x / 32;
@@ -421,8 +435,8 @@ __global__ void __launch_bounds__(AM_THREADS)
   const int w0 = warp * AM_WR, first = j0 + w0; /* the warp's first key */
   /* k and v stay staged: their fragments are loaded where used (held in
    * registers all along, the 64-wide kernel spilled). */
-  am_stage<HD, In>(ks, nullptr, k + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
-  am_stage<HD, In>(vs, nullptr, v + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
+  am_stage<HD, In>(ks, k + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
+  am_stage<HD, In>(vs, v + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
   float ak[ON][4], av[ON][4];
   #pragma unroll
   for (int o = 0; o < ON; o++)
@@ -433,8 +447,8 @@ __global__ void __launch_bounds__(AM_THREADS)
     const In *qb = q + (size_t)b * T * qw, *gb = dy + (size_t)b * T * qw;
     for (int t0 = j0 / AM_BC * AM_BC; t0 < T; t0 += AM_BC) {
       __syncthreads();
-      am_stage<HD, In>(qs, qt, qb, qw, (size_t)h * HD, t0, AM_BC, T);
-      am_stage<HD, In>(gs, gt, gb, qw, (size_t)h * HD, t0, AM_BC, T);
+      am_stage<HD, In>(qs, qb, qw, (size_t)h * HD, t0, AM_BC, T);
+      am_stage<HD, In>(gs, gb, qw, (size_t)h * HD, t0, AM_BC, T);
       if ((int)threadIdx.x < AM_BC) {
         const int t = t0 + threadIdx.x;
         ls[threadIdx.x] = t < T ? lse[row0 + t] : 0.0f;
@@ -464,8 +478,8 @@ __global__ void __launch_bounds__(AM_THREADS)
           p[n][i] = pj;
           ds[n][i] = dj;
         }
-      am_accumulate<HD>(ak, ds, qt);
-      am_accumulate<HD>(av, p, gt);
+      am_accumulate<HD>(ak, ds, qs);
+      am_accumulate<HD>(av, p, gs);
     }
   }
   if (first >= T) return;

@@ -286,6 +286,28 @@ void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2])
   }
 }
 
+/* emu.h's ldmatrix with .trans: the lanes leave their row addresses in the
+ * warp's slot (two in turn, as the tensor-core product's fragments),
+ * meet at a ballot, then each reads its elements from the rows the
+ * others named. */
+static struct {
+  const void *row[2][MAX_THREADS];
+  unsigned calls[MAX_THREADS];
+} ldsm;
+
+void emu_ldmatrix_trans(unsigned *r, int num, const void *row) {
+  coro *c = current("ldmatrix");
+  const unsigned t = (unsigned)(c - cos), lane0 = t / WARP * WARP, l = t - lane0;
+  const unsigned slot = ldsm.calls[t]++ % 2;
+  ldsm.row[slot][t] = row;
+  emu_ballot(1);
+  for (int m = 0; m < num; m++) {
+    const uint16_t *r0 = (const uint16_t *)ldsm.row[slot][lane0 + 8 * m + l % 4 * 2];
+    const uint16_t *r1 = (const uint16_t *)ldsm.row[slot][lane0 + 8 * m + l % 4 * 2 + 1];
+    r[m] = (unsigned)r0[l / 4] | (unsigned)r1[l / 4] << 16;
+  }
+}
+
 /* A coroutine: the kernel's body, then finished; never resumed after. */
 static void co_main() {
   coro *c = g.cur;
