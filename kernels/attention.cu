@@ -407,18 +407,20 @@ static int row_dots(float *scratch, const float *dy, const uint16_t *dy16, const
   return cuda_check_launch(err, "attention_row_dots_kernel");
 }
 
-/* Packed operands: only the tensor-core kernels read them, 4 bf16s (8
- * bytes) at a time. */
-static int check_packed(const uint16_t *const *p, int n, int hd, int flags, pg_error *err) {
+/* Packed operands: only the tensor-core kernels take them. The staged
+ * inputs (q, k, v, dy) are copied 16 bytes at a time (cp.async), the
+ * results stored and y read 4 bf16s (8 bytes) at a time: align bytes. */
+static int check_packed(const uint16_t *const *p, int n, int align, int hd, int flags,
+                        pg_error *err) {
   if (!attention_mma_supported(hd, flags))
     return pg_fail(err, "", -1,
                    "attention: packed operands need the tensor-core kernels (KERNEL_BF16, "
                    "head_dim 16, 32, 48 or 64; got head_dim %d, flags %d)",
                    hd, flags);
   for (int i = 0; i < n; i++)
-    if ((uintptr_t)p[i] % 8)
-      return pg_fail(err, "", -1, "attention: packed operand %d at %p is not 8-byte aligned", i,
-                     (const void *)p[i]);
+    if ((uintptr_t)p[i] % (uintptr_t)align)
+      return pg_fail(err, "", -1, "attention: packed operand %d at %p is not %d-byte aligned", i,
+                     (const void *)p[i], align);
   return 0;
 }
 
@@ -429,7 +431,7 @@ extern "C" int attention_forward_packed_cuda(float *y, uint16_t *y16, float *lse
                                              cudaStream_t stream, pg_error *err) {
   const uint16_t *staged[] = {q, k, v};
   if (check_shape(B, T, heads, kv_heads, head_dim, err) ||
-      check_packed(staged, 3, head_dim, flags, err) ||
+      check_packed(staged, 3, 16, head_dim, flags, err) ||
       cuda_packed_check(err, "attention", y16, flags & KERNEL_BF16) ||
       cuda_output_check(err, "attention", y, y16))
     return -1;
@@ -443,10 +445,11 @@ extern "C" int attention_backward_packed_cuda(uint16_t *dq, uint16_t *dk, uint16
                                               const uint16_t *k, const uint16_t *v, float *scratch,
                                               int B, int T, int heads, int kv_heads, int head_dim,
                                               int flags, cudaStream_t stream, pg_error *err) {
-  const uint16_t *staged[] = {dy, q, k, v, y, dq, dk, dv}; /* the results too: stored in pairs */
+  const uint16_t *staged[] = {dy, q, k, v}, *paired[] = {y, dq, dk, dv};
   flags &= ~KERNEL_ACCUMULATE; /* as attention_backward: the gradients are overwritten */
   if (check_shape(B, T, heads, kv_heads, head_dim, err) ||
-      check_packed(staged, 8, head_dim, flags, err))
+      check_packed(staged, 4, 16, head_dim, flags, err) ||
+      check_packed(paired, 4, 8, head_dim, flags, err))
     return -1;
   if (B == 0 || T == 0) return 0;
   if (row_dots(scratch, NULL, dy, NULL, y, B, T, heads, head_dim, stream, err)) return -1;

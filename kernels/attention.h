@@ -121,7 +121,8 @@ int attention_mma_backward16_cuda(uint16_t *dq, uint16_t *dk, uint16_t *dv, cons
 /* Attention with packed operands, where the tensor-core kernels apply
  * (attention_mma_supported; else refused): q, k, v, and for the backward
  * dy and y, as bf16 arrays, as qk_norm, the GEMMs and the forward's
- * packed copy leave them (8-byte aligned). The kernels stage bf16s
+ * packed copy leave them (q, k, v and dy 16-byte aligned: the kernels
+ * copy them to shared memory 16 bytes at a time; y 8). The kernels stage bf16s
  * either way, and the row dots take the same floats in the same order,
  * so the results are the float entry points' bits on the same values.
  * The forward's y may be NULL where y16 is given. The backward's dq, dk

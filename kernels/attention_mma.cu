@@ -40,7 +40,10 @@
  * operand indexed (n, k) its fragments are two 32-bit loads; where it is
  * indexed (k, n) (v in the forward, k in dq, q and dy in dk and dv), the
  * same row-major tile is read transposed by ldmatrix .trans, so no tile
- * is staged twice or transposed by 16-bit stores.
+ * is staged twice or transposed by 16-bit stores. The walked tiles are
+ * double-buffered: tile i + 1 is staged while tile i is used, packed
+ * operands by cp.async straight into shared memory, so the loads' latency
+ * hides behind the products (one barrier a tile).
  * head_dim is a template argument (16, 32, 48 or 64: the fragments and
  * accumulators stay in registers); wider heads run on the CUDA cores. */
 #include "kernels/attention.h"
@@ -61,6 +64,10 @@ enum {
   AM_BC = 32,               /* rows of the other side per staged tile */
   AM_PAD = 8,               /* bf16s of padding per staged row */
   AM_NT = AM_BC / 8,        /* n-tiles of 8 across a staged tile */
+  /* The forward's blocks an SM must hold: 4 caps it at 128 registers a
+   * thread (ptxas gave the packed 64-wide one 160 once it staged by
+   * cp.async, which left room for 3). */
+  AM_FWD_BLOCKS = 4,
 };
 
 /* ---- kernels ---- */
@@ -104,23 +111,52 @@ __device__ static __forceinline__ uint32_t am_word(const uint16_t *tile, int i) 
   return *(const uint32_t *)(tile + i);
 }
 
-/* Four consecutive operands as floats: a float4 load (16-byte aligned),
- * or four packed bf16s (one 8-byte load) widened, exactly. */
+/* Four consecutive float operands: a float4 load (16-byte aligned). */
 __device__ static __forceinline__ float4 am_load4(const float *p) { return *(const float4 *)p; }
-__device__ static __forceinline__ float4 am_load4(const uint16_t *p) {
-  const uint2 u = *(const uint2 *)p;
-  return float4{bf16_to_float((uint16_t)(u.x & 0xffffu)), bf16_to_float((uint16_t)(u.x >> 16)),
-                bf16_to_float((uint16_t)(u.y & 0xffffu)), bf16_to_float((uint16_t)(u.y >> 16))};
+
+/* 16 bytes from global src to shared dst without passing through
+ * registers (cp.async, in the group am_commit closes); bytes < 16 reads
+ * that many and fills the rest with zeros. Complete once am_wait says so;
+ * seen by the other threads after a barrier that follows. */
+__device__ static __forceinline__ void am_cp16(uint16_t *dst, const uint16_t *src, int bytes) {
+#ifdef PGOLF_CUDA_EMU
+  emu_cp_async16(dst, src, bytes);
+#else
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                   (unsigned)__cvta_generic_to_shared(dst)),
+               "l"(src), "r"(bytes));
+#endif
+}
+
+/* Closes this thread's group of copies; waits until at most N of its
+ * groups are still in flight. */
+__device__ static __forceinline__ void am_commit() {
+#ifdef PGOLF_CUDA_EMU
+  emu_cp_async_commit();
+#else
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N>
+__device__ static __forceinline__ void am_wait() {
+#ifdef PGOLF_CUDA_EMU
+  emu_cp_async_wait(N);
+#else
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
 }
 
 /* Rows [r0, r0 + R) of x (row stride width elements, HD columns from col)
  * into shared memory as bf16, row-major into rm (stride HD + AM_PAD).
- * Rows at or past n are zeros. x is floats (In = float) or packed bf16s
- * (In = uint16_t, as the GEMMs and qk_norm leave them), read four at a
- * time (aligned: the launchers check); the staged bits are the same. */
-template <int HD, typename In>
-__device__ static void am_stage(uint16_t *rm, const In *x, size_t width, size_t col, int r0, int R,
-                                int n) {
+ * Rows at or past n are zeros. x is floats, read four at a time (16-byte
+ * aligned: the launchers check) and packed here, or packed bf16s (as the
+ * GEMMs and qk_norm leave them), copied eight at a time by cp.async (16-
+ * byte aligned: the launchers check); the staged bits are the same. The
+ * packed copies complete at am_wait (the floats at once), so a tile can be
+ * staged while the one before it is used. */
+template <int HD>
+__device__ static void am_stage(uint16_t *rm, const float *x, size_t width, size_t col, int r0,
+                                int R, int n) {
   constexpr int H4 = HD / 4;
   for (int i = threadIdx.x; i < R * H4; i += AM_THREADS) {
     const int r = i / H4, d = i % H4 * 4;
@@ -129,6 +165,17 @@ __device__ static void am_stage(uint16_t *rm, const In *x, size_t width, size_t 
     uint32_t *w = (uint32_t *)(rm + r * (HD + AM_PAD) + d);
     w[0] = am_pack(v.x, v.y);
     w[1] = am_pack(v.z, v.w);
+  }
+}
+template <int HD>
+__device__ static void am_stage(uint16_t *rm, const uint16_t *x, size_t width, size_t col, int r0,
+                                int R, int n) {
+  constexpr int H8 = HD / 8;
+  for (int i = threadIdx.x; i < R * H8; i += AM_THREADS) {
+    const int r = i / H8, d = i % H8 * 8, in = r0 + r < n;
+    /* a row past n reads nothing: its address is row 0's, which exists */
+    am_cp16(rm + r * (HD + AM_PAD) + d, x + (in ? (size_t)(r0 + r) * width : 0) + col + d,
+            in ? 16 : 0);
   }
 }
 
@@ -247,14 +294,14 @@ __device__ static __forceinline__ void am_store(Out *out, size_t stride, int fir
 
 /* Forward of query rows [t0, t0 + 64) of head h of sequence b. */
 template <int HD, typename In>
-__global__ void __launch_bounds__(AM_THREADS)
+__global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
     attention_mma_forward_kernel(float *y, uint16_t *y16, float *lse, const In *q, const In *k,
                                  const In *v, int T, int heads, int kv_heads, float scale,
                                  int flags) {
   constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
   __shared__ __align__(16) uint16_t qs[AM_BR * SQ];
-  __shared__ __align__(16) uint16_t ks[AM_BC * SQ];
-  __shared__ __align__(16) uint16_t vs[AM_BC * SQ];
+  __shared__ __align__(16) uint16_t ks[2][AM_BC * SQ]; /* tile i in ks[i % 2] */
+  __shared__ __align__(16) uint16_t vs[2][AM_BC * SQ];
   __shared__ float es[AM_BR][AM_BC + 1], mx[AM_BR][4], lrow[AM_BR];
   const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * AM_BR;
   const int kvh = h / (heads / kv_heads), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -263,7 +310,14 @@ __global__ void __launch_bounds__(AM_THREADS)
   const int w0 = warp * AM_WR, first = t0 + w0;        /* the warp's first query row */
   const int wlast = am_min(first + AM_WR, T) - 1;         /* and its last */
   const int last = am_min(t0 + AM_BR, T) - 1;             /* the block's last */
-  am_stage<HD, In>(qs, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  /* Each pass stages key tile i + 1 while it uses tile i: the top of an
+   * iteration waits for tile i's copies, and its barrier makes them
+   * visible and frees the other buffer (its tile i - 1 has been used). */
+  const int tiles = last / AM_BC + 1;
+  am_stage<HD>(qs, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  am_stage<HD>(ks[0], kb, kw, (size_t)kvh * HD, 0, AM_BC, T);
+  am_commit();
+  am_wait<0>();
   __syncthreads();
   uint32_t qa[KC][4];
   #pragma unroll
@@ -272,13 +326,16 @@ __global__ void __launch_bounds__(AM_THREADS)
   /* Pass 1: each lane's maxima of its two rows, then each row's over the
    * four lanes that hold it (a maximum is exact in any order). */
   float m[2] = {-INFINITY, -INFINITY};
-  for (int j0 = 0; j0 <= last; j0 += AM_BC) {
+  for (int i = 0; i < tiles; i++) {
+    const int j0 = i * AM_BC;
+    am_wait<0>();
     __syncthreads();
-    am_stage<HD, In>(ks, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
-    __syncthreads();
+    if (i + 1 < tiles)
+      am_stage<HD>(ks[(i + 1) % 2], kb, kw, (size_t)kvh * HD, j0 + AM_BC, AM_BC, T);
+    am_commit();
     if (first >= T || j0 > wlast) continue; /* the whole warp: no key it sees */
     float s[AM_NT][4];
-    am_scores<HD>(s, qa, ks);
+    am_scores<HD>(s, qa, ks[i % 2]);
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll
@@ -299,14 +356,22 @@ __global__ void __launch_bounds__(AM_THREADS)
   #pragma unroll
   for (int o = 0; o < ON; o++) acc[o][0] = acc[o][1] = acc[o][2] = acc[o][3] = 0.0f;
   float l = 0.0f;
-  for (int j0 = 0; j0 <= last; j0 += AM_BC) {
+  __syncthreads(); /* pass 1's last tile used before tile 0 is staged anew */
+  am_stage<HD>(ks[0], kb, kw, (size_t)kvh * HD, 0, AM_BC, T);
+  am_stage<HD>(vs[0], vb, kw, (size_t)kvh * HD, 0, AM_BC, T);
+  am_commit();
+  for (int i = 0; i < tiles; i++) {
+    const int j0 = i * AM_BC;
+    am_wait<0>();
     __syncthreads();
-    am_stage<HD, In>(ks, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
-    am_stage<HD, In>(vs, vb, kw, (size_t)kvh * HD, j0, AM_BC, T);
-    __syncthreads();
+    if (i + 1 < tiles) {
+      am_stage<HD>(ks[(i + 1) % 2], kb, kw, (size_t)kvh * HD, j0 + AM_BC, AM_BC, T);
+      am_stage<HD>(vs[(i + 1) % 2], vb, kw, (size_t)kvh * HD, j0 + AM_BC, AM_BC, T);
+    }
+    am_commit();
     if (first >= T || j0 > wlast) continue;
     float s[AM_NT][4];
-    am_scores<HD>(s, qa, ks);
+    am_scores<HD>(s, qa, ks[i % 2]);
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll
@@ -317,7 +382,7 @@ __global__ void __launch_bounds__(AM_THREADS)
         es[w0 + am_row(i)][am_col(n, i)] = e;
         s[n][i] = e;
       }
-    am_accumulate<HD>(acc, s, vs);
+    am_accumulate<HD>(acc, s, vs[i % 2]);
     __syncwarp();
     /* The row's exponentials j ascending; a masked one is +0.0, which
      * leaves l's bits as they are (l starts at +0.0 and adds no negative
@@ -359,8 +424,8 @@ __global__ void __launch_bounds__(AM_THREADS)
                             int flags) {
   constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
   __shared__ __align__(16) uint16_t rows[AM_BR * SQ]; /* q, then dy */
-  __shared__ __align__(16) uint16_t ks[AM_BC * SQ];
-  __shared__ __align__(16) uint16_t vs[AM_BC * SQ];
+  __shared__ __align__(16) uint16_t ks[2][AM_BC * SQ]; /* tile i in ks[i % 2] */
+  __shared__ __align__(16) uint16_t vs[2][AM_BC * SQ];
   const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * AM_BR;
   const int kvh = h / (heads / kv_heads), warp = threadIdx.x / 32;
   const size_t qw = (size_t)heads * HD, kw = (size_t)kv_heads * HD;
@@ -369,12 +434,18 @@ __global__ void __launch_bounds__(AM_THREADS)
   const int w0 = warp * AM_WR, first = t0 + w0;
   const int wlast = am_min(first + AM_WR, T) - 1, last = am_min(t0 + AM_BR, T) - 1;
   uint32_t qa[KC][4], ga[KC][4];
-  am_stage<HD, In>(rows, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  am_stage<HD>(rows, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  am_commit();
+  am_wait<0>();
   __syncthreads();
   #pragma unroll
   for (int kc = 0; kc < KC; kc++) am_load_a(qa[kc], rows, SQ, w0, kc);
   __syncthreads();
-  am_stage<HD, In>(rows, dy + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  am_stage<HD>(rows, dy + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
+  am_stage<HD>(ks[0], kb, kw, (size_t)kvh * HD, 0, AM_BC, T);
+  am_stage<HD>(vs[0], vb, kw, (size_t)kvh * HD, 0, AM_BC, T);
+  am_commit();
+  am_wait<0>();
   __syncthreads();
   #pragma unroll
   for (int kc = 0; kc < KC; kc++) am_load_a(ga[kc], rows, SQ, w0, kc);
@@ -388,15 +459,21 @@ __global__ void __launch_bounds__(AM_THREADS)
   float acc[ON][4];
   #pragma unroll
   for (int o = 0; o < ON; o++) acc[o][0] = acc[o][1] = acc[o][2] = acc[o][3] = 0.0f;
-  for (int j0 = 0; j0 <= last; j0 += AM_BC) {
+  /* Key tile i + 1 staged while tile i is used (as in the forward). */
+  const int tiles = last / AM_BC + 1;
+  for (int i = 0; i < tiles; i++) {
+    const int j0 = i * AM_BC;
+    am_wait<0>();
     __syncthreads();
-    am_stage<HD, In>(ks, kb, kw, (size_t)kvh * HD, j0, AM_BC, T);
-    am_stage<HD, In>(vs, vb, kw, (size_t)kvh * HD, j0, AM_BC, T);
-    __syncthreads();
+    if (i + 1 < tiles) {
+      am_stage<HD>(ks[(i + 1) % 2], kb, kw, (size_t)kvh * HD, j0 + AM_BC, AM_BC, T);
+      am_stage<HD>(vs[(i + 1) % 2], vb, kw, (size_t)kvh * HD, j0 + AM_BC, AM_BC, T);
+    }
+    am_commit();
     if (first >= T || j0 > wlast) continue;
     float s[AM_NT][4], dp[AM_NT][4];
-    am_scores<HD>(s, qa, ks);
-    am_scores<HD>(dp, ga, vs);
+    am_scores<HD>(s, qa, ks[i % 2]);
+    am_scores<HD>(dp, ga, vs[i % 2]);
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll
@@ -409,10 +486,26 @@ __global__ void __launch_bounds__(AM_THREADS)
         }
         s[n][i] = ds;
       }
-    am_accumulate<HD>(acc, s, ks);
+    am_accumulate<HD>(acc, s, ks[i % 2]);
   }
   if (first >= T) return;
   am_store<HD>(dq + (size_t)b * T * qw + (size_t)h * HD, qw, first, T, acc, scale, flags);
+}
+
+/* dk and dv's query tile: rows [t0, t0 + 32) of head h's q and dy into
+ * qs and gs, and those rows' lse and D (0 past T) into ls and ds. */
+template <int HD, typename In>
+__device__ static void am_dkv_stage(uint16_t *qs, uint16_t *gs, float *ls, float *ds, const In *qb,
+                                    const In *gb, const float *lse, const float *D, size_t qw,
+                                    int b, int h, int t0, int T, int heads) {
+  am_stage<HD>(qs, qb, qw, (size_t)h * HD, t0, AM_BC, T);
+  am_stage<HD>(gs, gb, qw, (size_t)h * HD, t0, AM_BC, T);
+  if ((int)threadIdx.x < AM_BC) {
+    const size_t row0 = ((size_t)b * heads + h) * T;
+    const int t = t0 + threadIdx.x;
+    ls[threadIdx.x] = t < T ? lse[row0 + t] : 0.0f;
+    ds[threadIdx.x] = t < T ? D[row0 + t] : 0.0f;
+  }
 }
 
 /* dk, dv of key rows [j0, j0 + 64) of KV head kvh of sequence b, over the
@@ -427,60 +520,63 @@ __global__ void __launch_bounds__(AM_THREADS)
                              float scale, int flags) {
   constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
   __shared__ __align__(16) uint16_t ks[AM_BR * SQ], vs[AM_BR * SQ];
-  __shared__ __align__(16) uint16_t qs[AM_BC * SQ], gs[AM_BC * SQ];
-  __shared__ float ls[AM_BC], ds_[AM_BC];
+  __shared__ __align__(16) uint16_t qs[2][AM_BC * SQ], gs[2][AM_BC * SQ]; /* tile i in [i % 2] */
+  __shared__ float ls[2][AM_BC], ds_[2][AM_BC];
   const int b = blockIdx.z, kvh = blockIdx.y, j0 = blockIdx.x * AM_BR;
   const int group = heads / kv_heads, warp = threadIdx.x / 32;
   const size_t qw = (size_t)heads * HD, kw = (size_t)kv_heads * HD;
   const int w0 = warp * AM_WR, first = j0 + w0; /* the warp's first key */
+  const In *qb = q + (size_t)b * T * qw, *gb = dy + (size_t)b * T * qw;
+  /* The query tiles, head after head (h ascending, then t0): nt a head,
+   * from the tile that holds key j0 on. */
+  const int tstart = j0 / AM_BC * AM_BC, nt = (T - tstart + AM_BC - 1) / AM_BC;
+  const int tiles = group * nt;
   /* k and v stay staged: their fragments are loaded where used (held in
    * registers all along, the 64-wide kernel spilled). */
-  am_stage<HD, In>(ks, k + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
-  am_stage<HD, In>(vs, v + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
+  am_stage<HD>(ks, k + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
+  am_stage<HD>(vs, v + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
+  am_dkv_stage<HD>(qs[0], gs[0], ls[0], ds_[0], qb, gb, lse, D, qw, b, kvh * group, tstart, T,
+                   heads);
+  am_commit();
   float ak[ON][4], av[ON][4];
   #pragma unroll
   for (int o = 0; o < ON; o++)
     #pragma unroll
     for (int i = 0; i < 4; i++) ak[o][i] = av[o][i] = 0.0f;
-  for (int h = kvh * group; h < (kvh + 1) * group; h++) {
-    const size_t row0 = ((size_t)b * heads + h) * T;
-    const In *qb = q + (size_t)b * T * qw, *gb = dy + (size_t)b * T * qw;
-    for (int t0 = j0 / AM_BC * AM_BC; t0 < T; t0 += AM_BC) {
-      __syncthreads();
-      am_stage<HD, In>(qs, qb, qw, (size_t)h * HD, t0, AM_BC, T);
-      am_stage<HD, In>(gs, gb, qw, (size_t)h * HD, t0, AM_BC, T);
-      if ((int)threadIdx.x < AM_BC) {
-        const int t = t0 + threadIdx.x;
-        ls[threadIdx.x] = t < T ? lse[row0 + t] : 0.0f;
-        ds_[threadIdx.x] = t < T ? D[row0 + t] : 0.0f;
-      }
-      __syncthreads();
-      if (first >= T || t0 + AM_BC <= first) continue; /* every query before the warp's keys */
-      float p[AM_NT][4], ds[AM_NT][4];
-      uint32_t a[KC][4];
+  /* Query tile i + 1 staged while tile i is used (as in the forward). */
+  for (int i = 0; i < tiles; i++) {
+    const int t0 = tstart + i % nt * AM_BC, x = i % 2;
+    am_wait<0>();
+    __syncthreads();
+    if (i + 1 < tiles)
+      am_dkv_stage<HD>(qs[1 - x], gs[1 - x], ls[1 - x], ds_[1 - x], qb, gb, lse, D, qw, b,
+                       kvh * group + (i + 1) / nt, tstart + (i + 1) % nt * AM_BC, T, heads);
+    am_commit();
+    if (first >= T || t0 + AM_BC <= first) continue; /* every query before the warp's keys */
+    float p[AM_NT][4], ds[AM_NT][4];
+    uint32_t a[KC][4];
+    #pragma unroll
+    for (int kc = 0; kc < KC; kc++) am_load_a(a[kc], ks, SQ, w0, kc);
+    am_scores<HD>(p, a, qs[x]);
+    #pragma unroll
+    for (int kc = 0; kc < KC; kc++) am_load_a(a[kc], vs, SQ, w0, kc);
+    am_scores<HD>(ds, a, gs[x]);
+    #pragma unroll
+    for (int n = 0; n < AM_NT; n++)
       #pragma unroll
-      for (int kc = 0; kc < KC; kc++) am_load_a(a[kc], ks, SQ, w0, kc);
-      am_scores<HD>(p, a, qs);
-      #pragma unroll
-      for (int kc = 0; kc < KC; kc++) am_load_a(a[kc], vs, SQ, w0, kc);
-      am_scores<HD>(ds, a, gs);
-      #pragma unroll
-      for (int n = 0; n < AM_NT; n++)
-        #pragma unroll
-        for (int i = 0; i < 4; i++) {
-          const int j = first + am_row(i), c = am_col(n, i), t = t0 + c;
-          float pj = 0.0f, dj = 0.0f;
-          if (j < T && t < T && t >= j) {
-            pj = det_expf_fast_hd(p[n][i] * scale - ls[c]);
-            dj = kernel_round(pj * (ds[n][i] - ds_[c]), flags);
-            pj = kernel_round(pj, flags);
-          }
-          p[n][i] = pj;
-          ds[n][i] = dj;
+      for (int e = 0; e < 4; e++) {
+        const int j = first + am_row(e), c = am_col(n, e), t = t0 + c;
+        float pj = 0.0f, dj = 0.0f;
+        if (j < T && t < T && t >= j) {
+          pj = det_expf_fast_hd(p[n][e] * scale - ls[x][c]);
+          dj = kernel_round(pj * (ds[n][e] - ds_[x][c]), flags);
+          pj = kernel_round(pj, flags);
         }
-      am_accumulate<HD>(ak, ds, qs);
-      am_accumulate<HD>(av, p, gs);
-    }
+        p[n][e] = pj;
+        ds[n][e] = dj;
+      }
+    am_accumulate<HD>(ak, ds, qs[x]);
+    am_accumulate<HD>(av, p, gs[x]);
   }
   if (first >= T) return;
   const size_t head = (size_t)b * T * kw + (size_t)kvh * HD;

@@ -248,7 +248,8 @@ static void test_attention_bad_shapes(void **state) {
   assert_int_equal(
       attention_forward_cuda(buf, buf16, buf, buf, buf, buf, 1, 8, 2, 1, 16, 0, 0, &err), -1);
   assert_non_null(strstr(err.msg, "attention: a packed copy needs bf16 results"));
-  /* Packed operands: only for the tensor-core kernels, 8-byte aligned. */
+  /* Packed operands: only for the tensor-core kernels, 16-byte aligned
+   * (the staged inputs) or 8 (the results). */
   assert_int_equal(attention_forward_packed_cuda(buf, NULL, buf, buf16, buf16, buf16, 1, 8, 2, 1, 128,
                                                  KERNEL_BF16, 0, &err),
                    -1);
@@ -257,12 +258,20 @@ static void test_attention_bad_shapes(void **state) {
                                                   buf16, buf16, buf, 1, 8, 2, 1, 64, 0, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "got head_dim 64, flags 0"));
-  /* The packed results are stored in pairs: 8-byte aligned too. */
+  /* The packed results are stored in pairs: 8-byte aligned. */
   assert_int_equal(
       attention_backward_packed_cuda(buf16, buf16, buf16 + 2, buf16, buf16, buf, buf16, buf16,
                                      buf16, buf, 1, 8, 2, 1, 64, KERNEL_BF16, 0, &err),
       -1);
-  assert_non_null(strstr(err.msg, "packed operand 7 at"));
+  assert_non_null(strstr(err.msg, "packed operand 3 at"));
+  assert_non_null(strstr(err.msg, "not 8-byte aligned"));
+  /* The staged inputs are copied 16 bytes at a time: 8 is not enough. */
+  assert_int_equal(
+      attention_backward_packed_cuda(buf16, buf16, buf16, buf16, buf16, buf, buf16, buf16 + 4,
+                                     buf16, buf, 1, 8, 2, 1, 64, KERNEL_BF16, 0, &err),
+      -1);
+  assert_non_null(strstr(err.msg, "packed operand 2 at"));
+  assert_non_null(strstr(err.msg, "not 16-byte aligned"));
   assert_int_equal(attention_forward_packed_cuda(buf, NULL, buf, buf16, buf16 + 1, buf16, 1, 8, 2, 1,
                                                  64, KERNEL_BF16, 0, &err),
                    -1);

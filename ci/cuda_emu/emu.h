@@ -140,6 +140,14 @@ void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2])
  * PTX ISA lays out ldmatrix's fragments with .trans (grid.cpp). */
 void emu_ldmatrix_trans(unsigned *r, int num, const void *row);
 
+/* cp.async.cg.shared.global [dst], [src], 16, bytes (bytes read, the rest
+ * of the 16 zeros), cp.async.commit_group and cp.async.wait_group n: the
+ * copies are carried out at the wait that covers their group, not before
+ * (grid.cpp). */
+void emu_cp_async16(void *dst, const void *src, int bytes);
+void emu_cp_async_commit(void);
+void emu_cp_async_wait(int n);
+
 /* One access of a queued operation to memory at p, for the race check:
  * the whole allocation that holds p. */
 struct emu_access {

@@ -308,11 +308,60 @@ void emu_ldmatrix_trans(unsigned *r, int num, const void *row) {
   }
 }
 
+/* emu.h's cp.async: a thread's copies wait in its list, each with the
+ * group it belongs to (the groups committed before it), and are carried
+ * out only when a wait_group lets the thread count on them. So a read of
+ * the destination before the wait (or, by another thread, before the
+ * barrier after it) sees the old bytes, as it may on a GPU, and the
+ * results show it. A thread that finishes with copies never waited for
+ * is reported. */
+enum { CP_MAX = 64 };
+static struct {
+  struct {
+    void *dst;
+    const void *src;
+    int bytes;
+    unsigned group;
+  } q[MAX_THREADS][CP_MAX];
+  unsigned n[MAX_THREADS], committed[MAX_THREADS];
+} cpa;
+
+void emu_cp_async16(void *dst, const void *src, int bytes) {
+  coro *c = current("cp.async");
+  const unsigned t = (unsigned)(c - cos);
+  if (bytes < 0 || bytes > 16) fail(t, "cp.async of %d source bytes (0 to 16)", bytes);
+  if (cpa.n[t] == CP_MAX)
+    fail(t, "has %d cp.async copies in flight (the stand-in's limit)", CP_MAX);
+  cpa.q[t][cpa.n[t]++] = {dst, src, bytes, cpa.committed[t]};
+}
+
+void emu_cp_async_commit(void) {
+  coro *c = current("cp.async.commit_group");
+  cpa.committed[(unsigned)(c - cos)]++;
+}
+
+void emu_cp_async_wait(int n) {
+  coro *c = current("cp.async.wait_group");
+  const unsigned t = (unsigned)(c - cos), done = cpa.committed[t] - (unsigned)n;
+  unsigned keep = 0;
+  for (unsigned i = 0; i < cpa.n[t]; i++) {
+    auto &e = cpa.q[t][i];
+    if (cpa.committed[t] >= (unsigned)n && e.group < done) {
+      memcpy(e.dst, e.src, (size_t)e.bytes);
+      memset((char *)e.dst + e.bytes, 0, (size_t)(16 - e.bytes));
+    } else {
+      cpa.q[t][keep++] = e;
+    }
+  }
+  cpa.n[t] = keep;
+}
+
 /* A coroutine: the kernel's body, then finished; never resumed after. */
 static void co_main() {
   coro *c = g.cur;
   (*g.body)();
   unsigned t = (unsigned)(c - cos), w = t / WARP;
+  if (cpa.n[t]) fail(t, "has finished with %u cp.async copies never waited for", cpa.n[t]);
   if (g.sync)
     fail(t, "has finished, but thread %u of the block waits at __syncthreads",
          first_in(0, g.n, AT_SYNC));
@@ -360,6 +409,7 @@ static void start(unsigned t, const emu_place &p) {
   c->place = p;
   c->state = RUNNABLE;
   mma.calls[t] = 0;
+  cpa.n[t] = cpa.committed[t] = 0;
   char *lo = stacks + t * slot + (slot - STACK);
 #if defined(__x86_64__)
   if (use_asm) {

@@ -87,7 +87,54 @@ __global__ void early_out_kernel(unsigned *out) {
   out[threadIdx.x] = s[threadIdx.x + 1];
 }
 
+/* cp.async: each thread copies 16 bytes (the odd ones 6, the rest
+ * zeros) into shared memory; before the wait the bytes are not there,
+ * after the wait and a barrier every thread sees everyone's. out[t] =
+ * (seen before the wait) | (right after the barrier) << 1. */
+__global__ void cp_async_kernel(const unsigned short *x, unsigned *out) {
+  __shared__ __align__(16) unsigned short s[64 * 8];
+  const unsigned t = threadIdx.x;
+  for (unsigned i = 0; i < 8; i++) s[t * 8 + i] = 0xffffu;
+  __syncthreads();
+  emu_cp_async16(&s[t * 8], &x[t * 8], t % 2 ? 6 : 16);
+  emu_cp_async_commit();
+  unsigned early = s[t * 8] != 0xffffu;
+  emu_cp_async_wait(0);
+  __syncthreads();
+  unsigned right = 1;
+  for (unsigned u = 0; u < 64; u++)
+    for (unsigned i = 0; i < 8; i++)
+      right &= s[u * 8 + i] == (u % 2 && i >= 3 ? 0u : (unsigned)x[u * 8 + i]);
+  out[t] = early | right << 1;
+}
+
+/* ldmatrix .trans: four 8 x 8 matrices M_m (m = 0..3) with M_m(r, c) =
+ * 1000 m + 10 r + c, row r of M_m named by lane 8 m + r; lane 4 g + t
+ * must receive M_m(2 t, g) and M_m(2 t + 1, g). out[lane] = 1 if so. */
+__global__ void ldmatrix_kernel(unsigned *out) {
+  __shared__ __align__(16) unsigned short s[4][8][8];
+  const unsigned l = threadIdx.x;
+  for (unsigned i = l; i < 256; i += 32)
+    s[i / 64][i / 8 % 8][i % 8] = (unsigned short)(1000 * (i / 64) + 10 * (i / 8 % 8) + i % 8);
+  __syncwarp();
+  unsigned r[4];
+  emu_ldmatrix_trans(r, 4, &s[l / 8][l % 8][0]);
+  unsigned good = 1;
+  for (unsigned m = 0; m < 4; m++)
+    good &= r[m] == ((1000 * m + 10 * (2 * (l % 4)) + l / 4) |
+                     (1000 * m + 10 * (2 * (l % 4) + 1) + l / 4) << 16);
+  out[l] = good;
+}
+
 /* ---- kernels a GPU hangs on ---- */
+
+/* A copy never waited for (reported, though a GPU would not hang: the
+ * bytes would land at no known time). */
+__global__ void cp_async_unwaited_kernel(const unsigned short *x) {
+  __shared__ __align__(16) unsigned short s[8];
+  emu_cp_async16(s, x, 16);
+  emu_cp_async_commit();
+}
 
 /* Thread 0 of block 1 returns before the barrier the others wait at. */
 __global__ void early_return_kernel(float *y) {
@@ -121,6 +168,31 @@ static void *dev(size_t bytes) {
   void *p;
   if (cudaMalloc(&p, bytes)) abort();
   return p;
+}
+
+static void copy_kernels(void) {
+  {
+    unsigned short hx[64 * 8];
+    for (unsigned i = 0; i < 64 * 8; i++) hx[i] = (unsigned short)(i * 37 + 1);
+    unsigned short *x = (unsigned short *)dev(sizeof hx);
+    unsigned *d = (unsigned *)dev(64 * 4), h[64];
+    cudaMemcpy(x, hx, sizeof hx, cudaMemcpyHostToDevice);
+    cp_async_kernel<<<1, 64>>>(x, d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    bool good = true;
+    for (unsigned t = 0; t < 64; t++) good &= h[t] == 2;
+    say(good, "cp.async lands at its wait_group, not before; a short copy fills zeros");
+    cudaFree(x), cudaFree(d);
+  }
+  {
+    unsigned *d = (unsigned *)dev(32 * 4), h[32];
+    ldmatrix_kernel<<<1, 32>>>(d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    bool good = true;
+    for (unsigned t = 0; t < 32; t++) good &= h[t] == 1;
+    say(good, "ldmatrix .x4 .trans gives lane 4g+t elements (2t, g) and (2t+1, g) of each matrix");
+    cudaFree(d);
+  }
 }
 
 static void good_kernels(void) {
@@ -243,9 +315,17 @@ static void launch_early_return(void) { early_return_kernel<<<2, 128>>>((float *
 static void launch_half_sync(void) { half_sync_kernel<<<1, 128>>>((float *)dev(128 * 4)); }
 static void launch_split_warp(void) { split_warp_kernel<<<1, 64>>>((unsigned *)dev(64 * 4)); }
 static void launch_ballot_exit(void) { ballot_exit_kernel<<<1, 32>>>((unsigned *)dev(32 * 4)); }
+static void launch_cp_unwaited(void) {
+  cp_async_unwaited_kernel<<<1, 32>>>((const unsigned short *)dev(16));
+}
 
 int main(void) {
   good_kernels();
+  copy_kernels();
+  must_hang(launch_cp_unwaited,
+            "cp_async_unwaited_kernel, block (0,0,0), thread 0: has finished with 1 cp.async "
+            "copies never waited for",
+            "a cp.async copy never waited for is reported");
   must_hang(launch_early_return,
             "early_return_kernel, block (1,0,0), thread 1: waits at __syncthreads, but thread 0 "
             "of the block has finished",
