@@ -269,6 +269,12 @@ extern "C" int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const v
   return run(c, OP_BWD_WEIGHT, dw, x, dy, n, in, out, 1, flags, stream, err);
 }
 
+extern "C" int matmul_backward_weight_batch_cuda(matmul_cuda_ctx *c, void *dw, const void *dy,
+                                                 const void *x, int n, int in, int out, int batch,
+                                                 int flags, cudaStream_t stream, pg_error *err) {
+  return run(c, OP_BWD_WEIGHT, dw, x, dy, n, in, out, batch, flags, stream, err);
+}
+
 extern "C" int matmul_cuda_plan_count(const matmul_cuda_ctx *c) { return c->n_plans; }
 
 static_assert(sizeof(cublasLtMatmulAlgo_t) == sizeof(((matmul_plan_info *)0)->algo),

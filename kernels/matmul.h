@@ -128,6 +128,12 @@ int matmul_backward_input_batch_cuda(matmul_cuda_ctx *c, void *dx, const void *d
  * accumulated (kernels/matmul_split.h). */
 int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const void *dy, const void *x, int n,
                                 int in, int out, int flags, cudaStream_t stream, pg_error *err);
+/* batch weight gradients of one shape at once (strided batches, as the
+ * forward's): dw + b out in from dy + b n out and x + b n in. The split
+ * product's chunks run so (kernels/matmul_split.h). */
+int matmul_backward_weight_batch_cuda(matmul_cuda_ctx *c, void *dw, const void *dy, const void *x,
+                                      int n, int in, int out, int batch, int flags,
+                                      cudaStream_t stream, pg_error *err);
 
 /* One chosen plan as a manifest records it (matmul_cuda_plans_json). */
 typedef struct matmul_plan_info {

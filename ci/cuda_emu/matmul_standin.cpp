@@ -140,4 +140,13 @@ int matmul_backward_weight_cuda(matmul_cuda_ctx *c, void *dw, const void *dy, co
              dy, (size_t)n * out, x, (size_t)n * in, n, in, out, 1, flags, err);
 }
 
+int matmul_backward_weight_batch_cuda(matmul_cuda_ctx *c, void *dw, const void *dy, const void *x,
+                                      int n, int in, int out, int batch, int flags,
+                                      cudaStream_t stream, pg_error *err) {
+  (void)c;
+  return run(matmul_backward_weight, "matmul_backward_weight_batch_cuda", stream, dw,
+             (size_t)out * in, dy, (size_t)n * out, x, (size_t)n * in, n, in, out, batch, flags,
+             err);
+}
+
 }  // extern "C"
