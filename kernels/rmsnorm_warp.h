@@ -37,13 +37,20 @@ __device__ static float warp_tree_dot_sum(const float *a, const uint16_t *a16, i
   const int t = threadIdx.x % 32;
   float p[RN_PER];
   #pragma unroll
-  for (int i = 0; i < RN_PER; i++) { /* lane t + 32 i */
-    float acc = 0.0f;
-    for (int j = t + 32 * i; j < d; j += TREE_LANES)
-      acc = acc + kernel_load_sum(a, a16, a_parts, a_stride, j) * kernel_load(b, b16, j);
-    p[i] = acc;
+  for (int i = 0; i < RN_PER; i++) p[i] = 0.0f;
+  /* Lane t + 32 i adds its terms j = t + 32 i + 256 k in increasing k;
+   * k outside, i inside (unrolled), so a pass's 8 lanes' loads go out
+   * together, where lane by lane each load waited for the one before
+   * (the order of each lane's sum is the same). */
+  for (int base = 0; base < d; base += TREE_LANES) {
+#pragma unroll
+    for (int i = 0; i < RN_PER; i++) {
+      const int j = base + t + 32 * i;
+      if (j < d)
+        p[i] = p[i] + kernel_load_sum(a, a16, a_parts, a_stride, j) * kernel_load(b, b16, j);
+    }
   }
-  #pragma unroll
+#pragma unroll
   for (int i = 0; i < 4; i++) p[i] = p[i] + p[i + 4]; /* off 128 */
   p[0] = p[0] + p[2];                                  /* off 64 */
   p[1] = p[1] + p[3];
