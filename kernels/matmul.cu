@@ -7,7 +7,6 @@
  *   backward weight dw^T[in, out] = x^T[in, N]             (dy^T[out, N])^T
  * No __global__ kernel of our own: cuBLASLt's, chosen once per shape. */
 #include <cublasLt.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

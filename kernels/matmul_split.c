@@ -36,7 +36,7 @@ int matmul_backward_weight_split_cuda(matmul_cuda_ctx *c, float *dw, const void 
    * cuBLASLt call per chunk ran each on a few of the GPU's SMs (8 blocks
    * for the baseline's, H100 profile of 2026-11-28). A short last chunk
    * on its own. */
-  const int full = chunks == 1 ? 0 : n / rows, last = n - full * rows;
+  const int full = n / rows, last = n - full * rows;
   if (full > 0 && matmul_backward_weight_batch_cuda(c, partials, dy, x, rows, in, out, full,
                                                     KERNEL_PARTIAL | bf, stream, err))
     return -1;

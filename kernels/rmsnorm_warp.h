@@ -43,14 +43,14 @@ __device__ static float warp_tree_dot_sum(const float *a, const uint16_t *a16, i
    * together, where lane by lane each load waited for the one before
    * (the order of each lane's sum is the same). */
   for (int base = 0; base < d; base += TREE_LANES) {
-#pragma unroll
+    #pragma unroll
     for (int i = 0; i < RN_PER; i++) {
       const int j = base + t + 32 * i;
       if (j < d)
         p[i] = p[i] + kernel_load_sum(a, a16, a_parts, a_stride, j) * kernel_load(b, b16, j);
     }
   }
-#pragma unroll
+  #pragma unroll
   for (int i = 0; i < 4; i++) p[i] = p[i] + p[i + 4]; /* off 128 */
   p[0] = p[0] + p[2];                                  /* off 64 */
   p[1] = p[1] + p[3];

@@ -358,7 +358,8 @@ static void test_q_gain(void **state) {
     if (k >= 5)
       for (size_t e = 0; e < n; e++) {
         const size_t m = e / ((size_t)heads * hd) * hd + e % hd, i = m / TREE_LANES;
-        const size_t terms = (size_t)rows * hd, count = (terms - m % TREE_LANES + 255) / 256;
+        const size_t terms = (size_t)rows * hd,
+                     count = (terms - m % TREE_LANES + TREE_LANES - 1) / TREE_LANES;
         g0[e] = 1.0f;
         if (i % 3 == 0 && i - i % 6 + 3 < count) q0[e] = i % 6 == 0 ? 0x1p40f : -0x1p40f;
       }

@@ -342,11 +342,13 @@ void emu_cp_async_commit(void) {
 
 void emu_cp_async_wait(int n) {
   coro *c = current("cp.async.wait_group");
-  const unsigned t = (unsigned)(c - cos), done = cpa.committed[t] - (unsigned)n;
+  const unsigned t = (unsigned)(c - cos);
+  if (cpa.committed[t] <= (unsigned)n) return;          /* no group old enough to wait for */
+  const unsigned done = cpa.committed[t] - (unsigned)n; /* groups below this one complete */
   unsigned keep = 0;
   for (unsigned i = 0; i < cpa.n[t]; i++) {
     auto &e = cpa.q[t][i];
-    if (cpa.committed[t] >= (unsigned)n && e.group < done) {
+    if (e.group < done) {
       memcpy(e.dst, e.src, (size_t)e.bytes);
       memset((char *)e.dst + e.bytes, 0, (size_t)(16 - e.bytes));
     } else {
