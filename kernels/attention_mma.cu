@@ -68,6 +68,9 @@ enum {
    * thread (ptxas gave the packed 64-wide one 160 once it staged by
    * cp.async, which left room for 3). */
   AM_FWD_BLOCKS = 4,
+  /* dq's and dkv's: 3 caps them at 168 (their 64-wide instances used 162
+   * and 168 before the exponentials ran interleaved, am_exp_tile). */
+  AM_BWD_BLOCKS = 3,
 };
 
 /* ---- kernels ---- */
@@ -267,6 +270,21 @@ __device__ static __forceinline__ float am_max4(const float *m) {
   return mm;
 }
 
+/* A lane's element i of n-tile n as a bit of a 16-bit tile mask. */
+__device__ static __forceinline__ unsigned am_bit(int n, int i) { return 1u << (4 * n + i); }
+
+/* x[n][i] = det_expf(x[n][i]) where live has am_bit(n, i), else +0.0 (a
+ * masked term enters the chains as an exact zero; its x may be anything):
+ * det_expf_fast_group over G n-tiles (4 G exponentials) at a time. G is
+ * ptxas's: the largest that leaves each kernel without spills at its
+ * register cap (ci/cuda-static.sh checks). */
+template <int G, int g = 0>
+__device__ static __forceinline__ void am_exp_tile(float (*x)[4], unsigned live) {
+  static_assert(AM_NT % G == 0, "whole groups");
+  det_expf_fast_group<4 * G, 4 * g>(&x[g][0], live);
+  if constexpr (g + G < AM_NT) am_exp_tile<G, g + G>(x, live);
+}
+
 /* Two adjacent results (p even): two floats, or two bf16s in one word
  * (exact: under KERNEL_BF16 every result is rounded first). */
 __device__ static __forceinline__ void am_put2(float *p, float a, float b) { p[0] = a, p[1] = b; }
@@ -372,16 +390,20 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
     if (first >= T || j0 > wlast) continue;
     float s[AM_NT][4];
     am_scores<HD>(s, qa, ks[i % 2]);
+    unsigned live = 0;
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll
       for (int i = 0; i < 4; i++) {
         const int t = first + am_row(i), j = j0 + am_col(n, i);
-        float e = 0.0f;
-        if (t < T && j <= t) e = det_expf_fast_hd(s[n][i] * scale - mrow[i / 2]);
-        es[w0 + am_row(i)][am_col(n, i)] = e;
-        s[n][i] = e;
+        if (t < T && j <= t) live |= am_bit(n, i);
+        s[n][i] = s[n][i] * scale - mrow[i / 2];
       }
+    am_exp_tile<sizeof(In) == 2 ? 2 : 1>(s, live); /* floats stage in registers */
+    #pragma unroll
+    for (int n = 0; n < AM_NT; n++)
+      #pragma unroll
+      for (int i = 0; i < 4; i++) es[w0 + am_row(i)][am_col(n, i)] = s[n][i];
     am_accumulate<HD>(acc, s, vs[i % 2]);
     __syncwarp();
     /* The row's exponentials j ascending; a masked one is +0.0, which
@@ -418,7 +440,7 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
  * dq_t = scale * sum_{j <= t} ds_tj k_j, j ascending, with
  * ds_tj = bf16(p_tj (dy_t . v_j - D_t)), p_tj = exp(q_t . k_j scale - lse_t). */
 template <int HD, typename In>
-__global__ void __launch_bounds__(AM_THREADS)
+__global__ void __launch_bounds__(AM_THREADS, AM_BWD_BLOCKS)
     attention_mma_dq_kernel(In *dq, const In *dy, const float *D, const float *lse, const In *q,
                             const In *k, const In *v, int T, int heads, int kv_heads, float scale,
                             int flags) {
@@ -474,18 +496,22 @@ __global__ void __launch_bounds__(AM_THREADS)
     float s[AM_NT][4], dp[AM_NT][4];
     am_scores<HD>(s, qa, ks[i % 2]);
     am_scores<HD>(dp, ga, vs[i % 2]);
+    unsigned live = 0;
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll
       for (int i = 0; i < 4; i++) {
         const int t = first + am_row(i), j = j0 + am_col(n, i);
-        float ds = 0.0f;
-        if (t < T && j <= t) {
-          const float p = det_expf_fast_hd(s[n][i] * scale - lt[i / 2]);
-          ds = kernel_round(p * (dp[n][i] - Dt[i / 2]), flags);
-        }
-        s[n][i] = ds;
+        if (t < T && j <= t) live |= am_bit(n, i);
+        s[n][i] = s[n][i] * scale - lt[i / 2];
       }
+    am_exp_tile<2>(s, live); /* p */
+    #pragma unroll
+    for (int n = 0; n < AM_NT; n++)
+      #pragma unroll
+      for (int i = 0; i < 4; i++)
+        s[n][i] =
+            live & am_bit(n, i) ? kernel_round(s[n][i] * (dp[n][i] - Dt[i / 2]), flags) : 0.0f;
     am_accumulate<HD>(acc, s, ks[i % 2]);
   }
   if (first >= T) return;
@@ -514,7 +540,7 @@ __device__ static void am_dkv_stage(uint16_t *qs, uint16_t *gs, float *ls, float
  * computes the transposed scores (keys as rows), whose accumulators are
  * the A operands of both sums. */
 template <int HD, typename In>
-__global__ void __launch_bounds__(AM_THREADS)
+__global__ void __launch_bounds__(AM_THREADS, AM_BWD_BLOCKS)
     attention_mma_dkv_kernel(In *dk, In *dv, const In *dy, const float *D, const float *lse,
                              const In *q, const In *k, const In *v, int T, int heads, int kv_heads,
                              float scale, int flags) {
@@ -561,19 +587,24 @@ __global__ void __launch_bounds__(AM_THREADS)
     #pragma unroll
     for (int kc = 0; kc < KC; kc++) am_load_a(a[kc], vs, SQ, w0, kc);
     am_scores<HD>(ds, a, gs[x]);
+    unsigned live = 0;
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int j = first + am_row(e), c = am_col(n, e), t = t0 + c;
-        float pj = 0.0f, dj = 0.0f;
-        if (j < T && t < T && t >= j) {
-          pj = det_expf_fast_hd(p[n][e] * scale - ls[x][c]);
-          dj = kernel_round(pj * (ds[n][e] - ds_[x][c]), flags);
-          pj = kernel_round(pj, flags);
-        }
-        p[n][e] = pj;
-        ds[n][e] = dj;
+        if (j < T && t < T && t >= j) live |= am_bit(n, e);
+        p[n][e] = p[n][e] * scale - ls[x][c];
+      }
+    am_exp_tile<2>(p, live);
+    #pragma unroll
+    for (int n = 0; n < AM_NT; n++)
+      #pragma unroll
+      for (int e = 0; e < 4; e++) {
+        const int c = am_col(n, e);
+        const int on = (live & am_bit(n, e)) != 0;
+        ds[n][e] = on ? kernel_round(p[n][e] * (ds[n][e] - ds_[x][c]), flags) : 0.0f;
+        p[n][e] = on ? kernel_round(p[n][e], flags) : 0.0f;
       }
     am_accumulate<HD>(ak, ds, qs[x]);
     am_accumulate<HD>(av, p, gs[x]);

@@ -80,15 +80,67 @@ PGOLF_HD double det_exp_fast_core(double x) {
   return det_exp2_32_at(j) * p * hd_bits_double((uint64_t)(m + 1023) << 52);
 }
 
-PGOLF_HD float det_expf_fast_hd(float x) {
+/* det_expf_fast_hd in two halves, for a caller that evaluates many
+ * exponentials together: det_expf_fast_try_hd is the fast path with no
+ * branch, and sets *slow where its value is not det_expf's; there the
+ * caller computes det_expf_hd(x) instead. Why: on a GPU a fallback branch makes
+ * each det_expf_fast_hd a region of its own, so a lane's 16 exponentials
+ * of an attention tile ran as 16 chains of about 20 dependent float64
+ * operations one after another (docs/GPU-RUNS.md); without the branch the
+ * compiler interleaves them. (The fast path's value is computed for
+ * every x, out of range ones as e^0.) The caller's fallback is
+ * det_expf_hd(x). */
+PGOLF_HD float det_expf_fast_try_hd(float x, unsigned *slow) {
   const int in_range = x >= DET_EXPF_FAST_LO && x <= DET_EXPF_FAST_HI; /* false for NaN */
   const double y = det_exp_fast_core(in_range ? (double)x : 0.0);
   /* The 29 bits a rounding to float drops, against their midpoint. */
   const uint32_t low = (uint32_t)(hd_double_bits(y) & 0x1fffffffu);
   const uint32_t dist = low > 0x10000000u ? low - 0x10000000u : 0x10000000u - low;
-  /* One call site for the fallback (the GPU inlines it once). */
-  if (!in_range || dist <= DET_EXPF_FAST_MARGIN) return det_expf_hd(x);
+  *slow = !in_range || dist <= DET_EXPF_FAST_MARGIN;
   return (float)y;
 }
+
+PGOLF_HD float det_expf_fast_hd(float x) {
+  unsigned slow;
+  const float y = det_expf_fast_try_hd(x, &slow);
+  /* One call site for the fallback (the GPU inlines it once). */
+  return slow ? det_expf_hd(x) : y;
+}
+
+#if defined(__CUDACC__) || defined(PGOLF_CUDA_EMU) /* the stand-in's C++ */
+/* x[k] = det_expf(x[k]) for k < N where live has bit B + k, +0.0 elsewhere
+ * (a masked x may be anything, NaN included), on registers: x is an
+ * array the caller's unrolled code indexes by constants. The N fast
+ * paths go first with no branch between them, so they run interleaved;
+ * then, one at a time, the fallbacks they ask for (about one input in
+ * 2^18), each input and result moved by selects: one inlined copy of
+ * det_expf_hd, no call, no register array indexed at run time. The bits
+ * are det_expf_fast_hd's. */
+template <int N, int B>
+__device__ __forceinline__ void det_expf_fast_group(float *x, unsigned live) {
+  static_assert(B >= 0 && N >= 1 && B + N <= 32, "a group's mask is 32 bits");
+  float e[N];
+  unsigned slow = 0;
+  #pragma unroll
+  for (int k = 0; k < N; k++) {
+    unsigned bit;
+    e[k] = det_expf_fast_try_hd(x[k], &bit);
+    if (bit) slow |= 1u << (B + k);
+  }
+  for (slow &= live; slow; slow &= slow - 1) {
+    const unsigned low = slow & (0u - slow);
+    float xs = 0.0f;
+    #pragma unroll
+    for (int k = 0; k < N; k++)
+      if (low == 1u << (B + k)) xs = x[k];
+    const float ys = det_expf_hd(xs);
+    #pragma unroll
+    for (int k = 0; k < N; k++)
+      if (low == 1u << (B + k)) e[k] = ys;
+  }
+  #pragma unroll
+  for (int k = 0; k < N; k++) x[k] = live & 1u << (B + k) ? e[k] : 0.0f;
+}
+#endif
 
 #endif

@@ -53,8 +53,17 @@ void det_tanhf_array(float *y, const float *x, size_t n);
 
 /* The functions a GPU sweep can evaluate (det_math_eval_cuda).
  * DET_FN_EXPF_FAST is det_expf_fast_hd (kernels/det_expf_fast.h), whose
- * bits are det_expf's. */
-enum { DET_FN_EXPF = 0, DET_FN_LOGF = 1, DET_FN_TANHF = 2, DET_FN_SINCOSF = 3, DET_FN_EXPF_FAST = 4 };
+ * bits are det_expf's; DET_FN_EXPF_GROUP the same by det_expf_fast_group,
+ * as the tensor-core attention evaluates them: each thread 16 consecutive
+ * inputs at once (the last group masked past n). */
+enum {
+  DET_FN_EXPF = 0,
+  DET_FN_LOGF = 1,
+  DET_FN_TANHF = 2,
+  DET_FN_SINCOSF = 3,
+  DET_FN_EXPF_FAST = 4,
+  DET_FN_EXPF_GROUP = 5
+};
 
 #ifdef PGOLF_HAVE_CUDA
 #include <cuda_runtime_api.h>

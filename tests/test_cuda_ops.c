@@ -703,7 +703,9 @@ static void test_softcap_ce(void **state) {
  * result bits, or NaN where the CPU gives NaN (which NaN is the
  * hardware's). det_expf_fast_hd is held to det_expf's bits; the last
  * chosen values are inputs where it falls back (tests/
- * test_det_expf_fast.c proves the two equal on every float, on the CPU). */
+ * test_det_expf_fast.c proves the two equal on every float, on the CPU).
+ * So is det_expf_fast_group, 16 inputs a thread: chosen[16..20], five
+ * fallbacks, share a group, and the sweep's last group is partly masked. */
 static void test_det_math_sweep(void **state) {
   (void)state;
   NEED_GPU();
@@ -720,10 +722,11 @@ static void test_det_math_sweep(void **state) {
   for (uint64_t u = 0; u < 0x100000000ull; u += 4093) x[i++] = hd_bits_float((uint32_t)u);
   float *d_x = to_device(x, n), *d_a = to_device(x, n), *d_b = to_device(x, n);
   pg_error err;
-  const char *names[] = {"det_expf", "det_logf", "det_tanhf", "det_sincosf", "det_expf_fast"};
-  for (int fn = DET_FN_EXPF; fn <= DET_FN_EXPF_FAST; fn++) {
+  const char *names[] = {"det_expf",    "det_logf",      "det_tanhf",
+                         "det_sincosf", "det_expf_fast", "det_expf_fast_group"};
+  for (int fn = DET_FN_EXPF; fn <= DET_FN_EXPF_GROUP; fn++) {
     for (size_t j = 0; j < n; j++) {
-      if (fn == DET_FN_EXPF || fn == DET_FN_EXPF_FAST) a[j] = det_expf(x[j]);
+      if (fn == DET_FN_EXPF || fn >= DET_FN_EXPF_FAST) a[j] = det_expf(x[j]);
       if (fn == DET_FN_LOGF) a[j] = det_logf(x[j]);
       if (fn == DET_FN_TANHF) a[j] = det_tanhf(x[j]);
       if (fn == DET_FN_SINCOSF) det_sincosf(x[j], &a[j], &b[j]);
