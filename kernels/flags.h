@@ -64,12 +64,20 @@ PGOLF_HD float kernel_round_out(float x, int flags) {
   return (flags & (KERNEL_BF16 | KERNEL_ROUND_OUT)) ? bf16_round(x) : x;
 }
 
+/* What kernel_store stores over an output that held old (read only
+ * under KERNEL_ACCUMULATE): for a kernel that loads a batch of elements
+ * before it stores any. */
+PGOLF_HD float kernel_stored(float old, float r, int flags) {
+  r = kernel_round_out(r, flags);
+  if (flags & KERNEL_ACCUMULATE)
+    r = (flags & KERNEL_OUT_FP32) ? old + r : kernel_round(old + r, flags);
+  return r;
+}
+
 /* Store r into *out, honouring the flags (KERNEL_ROUND_OUT rounds r as
  * KERNEL_BF16 does); returns the value stored, for a packed copy. */
 PGOLF_HD float kernel_store(float *out, float r, int flags) {
-  r = kernel_round_out(r, flags);
-  if (flags & KERNEL_ACCUMULATE)
-    r = (flags & KERNEL_OUT_FP32) ? *out + r : kernel_round(*out + r, flags);
+  r = kernel_stored((flags & KERNEL_ACCUMULATE) ? *out : 0.0f, r, flags);
   *out = r;
   return r;
 }

@@ -23,23 +23,52 @@ __global__ void __launch_bounds__(RN_THREADS)
   const size_t r = (size_t)blockIdx.x * RN_ROWS + w;
   if (r >= (size_t)rows) return; /* the whole warp */
   const size_t off = r * (size_t)d;
+  /* Both passes over the row take 256 elements at a time, all their
+   * loads before any of their stores: to the compiler the outputs may be
+   * the inputs, so element by element each load waited for the store
+   * before it. Elementwise, so the bits are the same. */
   if (io.s || io.mix)
-    for (int j = t; j < d; j += 32) {
-      float u = io.x[off + j];
-      if (io.s) {
-        u = scale_add_out(u, io.s[j], kernel_load(io.y, io.y16, off + j), add_flags);
-        io.u[off + j] = u;
+    for (int base = 0; base < d; base += TREE_LANES) {
+      float x[RN_PER], sc[RN_PER], y[RN_PER], x0[RN_PER], m0[RN_PER], m1[RN_PER];
+      #pragma unroll
+      for (int i = 0; i < RN_PER; i++) {
+        const int j = base + t + 32 * i;
+        x[i] = sc[i] = y[i] = x0[i] = m0[i] = m1[i] = 0.0f;
+        if (j >= d) continue;
+        x[i] = io.x[off + j];
+        if (io.s) sc[i] = io.s[j], y[i] = kernel_load(io.y, io.y16, off + j);
+        if (io.mix) x0[i] = io.x0[off + j], m0[i] = io.mix[j], m1[i] = io.mix[d + j];
       }
-      if (io.mix)
-        io.v[off + j] = residual_mix_out(u, io.x0[off + j], io.mix[j], io.mix[d + j], add_flags);
+      #pragma unroll
+      for (int i = 0; i < RN_PER; i++) {
+        const int j = base + t + 32 * i;
+        if (j >= d) break;
+        float u = x[i];
+        if (io.s) {
+          u = scale_add_out(u, sc[i], y[i], add_flags);
+          io.u[off + j] = u;
+        }
+        if (io.mix) io.v[off + j] = residual_mix_out(u, x0[i], m0[i], m1[i], add_flags);
+      }
     }
   const float *xr = (io.mix ? io.v : io.s ? io.u : io.x) + off;
   const float s = rmsnorm_rstd(warp_tree_dot(xr, NULL, xr, NULL, d, part[w]), d);
   if (t == 0) io.rstd[r] = s;
-  for (int j = t; j < d; j += 32) {
-    const float v = kernel_round_out(xr[j] * s, norm_flags);
-    if (io.n) io.n[off + j] = v;
-    if (io.n16) io.n16[off + j] = bf16_from_float(v);
+  for (int base = 0; base < d; base += TREE_LANES) {
+    float xv[RN_PER];
+    #pragma unroll
+    for (int i = 0; i < RN_PER; i++) {
+      const int j = base + t + 32 * i;
+      xv[i] = j < d ? xr[j] : 0.0f;
+    }
+    #pragma unroll
+    for (int i = 0; i < RN_PER; i++) {
+      const int j = base + t + 32 * i;
+      if (j >= d) break;
+      const float v = kernel_round_out(xv[i] * s, norm_flags);
+      if (io.n) io.n[off + j] = v;
+      if (io.n16) io.n16[off + j] = bf16_from_float(v);
+    }
   }
 }
 

@@ -27,10 +27,25 @@ __global__ void __launch_bounds__(RN_THREADS)
   if (t == 0) rstd[r] = s;
   float *yr = y ? y + r * (size_t)d : NULL;
   uint16_t *hr = y16 ? y16 + r * (size_t)d : NULL;
-  for (int j = t; j < d; j += 32) {
-    float v = kernel_round_out(kernel_load(xr, xh, j) * s, flags);
-    if (y) yr[j] = v;
-    if (hr) hr[j] = bf16_from_float(v);
+  /* 256 elements a pass, all their loads before any of their stores: y
+   * may be x (as far as the compiler knows), so element by element each
+   * load waited for the store before it, one memory round trip an
+   * element. Elementwise, so the bits are the same. */
+  for (int base = 0; base < d; base += TREE_LANES) {
+    float xv[RN_PER];
+    #pragma unroll
+    for (int i = 0; i < RN_PER; i++) {
+      const int j = base + t + 32 * i;
+      xv[i] = j < d ? kernel_load(xr, xh, j) : 0.0f;
+    }
+    #pragma unroll
+    for (int i = 0; i < RN_PER; i++) {
+      const int j = base + t + 32 * i;
+      if (j >= d) break;
+      float v = kernel_round_out(xv[i] * s, flags);
+      if (y) yr[j] = v;
+      if (hr) hr[j] = bf16_from_float(v);
+    }
   }
 }
 
@@ -50,10 +65,28 @@ __global__ void __launch_bounds__(RN_THREADS)
       s, warp_tree_dot_sum(gr, gh, dy_parts, stride, xr, xh, d, part[w]), d);
   float *dr = dx + r * (size_t)d;
   uint16_t *hr = dx16 ? dx16 + r * (size_t)d : NULL;
-  for (int j = t; j < d; j += 32) {
-    const float g = kernel_load_sum(gr, gh, dy_parts, stride, j);
-    float v = kernel_store(&dr[j], rmsnorm_dx(s, g, kernel_load(xr, xh, j), c), flags);
-    if (hr) hr[j] = bf16_from_float(v);
+  /* Loads before stores, 256 elements a pass, as in the forward (to the
+   * compiler dx may be dy or x). */
+  const int acc = (flags & KERNEL_ACCUMULATE) != 0;
+  for (int base = 0; base < d; base += TREE_LANES) {
+    float g[RN_PER], xv[RN_PER], old[RN_PER];
+    #pragma unroll
+    for (int i = 0; i < RN_PER; i++) {
+      const int j = base + t + 32 * i;
+      g[i] = xv[i] = old[i] = 0.0f;
+      if (j >= d) continue;
+      g[i] = kernel_load_sum(gr, gh, dy_parts, stride, j);
+      xv[i] = kernel_load(xr, xh, j);
+      if (acc) old[i] = dr[j];
+    }
+    #pragma unroll
+    for (int i = 0; i < RN_PER; i++) {
+      const int j = base + t + 32 * i;
+      if (j >= d) break;
+      const float v = kernel_stored(old[i], rmsnorm_dx(s, g[i], xv[i], c), flags);
+      dr[j] = v;
+      if (hr) hr[j] = bf16_from_float(v);
+    }
   }
 }
 
