@@ -24,6 +24,11 @@ enum {
   COL_DOT_LANES = 8, /* lanes per block */
   COL_DOT_THREADS = COL_DOT_CH * COL_DOT_LANES,
   COL_DOT_GROUPS = TREE_LANES / COL_DOT_LANES, /* lane groups: the grid's y */
+  /* Rows a lane of a fused backward loads before it stores any of them:
+   * its stores may be its loads (in place) as far as the compiler knows,
+   * so row by row each load waited for the stores before it, one memory
+   * round trip a row. The lane's sum still takes its rows in order. */
+  COL_DOT_BATCH = 4,
 };
 
 /* This thread's channel (may be >= d: the thread has nothing) and lane. */

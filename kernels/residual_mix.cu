@@ -34,12 +34,27 @@ __global__ void __launch_bounds__(COL_DOT_THREADS)
   if (c >= d) return;
   const float m0 = mix[c], m1 = mix[d + c];
   double a0 = 0.0, a1 = 0.0;
-  for (int r = k; r < rows; r += TREE_LANES) {
-    const size_t j = (size_t)r * d + c;
-    const float g = dout[j];
-    a0 = a0 + (double)col_dot_term(g, x[j], flags);
-    a1 = a1 + (double)col_dot_term(g, x0[j], flags);
-    residual_mix_grads(&dx[j], &dx0[j], g, m0, m1, flags);
+  for (int r0 = k; r0 < rows; r0 += COL_DOT_BATCH * TREE_LANES) {
+    float g[COL_DOT_BATCH], xv[COL_DOT_BATCH], x0v[COL_DOT_BATCH], d0[COL_DOT_BATCH];
+    #pragma unroll
+    for (int b = 0; b < COL_DOT_BATCH; b++) {
+      const int r = r0 + b * TREE_LANES;
+      const size_t j = (size_t)r * d + c;
+      g[b] = xv[b] = x0v[b] = d0[b] = 0.0f;
+      if (r >= rows) continue;
+      g[b] = dout[j], xv[b] = x[j], x0v[b] = x0[j], d0[b] = dx0[j];
+    }
+    #pragma unroll
+    for (int b = 0; b < COL_DOT_BATCH; b++) {
+      const int r = r0 + b * TREE_LANES;
+      const size_t j = (size_t)r * d + c;
+      if (r >= rows) break;
+      a0 = a0 + (double)col_dot_term(g[b], xv[b], flags);
+      a1 = a1 + (double)col_dot_term(g[b], x0v[b], flags);
+      float gx;
+      residual_mix_grads(&gx, &d0[b], g[b], m0, m1, flags);
+      dx[j] = gx, dx0[j] = d0[b];
+    }
   }
   scratch[(size_t)k * 2 * d + c] = a0;
   scratch[(size_t)k * 2 * d + d + c] = a1;

@@ -30,14 +30,31 @@ __global__ void __launch_bounds__(COL_DOT_THREADS)
   const int c = col_dot_channel(), k = col_dot_lane();
   if (c >= d) return;
   const float sc = s[c];
+  const int old_dy = dy && (flags & KERNEL_ACCUMULATE);
   double acc = 0.0;
-  for (int r = k; r < rows; r += TREE_LANES) {
-    const size_t j = (size_t)r * d + c;
-    const float g = dout[j];
-    acc = acc + (double)col_dot_term(g, kernel_load(y, y16, j), flags);
-    const float v = scale_add_dy(g, sc, flags);
-    const float st = dy ? kernel_store(&dy[j], v, flags) : kernel_round_out(v, flags);
-    if (dy16) dy16[j] = bf16_from_float(st);
+  for (int r0 = k; r0 < rows; r0 += COL_DOT_BATCH * TREE_LANES) {
+    float g[COL_DOT_BATCH], yv[COL_DOT_BATCH], old[COL_DOT_BATCH];
+    #pragma unroll
+    for (int b = 0; b < COL_DOT_BATCH; b++) {
+      const int r = r0 + b * TREE_LANES;
+      const size_t j = (size_t)r * d + c;
+      g[b] = yv[b] = old[b] = 0.0f;
+      if (r >= rows) continue;
+      g[b] = dout[j];
+      yv[b] = kernel_load(y, y16, j);
+      if (old_dy) old[b] = dy[j];
+    }
+    #pragma unroll
+    for (int b = 0; b < COL_DOT_BATCH; b++) {
+      const int r = r0 + b * TREE_LANES;
+      const size_t j = (size_t)r * d + c;
+      if (r >= rows) break;
+      acc = acc + (double)col_dot_term(g[b], yv[b], flags);
+      const float v = scale_add_dy(g[b], sc, flags);
+      const float st = dy ? kernel_stored(old[b], v, flags) : kernel_round_out(v, flags);
+      if (dy) dy[j] = st;
+      if (dy16) dy16[j] = bf16_from_float(st);
+    }
   }
   scratch[(size_t)k * d + c] = acc;
 }

@@ -187,11 +187,13 @@ static double *scratch_nans(size_t n) {
 static void test_scale_add(void **state) {
   (void)state;
   NEED_GPU();
-  const int shapes[][2] = {{600, 100}, {300, 512}, {37, 13}};
+  /* 2100 rows: a backward lane's rows in more than one batch of
+   * COL_DOT_BATCH (kernels/col_dot_lanes.h), the last one short */
+  const int shapes[][2] = {{600, 100}, {300, 512}, {37, 13}, {2100, 40}};
   kc_rng rng = {202};
   pg_error err;
   char what[96];
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 4; k++) {
     int rows = shapes[k][0], d = shapes[k][1];
     size_t n = (size_t)rows * d;
     float *x0 = kc_filled(&rng, n, 1.0, 0), *s0 = kc_filled(&rng, d, 1.0, 0),
@@ -276,10 +278,10 @@ static void test_scale_add(void **state) {
 static void test_residual_mix(void **state) {
   (void)state;
   NEED_GPU();
-  const int shapes[][2] = {{600, 100}, {300, 512}};
+  const int shapes[][2] = {{600, 100}, {300, 512}, {2100, 40}}; /* as test_scale_add's */
   kc_rng rng = {203};
   pg_error err;
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 3; k++) {
     int rows = shapes[k][0], d = shapes[k][1];
     size_t n = (size_t)rows * d;
     float *x0v = kc_filled(&rng, n, 1.0, 0), *e0 = kc_filled(&rng, n, 1.0, 0),
