@@ -399,7 +399,9 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
         if (t < T && j <= t) live |= am_bit(n, i);
         s[n][i] = s[n][i] * scale - mrow[i / 2];
       }
-    am_exp_tile<sizeof(In) == 2 ? 2 : 1>(s, live); /* floats stage in registers */
+    /* groups of 8; of 4 where the inputs are floats (whose staging
+     * through registers leaves ptxas too few for 8) */
+    am_exp_tile<sizeof(In) == 2 ? 2 : 1>(s, live);
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll

@@ -80,16 +80,15 @@ PGOLF_HD double det_exp_fast_core(double x) {
   return det_exp2_32_at(j) * p * hd_bits_double((uint64_t)(m + 1023) << 52);
 }
 
-/* det_expf_fast_hd in two halves, for a caller that evaluates many
- * exponentials together: det_expf_fast_try_hd is the fast path with no
- * branch, and sets *slow where its value is not det_expf's; there the
- * caller computes det_expf_hd(x) instead. Why: on a GPU a fallback branch makes
- * each det_expf_fast_hd a region of its own, so a lane's 16 exponentials
- * of an attention tile ran as 16 chains of about 20 dependent float64
- * operations one after another (docs/GPU-RUNS.md); without the branch the
- * compiler interleaves them. (The fast path's value is computed for
- * every x, out of range ones as e^0.) The caller's fallback is
- * det_expf_hd(x). */
+/* det_expf_fast_hd's first half, for a caller that evaluates many
+ * exponentials together: the fast path with no branch, which sets *slow
+ * where its value is not det_expf's (there the caller computes
+ * det_expf_hd(x) instead; an x out of range is computed as 0 and marked
+ * slow). Why: on a GPU the fallback's branch made each det_expf_fast_hd
+ * a region of its own, so a lane's 16 exponentials of an attention tile
+ * ran as 16 chains of about 20 dependent float64 operations, one after
+ * another (docs/GPU-RUNS.md); without the branch the compiler
+ * interleaves them. */
 PGOLF_HD float det_expf_fast_try_hd(float x, unsigned *slow) {
   const int in_range = x >= DET_EXPF_FAST_LO && x <= DET_EXPF_FAST_HI; /* false for NaN */
   const double y = det_exp_fast_core(in_range ? (double)x : 0.0);
@@ -115,7 +114,8 @@ PGOLF_HD float det_expf_fast_hd(float x) {
  * then, one at a time, the fallbacks they ask for (about one input in
  * 2^18), each input and result moved by selects: one inlined copy of
  * det_expf_hd, no call, no register array indexed at run time. The bits
- * are det_expf_fast_hd's. */
+ * are det_expf_fast_hd's. B is x[0]'s bit in live (one mask may cover a
+ * tile of several groups). */
 template <int N, int B>
 __device__ __forceinline__ void det_expf_fast_group(float *x, unsigned live) {
   static_assert(B >= 0 && N >= 1 && B + N <= 32, "a group's mask is 32 bits");
