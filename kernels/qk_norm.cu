@@ -17,6 +17,10 @@
 
 /* ---- kernels ---- */
 
+/* Rotation pairs a lane takes at most: (j, j + head_dim / 2) for j =
+ * lane + 32 k. */
+enum { QN_PAIRS = QK_NORM_HD_MAX / 64 };
+
 /* Head row i of rows: its token's table row is (i / heads) % T. */
 __global__ void __launch_bounds__(RN_THREADS)
     qk_norm_forward_kernel(float *rope, float *fin, uint16_t *fin16, float *rstd, const float *x,
@@ -29,21 +33,34 @@ __global__ void __launch_bounds__(RN_THREADS)
   const size_t off = i * (size_t)hd, tab = i / (size_t)heads % (size_t)T * (size_t)half;
   const float *xr = x ? x + off : NULL;
   const uint16_t *xh = x16 ? x16 + off : NULL;
+  /* The rotation's operands are loaded before the tree, with its own
+   * loads: after it, behind the store of rstd (which to the compiler may
+   * be a table), they were one more round trip to memory for the row. */
+  float x1[QN_PAIRS], x2[QN_PAIRS], c[QN_PAIRS], sn[QN_PAIRS];
+  #pragma unroll
+  for (int k = 0; k < QN_PAIRS; k++) {
+    const int j = t + 32 * k;
+    x1[k] = x2[k] = c[k] = sn[k] = 0.0f;
+    if (j >= half) continue;
+    x1[k] = kernel_load(xr, xh, j), x2[k] = kernel_load(xr, xh, j + half);
+    c[k] = cos_t[tab + j], sn[k] = sin_t[tab + j];
+  }
+  const float g = gain ? gain[i % (size_t)heads] : 0.0f;
   const float s = rmsnorm_rstd(warp_tree_dot(xr, xh, xr, xh, hd, part[w]), hd);
   if (t == 0) rstd[i] = s;
-  for (int j = t; j < half; j += 32) {
+  #pragma unroll
+  for (int k = 0; k < QN_PAIRS; k++) {
+    const int j = t + 32 * k;
+    if (j >= half) continue;
     /* rmsnorm's y (flags 0), rotated as rope_forward rotates it */
-    const float n1 = kernel_round_out(kernel_load(xr, xh, j) * s, 0);
-    const float n2 = kernel_round_out(kernel_load(xr, xh, j + half) * s, 0);
-    const float c = cos_t[tab + j], sn = sin_t[tab + j];
+    const float n1 = kernel_round_out(x1[k] * s, 0), n2 = kernel_round_out(x2[k] * s, 0);
     float f1, f2;
     if (!gain) {
-      rope_rotate(&f1, &f2, n1, n2, c, sn, flags);
+      rope_rotate(&f1, &f2, n1, n2, c[k], sn[k], flags);
     } else {
       float y1, y2;
-      rope_rotate(&y1, &y2, n1, n2, c, sn, 0);
+      rope_rotate(&y1, &y2, n1, n2, c[k], sn[k], 0);
       if (rope) rope[off + j] = y1, rope[off + j + half] = y2;
-      const float g = gain[i % (size_t)heads];
       f1 = q_gain_y(y1, g, flags), f2 = q_gain_y(y2, g, flags);
     }
     if (fin) fin[off + j] = f1, fin[off + j + half] = f2;
@@ -77,9 +94,24 @@ __global__ void __launch_bounds__(RN_THREADS)
   __syncwarp();
   const float s = rstd[i];
   const float c = rmsnorm_grad_coef(s, warp_tree_dot(dn[w], NULL, xr, xh, hd, part[w]), hd);
-  for (int j = t; j < hd; j += 32) {
-    const float r = rmsnorm_dx(s, dn[w][j], kernel_load(xr, xh, j), c);
-    const float v = dx ? kernel_store(&dx[off + j], r, flags) : kernel_round_out(r, flags);
+  /* The lane's loads before its stores (dx may be dy to the compiler) */
+  float xv[2 * QN_PAIRS], old[2 * QN_PAIRS];
+  const int acc = dx && (flags & KERNEL_ACCUMULATE);
+  #pragma unroll
+  for (int k = 0; k < 2 * QN_PAIRS; k++) {
+    const int j = t + 32 * k;
+    xv[k] = old[k] = 0.0f;
+    if (j >= hd) continue;
+    xv[k] = kernel_load(xr, xh, j);
+    if (acc) old[k] = dx[off + j];
+  }
+  #pragma unroll
+  for (int k = 0; k < 2 * QN_PAIRS; k++) {
+    const int j = t + 32 * k;
+    if (j >= hd) break;
+    const float r = rmsnorm_dx(s, dn[w][j], xv[k], c);
+    const float v = dx ? kernel_stored(old[k], r, flags) : kernel_round_out(r, flags);
+    if (dx) dx[off + j] = v;
     if (dx16) dx16[off + j] = bf16_from_float(v);
   }
 }

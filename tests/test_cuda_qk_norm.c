@@ -28,7 +28,10 @@ typedef struct {
   int rows, T, heads, hd;
 } shape;
 
-static const shape SHAPES[] = {{37, 16, 3, 16}, {20, 8, 2, 64}, {9, 4, 2, 128}, {13, 5, 1, 48}};
+/* The last is QK_NORM_HD_MAX wide: every one of a lane's rotation pairs
+ * (kernels/qk_norm.cu's QN_PAIRS) in use. */
+static const shape SHAPES[] = {
+    {37, 16, 3, 16}, {20, 8, 2, 64}, {9, 4, 2, 128}, {13, 5, 1, 48}, {6, 3, 2, QK_NORM_HD_MAX}};
 
 static void one_shape(const shape *s) {
   const int rows = s->rows, T = s->T, heads = s->heads, hd = s->hd;
