@@ -14,7 +14,11 @@
 # is (ci/gpu-bench.sh measures that).
 #   sh ci/gpu-profile.sh [PRESET]    (default baseline; needs ncu and a GPU)
 # PROFILE_OUT (default /tmp/pgolf-profile) keeps the report and the logs;
-# PROFILE_NCU names the ncu to use.
+# PROFILE_NCU names the ncu to use. PROFILE_BYTES=1 also counts each
+# launch's DRAM bytes (read and written), and the table gives each
+# kernel's GB/s: a kernel far below the HBM's rate that moves most of its
+# bytes once is waiting on latency, not bandwidth (ncu may need more
+# passes for the counters: a longer run).
 set -u
 cd "$(dirname "$0")/.."
 preset=${1:-baseline}
@@ -33,7 +37,13 @@ JSON
 
 # The run stops after 2 steps (the launches past PROFILE_COUNT run
 # unprofiled); the report's presence is what counts.
-"$ncu" --clock-control none --target-processes all --metrics gpu__time_duration.sum \
+metrics=gpu__time_duration.sum
+case ${PROFILE_BYTES:-0} in
+  0) ;;
+  1) metrics=$metrics,dram__bytes_read.sum,dram__bytes_write.sum ;;
+  *) echo "gpu-profile: PROFILE_BYTES is 0 or 1" >&2; exit 2 ;;
+esac
+"$ncu" --clock-control none --target-processes all --metrics "$metrics" \
   --launch-skip "$skip" --launch-count "$count" --export "$out/report" --force-overwrite \
   ./pgolf train --config "$out/config.json" --data data/demo --tokenizer data/tokenizers/fineweb_1024_bpe.model \
   --device cuda --stop-after 2 --quiet --out "$out/run" >"$out/ncu.log" 2>&1

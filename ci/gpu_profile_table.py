@@ -6,6 +6,10 @@ units, then the launches. Takes "Kernel Name" and gpu__time_duration.sum
 the launches, total ms, share of the total, mean us and, where the CSV has
 ncu's "Grid Size" and "Block Size" columns, the kernel's commonest launch
 shape (a GEMM with few blocks on 132 SMs shows there), most time first.
+Where the CSV also has dram__bytes_read.sum and dram__bytes_write.sum
+(ci/gpu-profile.sh's PROFILE_BYTES=1), each kernel's DRAM bytes and their
+rate, GB/s over its own time, are printed too (ncu's byte units: byte,
+Kbyte, Mbyte, Gbyte, Tbyte, powers of 1000).
 Exit 1 when the file has no such columns or no launch.
 
 With --attention GROUP,HEAD_DIM,PRECISION (query heads per KV head, the
@@ -50,6 +54,7 @@ def bare_name(name):
     m = re.match(r"\s*(?:void\s+)?([A-Za-z_]\w*)", name)
     return m.group(1) if m else name
 
+TO_BYTES = {"byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12}
 TO_MS = {"ns": 1e-6, "nsecond": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0, "s": 1e3, "second": 1e3}
 
 
@@ -98,17 +103,28 @@ def main(path, att=None):
         except ValueError:
             print(f"{path}:{head + 2}: unknown unit '{unit}' of gpu__time_duration.sum", file=sys.stderr)
             return 1
-    total, per, shapes, flops = 0.0, {}, {}, {}
+    byte_cols = []  # (column, bytes per unit) of the DRAM counters, when asked for
+    for metric in ("dram__bytes_read.sum", "dram__bytes_write.sum"):
+        if metric in rows[head]:
+            col = rows[head].index(metric)
+            u = units[col].strip() if first == head + 2 and col < len(units) else "byte"
+            if u not in TO_BYTES:
+                print(f"{path}:{head + 2}: unknown unit '{u}' of {metric}", file=sys.stderr)
+                return 1
+            byte_cols.append((col, TO_BYTES[u]))
+    total, per, shapes, flops, moved = 0.0, {}, {}, {}, {}
     for line, r in enumerate(rows[first:], start=first + 1):
         if len(r) <= max(name_col, time_col) or not r[time_col].strip():
             continue
         try:
             ms = float(r[time_col].replace(",", "")) * scale
+            nbytes = sum(float(r[c].replace(",", "")) * f for c, f in byte_cols if c < len(r))
         except ValueError:
-            print(f"{path}:{line}: duration '{r[time_col]}' is not a number", file=sys.stderr)
+            print(f"{path}:{line}: a duration or byte count is not a number", file=sys.stderr)
             return 1
         n, t = per.get(r[name_col], (0, 0.0))
         per[r[name_col]] = (n + 1, t + ms)
+        moved[r[name_col]] = moved.get(r[name_col], 0.0) + nbytes
         if grid_col is not None and block_col is not None and max(grid_col, block_col) < len(r):
             shape = f"{r[grid_col].replace(' ', '')}x{r[block_col].replace(' ', '')}"
             count = shapes.setdefault(r[name_col], {})
@@ -120,12 +136,18 @@ def main(path, att=None):
     if not per:
         print(f"{path}: no launch", file=sys.stderr)
         return 1
-    print(f"{'kernel':<60} {'launches':>8} {'total_ms':>10} {'share_%':>7} {'mean_us':>9}  grid x block")
+    dram = f" {'dram_GB':>9} {'GB/s':>7}" if byte_cols else ""
+    print(f"{'kernel':<60} {'launches':>8} {'total_ms':>10} {'share_%':>7} {'mean_us':>9}{dram}  grid x block")
     for name, (n, t) in sorted(per.items(), key=lambda kv: -kv[1][1]):
         common = shapes.get(name)
         shape = max(sorted(common), key=lambda k: common[k]) if common else "-"
-        print(f"{name[:60]:<60} {n:>8} {t:>10.2f} {100 * t / total:>7.1f} {1000 * t / n:>9.1f}  {shape}")
-    print(f"{'total':<60} {sum(n for n, _ in per.values()):>8} {total:>10.2f} {100.0:>7.1f}")
+        rate = f" {moved[name] / 1e9:>9.3f} {moved[name] / 1e6 / t if t > 0 else 0.0:>7.0f}" if byte_cols else ""
+        print(f"{name[:60]:<60} {n:>8} {t:>10.2f} {100 * t / total:>7.1f} {1000 * t / n:>9.1f}{rate}  {shape}")
+    rate = ""
+    if byte_cols:  # the mean column left empty, then the bytes and their rate over all
+        all_bytes = sum(moved.values())
+        rate = f" {'':>9} {all_bytes / 1e9:>9.3f} {all_bytes / 1e6 / total if total > 0 else 0.0:>7.0f}"
+    print(f"{'total':<60} {sum(n for n, _ in per.values()):>8} {total:>10.2f} {100.0:>7.1f}{rate}")
     if att:
         print("attention (flops counted from the grids, against the peak of the unit it runs on):")
         for name in sorted(flops, key=lambda k: -per[k][1]):

@@ -3,7 +3,8 @@
 # launch window asked for; the import's launches are summed per kernel,
 # the most time first, in the unit of the units row, with each kernel's
 # commonest grid and block, and the attention kernels' throughput from
-# their grids (CUDA cores and tensor cores); without ncu, without
+# their grids (CUDA cores and tensor cores), and with PROFILE_BYTES=1
+# each kernel's DRAM bytes and rate; without ncu, without
 # a report, or with a CSV lacking the columns, it fails and says why; a
 # launch count or preset name it cannot use is refused.
 . "$(dirname "$0")/lib.sh"
@@ -78,6 +79,36 @@ prof NO_REPORT=1
 rc=$?
 [ "$rc" -eq 1 ] && grep -q "ncu wrote no report" "$TMP/err" && ok gpu-profile-without-report-fails ||
   fail gpu-profile-without-report-fails "exit $rc: $(cat "$TMP/err")"
+# PROFILE_BYTES=1: the DRAM counters asked for, and each kernel's bytes
+# (in their columns' units: 201.5 Mbyte read and 67,000 Kbyte written a
+# launch) over its own time: 0.537 GB in 1 ms, 537 GB/s.
+cat >"$TMP/raw.csv" <<'CSV'
+"ID","Kernel Name","Block Size","Grid Size","dram__bytes_read.sum","dram__bytes_write.sum","gpu__time_duration.sum"
+"","","","","Mbyte","Kbyte","usecond"
+"0","rmsnorm_backward_kernel","(256, 1, 1)","(8192, 1, 1)","201.5","67,000","530"
+"1","rmsnorm_backward_kernel","(256, 1, 1)","(8192, 1, 1)","201.5","67,000","470"
+"2","qk_norm_forward_kernel","(256, 1, 1)","(65536, 1, 1)","67","134,000","250"
+CSV
+: >"$TMP/ncu.args"
+prof PROFILE_BYTES=1
+rc=$?
+row=$(awk '$1 == "rmsnorm_backward_kernel" { print $2, $3, $6, $7 }' "$TMP/out")
+total=$(awk '$1 == "total" { print $3, $5, $6 }' "$TMP/out")
+if [ "$rc" -eq 0 ] && [ "$row" = "2 1.00 0.537 537" ] && [ "$total" = "1.25 0.738 590" ] &&
+   grep -q -- "--metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum " "$TMP/ncu.args"; then
+  ok gpu-profile-dram-bytes-per-kernel
+else
+  fail gpu-profile-dram-bytes-per-kernel "exit $rc, '$row', '$total': $(cat "$TMP/out" "$TMP/err" "$TMP/ncu.args" | head -c 600)"
+fi
+sed 's/"Kbyte"/"Kibyte"/' "$TMP/raw.csv" >"$TMP/raw2.csv"
+python3 "$HERE/ci/gpu_profile_table.py" "$TMP/raw2.csv" >/dev/null 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "unknown unit 'Kibyte' of dram__bytes_write.sum" "$TMP/err" &&
+  ok gpu-profile-unknown-byte-unit-fails || fail gpu-profile-unknown-byte-unit-fails "exit $rc: $(cat "$TMP/err")"
+prof PROFILE_BYTES=yes
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "PROFILE_BYTES is 0 or 1" "$TMP/err" && ok gpu-profile-bad-bytes-switch-refused ||
+  fail gpu-profile-bad-bytes-switch-refused "exit $rc: $(cat "$TMP/err")"
 printf '"ID","Kernel Name"\n"0","k"\n' >"$TMP/raw.csv"
 prof
 rc=$?
