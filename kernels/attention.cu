@@ -453,8 +453,9 @@ extern "C" int attention_backward_packed_cuda(uint16_t *dq, uint16_t *dk, uint16
     return -1;
   if (B == 0 || T == 0) return 0;
   if (row_dots(scratch, NULL, dy, NULL, y, B, T, heads, head_dim, stream, err)) return -1;
-  return attention_mma_backward16_cuda(dq, dk, dv, dy, scratch, lse, q, k, v, B, T, heads, kv_heads,
-                                       head_dim, flags, stream, err);
+  return attention_mma_backward16_cuda(dq, dk, dv, attention_ds_scratch(scratch, B, T, heads), dy,
+                                       scratch, lse, q, k, v, B, T, heads, kv_heads, head_dim,
+                                       flags, stream, err);
 }
 
 extern "C" int attention_backward_cuda(float *dq, float *dk, float *dv, const float *dy,
@@ -469,8 +470,9 @@ extern "C" int attention_backward_cuda(float *dq, float *dk, float *dv, const fl
   const float scale = attention_scale(head_dim);
   if (row_dots(scratch, dy, NULL, y, NULL, B, T, heads, head_dim, stream, err)) return -1;
   if (attention_mma_supported(head_dim, flags))
-    return attention_mma_backward_cuda(dq, dk, dv, dy, scratch, lse, q, k, v, B, T, heads,
-                                       kv_heads, head_dim, flags, stream, err);
+    return attention_mma_backward_cuda(dq, dk, dv, attention_ds_scratch(scratch, B, T, heads), dy,
+                                       scratch, lse, q, k, v, B, T, heads, kv_heads, head_dim,
+                                       flags, stream, err);
   dim3 gq((unsigned)((T + ATT_QT - 1) / ATT_QT), (unsigned)heads, (unsigned)B);
   attention_dq_kernel<<<gq, ATT_THREADS, 0, stream>>>(dq, dy, scratch, lse, q, k, v, T, heads,
                                                       kv_heads, head_dim, scale, flags);

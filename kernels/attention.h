@@ -72,9 +72,9 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
  * do not apply, the CUDA-core kernels: the same bits as
  * attention_forward_simple and attention_backward_simple. head_dim must be a multiple of 16 up to
  * 128 and q, k, v (and dy) 16-byte aligned (else err, before any launch: the kernels read them a
- * float4 at a time). The backward takes caller-supplied scratch of B * heads * T floats (the row
- * dots D) and allocates nothing. y16 (may be NULL): y's packed copy (kernels/flags.h), for the
- * output projection. */
+ * float4 at a time). The backward takes caller-supplied scratch of
+ * attention_backward_scratch_bytes (16-byte aligned) and allocates nothing. y16 (may be NULL):
+ * y's packed copy (kernels/flags.h), for the output projection. */
 int attention_forward_cuda(float *y, uint16_t *y16, float *lse, const float *q, const float *k,
                            const float *v, int B, int T, int heads, int kv_heads, int head_dim,
                            int flags, cudaStream_t stream, pg_error *err);
@@ -95,28 +95,53 @@ int attention_backward_cuda(float *dq, float *dk, float *dv, const float *dy, co
  * and the backward's sums carry such steps of their terms), and equal run
  * to run; on ci/cuda-emu.sh's stand-in, whose mma is an fmaf chain, equal
  * to the CPU bit for bit. The backward takes D[b, h, t] = dot(dy_t, y_t)
- * (attention_backward_cuda computes it in its scratch). Shapes are checked
- * by the callers above; these check only the head width and flags. */
+ * (attention_backward_cuda computes it in its scratch) and ds, room for
+ * every head's matrix ds[j][t] (B * heads * T rows of attention_ds_stride(T)
+ * bf16s, 16-byte aligned): the dk/dv kernel stores there the ds it
+ * computes, and dq is summed from it, not from a second evaluation of the
+ * scores and exponentials. Shapes are checked by the callers above; these
+ * check only the head width, the flags and ds's alignment. */
 enum { ATTENTION_MMA_HD_MAX = 64 };
 #define ATTENTION_MMA_TOL (1.0 / 128)
 int attention_mma_supported(int head_dim, int flags);
+
+/* ds's row stride: T rounded up to 8 bf16s, so each row starts 16-byte
+ * aligned (its tiles are copied 16 bytes at a time). */
+static inline size_t attention_ds_stride(int T) { return ((size_t)T + 7) / 8 * 8; }
+
+/* The backward's scratch: D's B * heads * T floats, rounded up to 16
+ * bytes, then, where the tensor-core kernels run, ds (above): at the
+ * baseline's micro-batch (64 sequences of 1,024, 8 heads) 1.07 GB, half of
+ * it causal pairs. */
+static inline size_t attention_backward_scratch_bytes(int B, int T, int heads, int head_dim,
+                                                      int flags) {
+  const size_t rows = (size_t)B * (size_t)heads * (size_t)T;
+  const size_t d = (rows * sizeof(float) + 15) / 16 * 16;
+  return d + (attention_mma_supported(head_dim, flags) ? rows * attention_ds_stride(T) * 2 : 0);
+}
+
+/* ds's place in that scratch. */
+static inline uint16_t *attention_ds_scratch(float *scratch, int B, int T, int heads) {
+  const size_t rows = (size_t)B * (size_t)heads * (size_t)T;
+  return (uint16_t *)((char *)scratch + (rows * sizeof(float) + 15) / 16 * 16);
+}
 int attention_mma_forward_cuda(float *y, uint16_t *y16, float *lse, const float *q, const float *k,
                                const float *v, int B, int T, int heads, int kv_heads, int head_dim,
                                int flags, cudaStream_t stream, pg_error *err);
-int attention_mma_backward_cuda(float *dq, float *dk, float *dv, const float *dy, const float *D,
-                                const float *lse, const float *q, const float *k, const float *v,
-                                int B, int T, int heads, int kv_heads, int head_dim, int flags,
-                                cudaStream_t stream, pg_error *err);
+int attention_mma_backward_cuda(float *dq, float *dk, float *dv, uint16_t *ds, const float *dy,
+                                const float *D, const float *lse, const float *q, const float *k,
+                                const float *v, int B, int T, int heads, int kv_heads, int head_dim,
+                                int flags, cudaStream_t stream, pg_error *err);
 /* The same kernels reading packed operands (bf16 arrays; see below). */
 int attention_mma_forward16_cuda(float *y, uint16_t *y16, float *lse, const uint16_t *q,
                                  const uint16_t *k, const uint16_t *v, int B, int T, int heads,
                                  int kv_heads, int head_dim, int flags, cudaStream_t stream,
                                  pg_error *err);
-int attention_mma_backward16_cuda(uint16_t *dq, uint16_t *dk, uint16_t *dv, const uint16_t *dy,
-                                  const float *D, const float *lse, const uint16_t *q,
-                                  const uint16_t *k, const uint16_t *v, int B, int T, int heads,
-                                  int kv_heads, int head_dim, int flags, cudaStream_t stream,
-                                  pg_error *err);
+int attention_mma_backward16_cuda(uint16_t *dq, uint16_t *dk, uint16_t *dv, uint16_t *ds,
+                                  const uint16_t *dy, const float *D, const float *lse,
+                                  const uint16_t *q, const uint16_t *k, const uint16_t *v, int B,
+                                  int T, int heads, int kv_heads, int head_dim, int flags,
+                                  cudaStream_t stream, pg_error *err);
 
 /* Attention with packed operands, where the tensor-core kernels apply
  * (attention_mma_supported; else refused): q, k, v, and for the backward

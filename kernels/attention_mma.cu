@@ -7,10 +7,13 @@
  * mma.sync m16n8k16 bf16 instruction multiplies, with float32
  * accumulation. The CUDA-core kernels (attention.cu) spend 1,280 float32
  * flops per causal pair and cannot reach the official step time at any
- * efficiency (docs/GPU-RUNS.md); these put the five products of a pair
- * (the scores twice, dy.v, and the three output sums) on the tensor
- * cores and keep on the CUDA cores only what is per element: the
- * exponentials, the roundings and the sum of exponentials.
+ * efficiency (docs/GPU-RUNS.md); these put the products of a pair (the
+ * scores, dy.v, and the output sums) on the tensor cores and keep on the
+ * CUDA cores only what is per element: the exponentials, the roundings
+ * and the sum of exponentials. The backward evaluates the scores, dy.v
+ * and the exponentials once, in the dk/dv kernel, which stores ds (bf16,
+ * exact) in caller-supplied scratch; the dq kernel sums dq from it. No
+ * float is added atomically.
  *
  * Same sums, same order, other adder: the kernels take every sum in the
  * CPU's order (attention_forward_simple, attention_backward_simple): a
@@ -30,7 +33,7 @@
  *
  * The sum of exponentials l_t is float32, j ascending, as the CPU's:
  * each warp writes its tile of exponentials to shared memory and 16 of
- * its lanes add a row each. No float is added atomically.
+ * its lanes add a row each.
  *
  * Tiles: a block is four warps; a warp owns 16 rows (an mma's M) of the
  * block's 64 (queries for the forward and dq, keys for dk and dv) and
@@ -40,7 +43,8 @@
  * operand indexed (n, k) its fragments are two 32-bit loads; where it is
  * indexed (k, n) (v in the forward, k in dq, q and dy in dk and dv), the
  * same row-major tile is read transposed by ldmatrix .trans, so no tile
- * is staged twice or transposed by 16-bit stores. The walked tiles are
+ * is staged twice or transposed by 16-bit stores (so is ds, stored by
+ * keys, into dq's A operands of queries by keys). The walked tiles are
  * double-buffered: tile i + 1 is staged while tile i is used, packed
  * operands by cp.async straight into shared memory, so the loads' latency
  * hides behind the products (one barrier a tile).
@@ -68,9 +72,12 @@ enum {
    * thread (ptxas gave the packed 64-wide one 160 once it staged by
    * cp.async, which left room for 3). */
   AM_FWD_BLOCKS = 4,
-  /* dq's and dkv's: 3 caps them at 168 (their 64-wide instances used 162
-   * and 168 before the exponentials ran interleaved, am_exp_tile). */
-  AM_BWD_BLOCKS = 3,
+  /* dkv's: 3 caps it at 168 (its 64-wide instance used 168 before its
+   * exponentials ran interleaved, am_exp_tile, and it stored ds). */
+  AM_DKV_BLOCKS = 3,
+  /* dq's (which sums ds, no exponentials): 4; uncapped, ptxas gave it 96
+   * registers and a spill. */
+  AM_DQ_BLOCKS = 4,
 };
 
 /* ---- kernels ---- */
@@ -230,25 +237,34 @@ __device__ static __forceinline__ void am_scores(float (*s)[4], const uint32_t (
   }
 }
 
+/* acc[o] += a (the A fragment of 16 rows by the 16 columns kc of a
+ * 32-row tile) times rows 16 kc .. 16 kc + 15 of the staged row-major
+ * tile rm (rm[j][d]): the B fragments of n-tiles o and o + 1 by one
+ * ldmatrix .trans, lane 8 m + i naming row 16 kc + 8 (m % 2) + i,
+ * columns from 8 (o + m / 2). */
+template <int HD>
+__device__ static __forceinline__ void am_accumulate_kc(float (*acc)[4], const uint32_t a[4],
+                                                        const uint16_t *rm, int kc) {
+  const int lane = threadIdx.x % 32, m = lane / 8;
+  #pragma unroll
+  for (int o = 0; o < HD / 8; o += 2) {
+    uint32_t b[4];
+    am_ldsm_t4(b, rm + (kc * 16 + m % 2 * 8 + lane % 8) * (HD + AM_PAD) + (o + m / 2) * 8);
+    am_mma(acc[o], a, b);
+    am_mma(acc[o + 1], a, b + 2);
+  }
+}
+
 /* acc[o] += x (16 x 32, accumulator layout, rounded to bf16 by the
- * packing) times the staged row-major tile rm (rm[j][d], 32 rows j): the
- * B fragments of n-tiles o and o + 1 by one ldmatrix .trans, lane 8 m + i
- * naming row 16 kc + 8 (m % 2) + i, columns from 8 (o + m / 2). */
+ * packing) times the staged row-major tile rm (32 rows j). */
 template <int HD>
 __device__ static __forceinline__ void am_accumulate(float (*acc)[4], const float (*x)[4],
                                                      const uint16_t *rm) {
-  const int lane = threadIdx.x % 32, m = lane / 8;
   #pragma unroll
   for (int kc = 0; kc < AM_BC / 16; kc++) {
     uint32_t a[4];
     am_acc_to_a(a, x, kc);
-    #pragma unroll
-    for (int o = 0; o < HD / 8; o += 2) {
-      uint32_t b[4];
-      am_ldsm_t4(b, rm + (kc * 16 + m % 2 * 8 + lane % 8) * (HD + AM_PAD) + (o + m / 2) * 8);
-      am_mma(acc[o], a, b);
-      am_mma(acc[o + 1], a, b + 2);
-    }
+    am_accumulate_kc<HD>(acc, a, rm, kc);
   }
 }
 
@@ -438,83 +454,99 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
         am_max4(mx[w0 + lane]) + det_logf_hd(l);
 }
 
+/* dkv's ds for the warp's keys [first, first + 16) and queries [t0, t0 +
+ * 32) into the head's matrix (ds[j][t], row stride ts, even), two
+ * queries a 32-bit store (bf16 values: exact); keys and queries past T
+ * are not stored. */
+__device__ static __forceinline__ void am_put_ds(uint16_t *dh, size_t ts, int first, int t0, int T,
+                                                 const float (*ds)[4]) {
+  #pragma unroll
+  for (int n = 0; n < AM_NT; n++)
+    #pragma unroll
+    for (int r = 0; r < 2; r++) {
+      const int j = first + am_row(2 * r), t = t0 + am_col(n, 0);
+      if (j >= T || t >= T) continue;
+      uint16_t *p = dh + (size_t)j * ts + t;
+      if (t + 1 < T)
+        am_put2(p, ds[n][2 * r], ds[n][2 * r + 1]);
+      else
+        *p = bf16_from_float(ds[n][2 * r]);
+    }
+}
+
+/* Whether dkv wrote ds[j][tc .. tc + 7] (tc a multiple of 8): its warp
+ * of keys from j / 16 * 16 visits the query tile of 32 holding tc when
+ * some query of that tile is at or after its first key, and then writes
+ * all of the tile (exact zeros where t < j); a tile it skips is all
+ * before its keys, so every ds there is zero and is not read. */
+__device__ static __forceinline__ int am_ds_written(int j, int tc) {
+  return tc / AM_BC * AM_BC + AM_BC > j / AM_WR * AM_WR;
+}
+
+/* Keys [j0, j0 + 32) of ds (the head's rows, stride ts) for queries [t0,
+ * t0 + 64) into tile (row stride AM_BR + AM_PAD), 8 queries a cp.async;
+ * what dkv did not write, keys past T and queries past T are zeros,
+ * copied from nowhere (cp.async reading 0 bytes). */
+__device__ static void am_stage_ds(uint16_t *tile, const uint16_t *ds, size_t ts, int j0, int t0,
+                                   int T) {
+  constexpr int C8 = AM_BR / 8;
+  for (int i = threadIdx.x; i < AM_BC * C8; i += AM_THREADS) {
+    const int r = i / C8, tc = t0 + i % C8 * 8, j = j0 + r;
+    const int in = j < T && tc < T && am_ds_written(j, tc);
+    const int bytes = in ? 2 * am_min(8, T - tc) : 0;
+    am_cp16(tile + r * (AM_BR + AM_PAD) + i % C8 * 8, ds + (in ? (size_t)j * ts + tc : 0), bytes);
+  }
+}
+
 /* dq of query rows [t0, t0 + 64) of head h of sequence b:
- * dq_t = scale * sum_{j <= t} ds_tj k_j, j ascending, with
- * ds_tj = bf16(p_tj (dy_t . v_j - D_t)), p_tj = exp(q_t . k_j scale - lse_t). */
+ * dq_t = scale * sum_{j <= t} ds_tj k_j, j ascending, from the ds that
+ * dkv stored (its bf16 values, which are the ones this sum takes: the
+ * same products, the same roundings), so the scores, dy.v and the
+ * exponentials are not computed a second time. ds is the head's matrix
+ * by rows of keys (ds[j][t], row stride ts); its tiles are read
+ * transposed (ldmatrix .trans) into the A fragments of queries by keys. */
 template <int HD, typename In>
-__global__ void __launch_bounds__(AM_THREADS, AM_BWD_BLOCKS)
-    attention_mma_dq_kernel(In *dq, const In *dy, const float *D, const float *lse, const In *q,
-                            const In *k, const In *v, int T, int heads, int kv_heads, float scale,
-                            int flags) {
-  constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
-  __shared__ __align__(16) uint16_t rows[AM_BR * SQ]; /* q, then dy */
-  __shared__ __align__(16) uint16_t ks[2][AM_BC * SQ]; /* tile i in ks[i % 2] */
-  __shared__ __align__(16) uint16_t vs[2][AM_BC * SQ];
+__global__ void __launch_bounds__(AM_THREADS, AM_DQ_BLOCKS)
+    attention_mma_dq_kernel(In *dq, const uint16_t *ds, size_t ts, const In *k, int T, int heads,
+                            int kv_heads, float scale, int flags) {
+  constexpr int SD = AM_BR + AM_PAD, ON = HD / 8;
+  __shared__ __align__(16) uint16_t dt[2][AM_BC * SD]; /* ds tile i in dt[i % 2] */
+  __shared__ __align__(16) uint16_t ks[2][AM_BC * (HD + AM_PAD)];
   const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * AM_BR;
-  const int kvh = h / (heads / kv_heads), warp = threadIdx.x / 32;
+  const int kvh = h / (heads / kv_heads), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const size_t qw = (size_t)heads * HD, kw = (size_t)kv_heads * HD;
-  const In *kb = k + (size_t)b * T * kw, *vb = v + (size_t)b * T * kw;
-  const size_t row0 = ((size_t)b * heads + h) * T;
+  const In *kb = k + (size_t)b * T * kw;
+  const uint16_t *dh = ds + ((size_t)b * heads + h) * T * ts;
   const int w0 = warp * AM_WR, first = t0 + w0;
   const int wlast = am_min(first + AM_WR, T) - 1, last = am_min(t0 + AM_BR, T) - 1;
-  uint32_t qa[KC][4], ga[KC][4];
-  am_stage<HD>(rows, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
-  am_commit();
-  am_wait<0>();
-  __syncthreads();
-  #pragma unroll
-  for (int kc = 0; kc < KC; kc++) am_load_a(qa[kc], rows, SQ, w0, kc);
-  __syncthreads();
-  am_stage<HD>(rows, dy + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
-  am_stage<HD>(ks[0], kb, kw, (size_t)kvh * HD, 0, AM_BC, T);
-  am_stage<HD>(vs[0], vb, kw, (size_t)kvh * HD, 0, AM_BC, T);
-  am_commit();
-  am_wait<0>();
-  __syncthreads();
-  #pragma unroll
-  for (int kc = 0; kc < KC; kc++) am_load_a(ga[kc], rows, SQ, w0, kc);
-  float lt[2], Dt[2];
-  #pragma unroll
-  for (int r = 0; r < 2; r++) {
-    const int t = first + am_row(2 * r);
-    lt[r] = t < T ? lse[row0 + t] : 0.0f;
-    Dt[r] = t < T ? D[row0 + t] : 0.0f;
-  }
   float acc[ON][4];
   #pragma unroll
   for (int o = 0; o < ON; o++) acc[o][0] = acc[o][1] = acc[o][2] = acc[o][3] = 0.0f;
   /* Key tile i + 1 staged while tile i is used (as in the forward). */
   const int tiles = last / AM_BC + 1;
+  am_stage_ds(dt[0], dh, ts, 0, t0, T);
+  am_stage<HD>(ks[0], kb, kw, (size_t)kvh * HD, 0, AM_BC, T);
+  am_commit();
   for (int i = 0; i < tiles; i++) {
     const int j0 = i * AM_BC;
     am_wait<0>();
     __syncthreads();
     if (i + 1 < tiles) {
+      am_stage_ds(dt[(i + 1) % 2], dh, ts, j0 + AM_BC, t0, T);
       am_stage<HD>(ks[(i + 1) % 2], kb, kw, (size_t)kvh * HD, j0 + AM_BC, AM_BC, T);
-      am_stage<HD>(vs[(i + 1) % 2], vb, kw, (size_t)kvh * HD, j0 + AM_BC, AM_BC, T);
     }
     am_commit();
     if (first >= T || j0 > wlast) continue;
-    float s[AM_NT][4], dp[AM_NT][4];
-    am_scores<HD>(s, qa, ks[i % 2]);
-    am_scores<HD>(dp, ga, vs[i % 2]);
-    unsigned live = 0;
     #pragma unroll
-    for (int n = 0; n < AM_NT; n++)
-      #pragma unroll
-      for (int i = 0; i < 4; i++) {
-        const int t = first + am_row(i), j = j0 + am_col(n, i);
-        if (t < T && j <= t) live |= am_bit(n, i);
-        s[n][i] = s[n][i] * scale - lt[i / 2];
-      }
-    am_exp_tile<2>(s, live); /* p */
-    #pragma unroll
-    for (int n = 0; n < AM_NT; n++)
-      #pragma unroll
-      for (int i = 0; i < 4; i++)
-        s[n][i] =
-            live & am_bit(n, i) ? kernel_round(s[n][i] * (dp[n][i] - Dt[i / 2]), flags) : 0.0f;
-    am_accumulate<HD>(acc, s, ks[i % 2]);
+    for (int kc = 0; kc < AM_BC / 16; kc++) {
+      /* The A fragment (queries w0.., keys 16 kc..) of the tile stored by
+       * keys: matrix m holds keys 8 (m / 2) + 0..7 by queries 8 (m % 2) +
+       * 0..7, lane 8 m + r naming its key row r. */
+      const int m = lane / 8;
+      uint32_t a[4];
+      am_ldsm_t4(a, dt[i % 2] + (kc * 16 + m / 2 * 8 + lane % 8) * SD + w0 + m % 2 * 8);
+      am_accumulate_kc<HD>(acc, a, ks[i % 2], kc);
+    }
   }
   if (first >= T) return;
   am_store<HD>(dq + (size_t)b * T * qw + (size_t)h * HD, qw, first, T, acc, scale, flags);
@@ -540,12 +572,13 @@ __device__ static void am_dkv_stage(uint16_t *qs, uint16_t *gs, float *ls, float
  * group's query heads h ascending and their rows t >= j ascending:
  * dk_j = scale * sum ds_tj q_t, dv_j = sum bf16(p_tj) dy_t. The warp
  * computes the transposed scores (keys as rows), whose accumulators are
- * the A operands of both sums. */
+ * the A operands of both sums, and stores its ds into head h's matrix of
+ * dsm (rows of keys, stride ts) for the dq kernel. */
 template <int HD, typename In>
-__global__ void __launch_bounds__(AM_THREADS, AM_BWD_BLOCKS)
-    attention_mma_dkv_kernel(In *dk, In *dv, const In *dy, const float *D, const float *lse,
-                             const In *q, const In *k, const In *v, int T, int heads, int kv_heads,
-                             float scale, int flags) {
+__global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
+    attention_mma_dkv_kernel(In *dk, In *dv, uint16_t *dsm, size_t ts, const In *dy, const float *D,
+                             const float *lse, const In *q, const In *k, const In *v, int T,
+                             int heads, int kv_heads, float scale, int flags) {
   constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
   __shared__ __align__(16) uint16_t ks[AM_BR * SQ], vs[AM_BR * SQ];
   __shared__ __align__(16) uint16_t qs[2][AM_BC * SQ], gs[2][AM_BC * SQ]; /* tile i in [i % 2] */
@@ -598,7 +631,7 @@ __global__ void __launch_bounds__(AM_THREADS, AM_BWD_BLOCKS)
         if (j < T && t < T && t >= j) live |= am_bit(n, e);
         p[n][e] = p[n][e] * scale - ls[x][c];
       }
-    am_exp_tile<2>(p, live);
+    am_exp_tile<1>(p, live); /* groups of 4: with ds's stores, 8 spill */
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll
@@ -609,6 +642,7 @@ __global__ void __launch_bounds__(AM_THREADS, AM_BWD_BLOCKS)
         p[n][e] = on ? kernel_round(p[n][e], flags) : 0.0f;
       }
     am_accumulate<HD>(ak, ds, qs[x]);
+    am_put_ds(dsm + ((size_t)b * heads + kvh * group + i / nt) * T * ts, ts, first, t0, T, ds);
     am_accumulate<HD>(av, p, gs[x]);
   }
   if (first >= T) return;
@@ -635,19 +669,18 @@ static void am_forward(dim3 grid, cudaStream_t stream, float *y, uint16_t *y16, 
 }
 
 template <int HD, typename In>
-static void am_dq(dim3 grid, cudaStream_t stream, In *dq, const In *dy, const float *D,
-                  const float *lse, const In *q, const In *k, const In *v, int T, int heads,
-                  int kv_heads, float scale, int flags) {
-  attention_mma_dq_kernel<HD, In><<<grid, AM_THREADS, 0, stream>>>(dq, dy, D, lse, q, k, v, T,
-                                                                   heads, kv_heads, scale, flags);
+static void am_dq(dim3 grid, cudaStream_t stream, In *dq, const uint16_t *dsm, size_t ts,
+                  const In *k, int T, int heads, int kv_heads, float scale, int flags) {
+  attention_mma_dq_kernel<HD, In>
+      <<<grid, AM_THREADS, 0, stream>>>(dq, dsm, ts, k, T, heads, kv_heads, scale, flags);
 }
 
 template <int HD, typename In>
-static void am_dkv(dim3 grid, cudaStream_t stream, In *dk, In *dv, const In *dy, const float *D,
-                   const float *lse, const In *q, const In *k, const In *v, int T, int heads,
-                   int kv_heads, float scale, int flags) {
-  attention_mma_dkv_kernel<HD, In><<<grid, AM_THREADS, 0, stream>>>(dk, dv, dy, D, lse, q, k, v, T,
-                                                                    heads, kv_heads, scale, flags);
+static void am_dkv(dim3 grid, cudaStream_t stream, In *dk, In *dv, uint16_t *dsm, size_t ts,
+                   const In *dy, const float *D, const float *lse, const In *q, const In *k,
+                   const In *v, int T, int heads, int kv_heads, float scale, int flags) {
+  attention_mma_dkv_kernel<HD, In><<<grid, AM_THREADS, 0, stream>>>(
+      dk, dv, dsm, ts, dy, D, lse, q, k, v, T, heads, kv_heads, scale, flags);
 }
 
 static int am_refuse(int hd, int flags, pg_error *err) {
@@ -678,26 +711,21 @@ static int am_forward_all(float *y, uint16_t *y16, float *lse, const In *q, cons
   return cuda_check_launch(err, "attention_mma_forward_kernel");
 }
 
+/* dk and dv first, which store ds; then dq from it (the same stream). */
 template <typename In>
-static int am_backward_all(In *dq, In *dk, In *dv, const In *dy, const float *D, const float *lse,
-                           const In *q, const In *k, const In *v, int B, int T, int heads,
-                           int kv_heads, int head_dim, int flags, cudaStream_t stream,
+static int am_backward_all(In *dq, In *dk, In *dv, uint16_t *dsm, const In *dy, const float *D,
+                           const float *lse, const In *q, const In *k, const In *v, int B, int T,
+                           int heads, int kv_heads, int head_dim, int flags, cudaStream_t stream,
                            pg_error *err) {
   if (am_refuse(head_dim, flags, err)) return -1;
   if (B == 0 || T == 0) return 0;
+  if ((uintptr_t)dsm % 16)
+    return pg_fail(err, "", -1, "attention: the ds scratch at %p is not 16-byte aligned",
+                   (const void *)dsm);
   const float scale = attention_scale(head_dim);
-  dim3 gq((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)heads, (unsigned)B);
-#define AM_ARGS dq, dy, D, lse, q, k, v, T, heads, kv_heads, scale, flags
-  switch (head_dim) {
-    case 16: am_dq<16, In>(gq, stream, AM_ARGS); break;
-    case 32: am_dq<32, In>(gq, stream, AM_ARGS); break;
-    case 48: am_dq<48, In>(gq, stream, AM_ARGS); break;
-    default: am_dq<64, In>(gq, stream, AM_ARGS); break;
-  }
-#undef AM_ARGS
-  if (cuda_check_launch(err, "attention_mma_dq_kernel")) return -1;
+  const size_t ts = attention_ds_stride(T);
   dim3 gk((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)kv_heads, (unsigned)B);
-#define AM_ARGS dk, dv, dy, D, lse, q, k, v, T, heads, kv_heads, scale, flags
+#define AM_ARGS dk, dv, dsm, ts, dy, D, lse, q, k, v, T, heads, kv_heads, scale, flags
   switch (head_dim) {
     case 16: am_dkv<16, In>(gk, stream, AM_ARGS); break;
     case 32: am_dkv<32, In>(gk, stream, AM_ARGS); break;
@@ -705,7 +733,17 @@ static int am_backward_all(In *dq, In *dk, In *dv, const In *dy, const float *D,
     default: am_dkv<64, In>(gk, stream, AM_ARGS); break;
   }
 #undef AM_ARGS
-  return cuda_check_launch(err, "attention_mma_dkv_kernel");
+  if (cuda_check_launch(err, "attention_mma_dkv_kernel")) return -1;
+  dim3 gq((unsigned)((T + AM_BR - 1) / AM_BR), (unsigned)heads, (unsigned)B);
+#define AM_ARGS dq, dsm, ts, k, T, heads, kv_heads, scale, flags
+  switch (head_dim) {
+    case 16: am_dq<16, In>(gq, stream, AM_ARGS); break;
+    case 32: am_dq<32, In>(gq, stream, AM_ARGS); break;
+    case 48: am_dq<48, In>(gq, stream, AM_ARGS); break;
+    default: am_dq<64, In>(gq, stream, AM_ARGS); break;
+  }
+#undef AM_ARGS
+  return cuda_check_launch(err, "attention_mma_dq_kernel");
 }
 
 extern "C" int attention_mma_forward_cuda(float *y, uint16_t *y16, float *lse, const float *q,
@@ -723,21 +761,21 @@ extern "C" int attention_mma_forward16_cuda(float *y, uint16_t *y16, float *lse,
   return am_forward_all(y, y16, lse, q, k, v, B, T, heads, kv_heads, head_dim, flags, stream, err);
 }
 
-extern "C" int attention_mma_backward_cuda(float *dq, float *dk, float *dv, const float *dy,
-                                           const float *D, const float *lse, const float *q,
-                                           const float *k, const float *v, int B, int T,
-                                           int heads, int kv_heads, int head_dim, int flags,
+extern "C" int attention_mma_backward_cuda(float *dq, float *dk, float *dv, uint16_t *ds,
+                                           const float *dy, const float *D, const float *lse,
+                                           const float *q, const float *k, const float *v, int B,
+                                           int T, int heads, int kv_heads, int head_dim, int flags,
                                            cudaStream_t stream, pg_error *err) {
-  return am_backward_all(dq, dk, dv, dy, D, lse, q, k, v, B, T, heads, kv_heads, head_dim, flags,
-                         stream, err);
+  return am_backward_all(dq, dk, dv, ds, dy, D, lse, q, k, v, B, T, heads, kv_heads, head_dim,
+                         flags, stream, err);
 }
 
-extern "C" int attention_mma_backward16_cuda(uint16_t *dq, uint16_t *dk, uint16_t *dv,
+extern "C" int attention_mma_backward16_cuda(uint16_t *dq, uint16_t *dk, uint16_t *dv, uint16_t *ds,
                                              const uint16_t *dy, const float *D, const float *lse,
                                              const uint16_t *q, const uint16_t *k,
                                              const uint16_t *v, int B, int T, int heads,
                                              int kv_heads, int head_dim, int flags,
                                              cudaStream_t stream, pg_error *err) {
-  return am_backward_all(dq, dk, dv, dy, D, lse, q, k, v, B, T, heads, kv_heads, head_dim, flags,
-                         stream, err);
+  return am_backward_all(dq, dk, dv, ds, dy, D, lse, q, k, v, B, T, heads, kv_heads, head_dim,
+                         flags, stream, err);
 }

@@ -89,7 +89,14 @@ static void one_shape(const shape *s, int flags) {
                             s->hd, flags);
   float *d_q = to_device(q, nq), *d_k = to_device(k, nk), *d_v = to_device(v, nk);
   float *d_dy = to_device(dy, nq), *d_y = to_device(y, nq), *d_lse = to_device(lse, nr);
-  float *d_out = to_device(y, nq), *d_lse_out = to_device(lse, nr), *d_scratch = to_device(lse, nr);
+  float *d_out = to_device(y, nq), *d_lse_out = to_device(lse, nr), *d_scratch = NULL;
+  /* The backward's scratch: D, and ds where the tensor cores run. The
+   * first backward gets it as cudaMalloc leaves it, so that under
+   * compute-sanitizer's initcheck (ci/gpu-check.sh) the dq kernel must
+   * copy no ds the dk/dv kernel did not write; NaNs before each later
+   * one, so a ds it uses without dk/dv having written it shows in dq. */
+  const size_t scratch_bytes = attention_backward_scratch_bytes(s->B, s->T, s->heads, s->hd, flags);
+  CK(cudaMalloc((void **)&d_scratch, scratch_bytes));
   float *d_dq = to_device(dq, nq), *d_dk = to_device(dk, nk), *d_dv = to_device(dv, nk);
   /* bf16: y's packed copy too (kernels/flags.h), the output projection's operand. */
   uint16_t *d_y16 = (flags & KERNEL_BF16) ? packed_nans(nq) : NULL;
@@ -114,6 +121,7 @@ static void one_shape(const shape *s, int flags) {
     }
     /* The backward from the CPU's y and lse: the comparison is of the
      * backward alone. */
+    if (rep) CK(cudaMemset(d_scratch, 0xff, scratch_bytes));
     assert_int_equal(attention_backward_cuda(d_dq, d_dk, d_dv, d_dy, d_y, d_lse, d_q, d_k, d_v,
                                              d_scratch, s->B, s->T, s->heads, s->kv_heads, s->hd,
                                              flags, 0, &err),
@@ -147,6 +155,7 @@ static void one_shape(const shape *s, int flags) {
       for (int o = 0; o < N_OUT; o++) CK(cudaMemset(dev[o], 0xff, len[o] * sizeof(float)));
       for (int o = DQ; o < N_OUT; o++) CK(cudaMemset(p_out[o], 0xff, len[o] * sizeof(uint16_t)));
       CK(cudaMemset(d_y16, 0xff, nq * sizeof *d_y16));
+      CK(cudaMemset(d_scratch, 0xff, scratch_bytes));
       assert_int_equal(attention_forward_packed_cuda(rep ? NULL : d_out, d_y16, d_lse_out, p_q,
                                                      p_k, p_v, s->B, s->T, s->heads, s->kv_heads,
                                                      s->hd, flags, 0, &err),
@@ -216,9 +225,25 @@ static void test_attention_mma_choice(void **state) {
                    -1);
   assert_non_null(strstr(err.msg, "got head_dim 128"));
   assert_int_equal(attention_mma_backward_cuda(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                                               1, 8, 2, 1, 64, 0, 0, &err),
+                                               NULL, 1, 8, 2, 1, 64, 0, 0, &err),
                    -1);
   assert_non_null(strstr(err.msg, "flags 0"));
+  /* ds's tiles are copied 16 bytes at a time. */
+  static _Alignas(16) uint16_t ds[64];
+  assert_int_equal(attention_mma_backward_cuda(NULL, NULL, NULL, ds + 4, NULL, NULL, NULL, NULL,
+                                               NULL, NULL, 1, 8, 2, 1, 64, KERNEL_BF16, 0, &err),
+                   -1);
+  assert_non_null(strstr(err.msg, "ds scratch"));
+  assert_non_null(strstr(err.msg, "not 16-byte aligned"));
+  /* The scratch: D's floats rounded up to 16 bytes, then ds's rows of T
+   * rounded up to 8 where the tensor cores run. */
+  assert_int_equal(attention_ds_stride(37), 40);
+  assert_int_equal(attention_ds_stride(64), 64);
+  assert_int_equal(attention_backward_scratch_bytes(2, 37, 3, 64, 0), 2 * 3 * 37 * 4 + 8);
+  assert_int_equal(attention_backward_scratch_bytes(2, 37, 3, 64, KERNEL_BF16),
+                   2 * 3 * 37 * 4 + 8 + 2 * 3 * 37 * 40 * 2);
+  assert_int_equal(attention_backward_scratch_bytes(2, 37, 3, 128, KERNEL_BF16),
+                   2 * 3 * 37 * 4 + 8);
 }
 
 /* Shapes the launchers refuse before touching the device. No GPU needed. */

@@ -71,7 +71,7 @@ struct gpt_cuda {
   layer16 *l16;                 /* carved from acts16 (host array, one per layer) */
   uint16_t *xf16;               /* the final norm's packed copy, for the head */
   uint16_t *z16, *th16;         /* the logits as the head's GEMM leaves them; the soft-cap's th */
-  float *att_scratch; /* device: attention's row dots, N*H */
+  float *att_scratch; /* device: attention's row dots and ds (attention_backward_scratch_bytes) */
   double *qg_scratch; /* device: q_gain's tree partials, H*TREE_LANES */
   double *cd_scratch; /* device: the per-channel gradients' lane partials, COL_DOT_SCRATCH(2 D)
                          (residual_mix's two halves at once) */
@@ -467,7 +467,9 @@ int gpt_cuda_new(gpt_cuda **out, const gpt_layout *l, int B, int T, gpt_precisio
       (n16 && dev_alloc((void **)&g->acts16, n16 * sizeof(uint16_t), err)) ||
       dev_alloc((void **)&g->s16b, N * wide_b * sizeof(uint16_t), err) ||
       dev_alloc((void **)&g->s16o, s16 * sizeof(uint16_t), err) ||
-      dev_alloc((void **)&g->att_scratch, N * d.H * sizeof(float), err) ||
+      dev_alloc((void **)&g->att_scratch,
+                attention_backward_scratch_bytes(B, T, d.H, d.hd, g->mixed ? KERNEL_BF16 : 0),
+                err) ||
       dev_alloc((void **)&g->qg_scratch, (size_t)d.H * TREE_LANES * sizeof(double), err) ||
       dev_alloc((void **)&g->cd_scratch, COL_DOT_SCRATCH(2 * (size_t)d.D) * sizeof(double), err) ||
       dev_alloc((void **)&g->nll, N * sizeof(float), err) ||
