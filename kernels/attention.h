@@ -110,20 +110,22 @@ int attention_mma_supported(int head_dim, int flags);
 static inline size_t attention_ds_stride(int T) { return ((size_t)T + 7) / 8 * 8; }
 
 /* The backward's scratch: D's B * heads * T floats, rounded up to 16
- * bytes, then, where the tensor-core kernels run, ds (above): at the
- * baseline's micro-batch (64 sequences of 1,024, 8 heads) 1.07 GB, half of
- * it causal pairs. */
+ * bytes (where ds starts), then, where the tensor-core kernels run, ds
+ * (above): at the baseline's micro-batch (64 sequences of 1,024, 8 heads)
+ * 1.07 GB, half of it causal pairs. */
+static inline size_t attention_d_bytes(int B, int T, int heads) {
+  return ((size_t)B * (size_t)heads * (size_t)T * sizeof(float) + 15) / 16 * 16;
+}
 static inline size_t attention_backward_scratch_bytes(int B, int T, int heads, int head_dim,
                                                       int flags) {
   const size_t rows = (size_t)B * (size_t)heads * (size_t)T;
-  const size_t d = (rows * sizeof(float) + 15) / 16 * 16;
-  return d + (attention_mma_supported(head_dim, flags) ? rows * attention_ds_stride(T) * 2 : 0);
+  return attention_d_bytes(B, T, heads) +
+         (attention_mma_supported(head_dim, flags) ? rows * attention_ds_stride(T) * 2 : 0);
 }
 
 /* ds's place in that scratch. */
 static inline uint16_t *attention_ds_scratch(float *scratch, int B, int T, int heads) {
-  const size_t rows = (size_t)B * (size_t)heads * (size_t)T;
-  return (uint16_t *)((char *)scratch + (rows * sizeof(float) + 15) / 16 * 16);
+  return (uint16_t *)((char *)scratch + attention_d_bytes(B, T, heads));
 }
 int attention_mma_forward_cuda(float *y, uint16_t *y16, float *lse, const float *q, const float *k,
                                const float *v, int B, int T, int heads, int kv_heads, int head_dim,
