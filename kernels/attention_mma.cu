@@ -415,9 +415,8 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
         if (t < T && j <= t) live |= am_bit(n, i);
         s[n][i] = s[n][i] * scale - mrow[i / 2];
       }
-    /* groups of 8; of 4 where the inputs are floats (whose staging
-     * through registers leaves ptxas too few for 8) */
-    am_exp_tile<sizeof(In) == 2 ? 2 : 1>(s, live);
+    /* groups of 8 (of 16, the packed 64-wide instance spills) */
+    am_exp_tile<2>(s, live);
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll
@@ -631,7 +630,9 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
         if (j < T && t < T && t >= j) live |= am_bit(n, e);
         p[n][e] = p[n][e] * scale - ls[x][c];
       }
-    am_exp_tile<1>(p, live); /* groups of 4: with ds's stores, 8 spill */
+    /* groups of 8; of 4 where the inputs are floats (whose 64-wide
+     * instance spills with 8) */
+    am_exp_tile<sizeof(In) == 2 ? 2 : 1>(p, live);
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll

@@ -1,30 +1,38 @@
-/* det_expf_fast_hd(x): det_expf_hd(x)'s bits at about half its cost.
+/* det_expf_fast_hd(x): det_expf_hd(x)'s bits at about a third of its
+ * cost.
  *
- * Why: the GPU attention computes three exponentials per causal pair
- * (5.8e10 a baseline step), and det_expf_hd evaluates each as a degree-13
- * polynomial in double (about 34 double operations; no fused multiply-add,
- * which the pinned flags forbid). Once the products run on the tensor
- * cores, those double operations are most of the attention's arithmetic
+ * Why: the GPU attention computes two exponentials per causal pair (one
+ * in the forward, one in dk/dv: 3.9e10 a baseline step), and det_expf_hd
+ * evaluates each as a degree-13 polynomial in double (about 34 double
+ * operations; no fused multiply-add, which the pinned flags keep from
+ * being contracted). Once the products run on the tensor cores, those
+ * double operations are most of the attention's arithmetic
  * (docs/GPU-RUNS.md).
  *
  * How: e^x = 2^m 2^(j/32) e^r with k = 32 m + j = round(x 32 / ln 2) and
- * |r| <= ln 2 / 64, so a degree-6 polynomial and a table of 32 doubles
- * give e^x within about 2^-50 (relative), against det_exp_hd's own
- * rounding errors of the same size. Rounding that double to float gives
- * det_expf_hd's float unless both lie close to the midpoint between two
- * floats: when the 29 bits the rounding drops are within 2^10 units of
- * their midpoint (2^-18 of the inputs) this falls back to det_expf_hd.
+ * |r| <= ln 2 / 64, so a degree-5 polynomial and a table of 32 doubles
+ * give e^x within about 2^-48 (relative), against det_exp_hd's own
+ * rounding errors of a few units of 2^-52. Rounding that double to float
+ * gives det_expf_hd's float unless both lie close to the midpoint between
+ * two floats: when the 29 bits the rounding drops are within 2^10 units
+ * of their midpoint (2^-18 of the inputs) this falls back to det_expf_hd.
  * Inputs outside [-87, 88] (float results that are subnormal or
- * overflow, infinities, NaN) fall back too.
+ * overflow, infinities, NaN) fall back too. The reduction and the
+ * polynomial are written as fma() calls, each one IEEE fused multiply-add
+ * (a single rounding, correctly rounded by glibc and by the GPU's DFMA
+ * alike), and the rounding to float is integer arithmetic: 10 double
+ * operations and one conversion on the fast path, against 23 and two
+ * (a conversion runs at a quarter of the double rate on an H100).
  *
  * The contract is equality, not closeness, and it is checked over every
  * float: tests/test_det_expf_fast.c compares the two on all 2^32 bit
  * patterns. The arithmetic is IEEE double (and the integer operations)
- * in a fixed order, so with contraction off on both sides (hd.h) the GPU
- * computes the same bits. */
+ * in a fixed order, each operation rounded once, so with contraction off
+ * on both sides (hd.h) the GPU computes the same bits. */
 #ifndef PGOLF_DET_EXPF_FAST_H
 #define PGOLF_DET_EXPF_FAST_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "kernels/det_math_hd.h"
@@ -60,24 +68,42 @@ PGOLF_HD double det_exp2_32_at(int j) {
  * back: the two evaluations differ by a few tens at most. */
 #define DET_EXPF_FAST_MARGIN 1024u
 
+/* e^x = det_exp_fast_part(x, &m) 2^m for x within [-87, 88]: the part is
+ * 2^(j/32) e^r, within [0.98, 2.03), and m the power of two left out (the
+ * float rounding applies it to the exponent field, below). Each multiply
+ * and add of the reduction and the polynomial is one fma: one rounding,
+ * IEEE's fused multiply-add on both sides (glibc's fma, the GPU's DFMA),
+ * so the sequence stays the same in bits while it takes about half the
+ * float64 operations of separate multiplies and adds (with |r| <= ln 2 /
+ * 64, degree 5 leaves a truncation of about 10 units of the double's last
+ * place, far inside DET_EXPF_FAST_MARGIN). */
+PGOLF_HD double det_exp_fast_part(double x, int *m) {
+  const double t = fma(x, 32.0 * DET_INV_LN2, DET_ROUND_SHIFT);
+  const double kd = t - DET_ROUND_SHIFT;
+  /* k = round(32 x / ln 2), |k| < 2^12: the low word of t's bits (the
+   * shift's low word is zero). */
+  const int32_t k = (int32_t)(uint32_t)hd_double_bits(t);
+  /* ln 2 / 32 in two parts: x - k hi is exact (k hi has 44 bits, and the
+   * difference is a multiple of 2^-37 below 2^-6). */
+  double r = fma(-kd, DET_LN2_HI / 32.0, x);
+  r = fma(-kd, DET_LN2_LO / 32.0, r);
+  double p = 1.0 / 120.0;
+  p = fma(p, r, 1.0 / 24.0);
+  p = fma(p, r, 1.0 / 6.0);
+  p = fma(p, r, 0.5);
+  p = fma(p, r, 1.0);
+  p = fma(p, r, 1.0);
+  /* k = 32 m + j, 0 <= j < 32 (k & 31 is k mod 32 for negative k too). */
+  const int32_t j = k & 31;
+  *m = (k - j) / 32;
+  return det_exp2_32_at(j) * p;
+}
+
 /* The double e^x of the fast path (x within [-87, 88]). */
 PGOLF_HD double det_exp_fast_core(double x) {
-  double t = x * (32.0 * DET_INV_LN2) + DET_ROUND_SHIFT;
-  double kd = t - DET_ROUND_SHIFT;
-  int64_t k = (int64_t)(hd_double_bits(t) - hd_double_bits(DET_ROUND_SHIFT));
-  /* ln 2 / 32 in two parts: k * hi is exact for |k| < 2^21. */
-  double r = (x - kd * (DET_LN2_HI / 32.0)) - kd * (DET_LN2_LO / 32.0);
-  double p = 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
-  /* k = 32 m + j, 0 <= j < 32 (k & 31 is k mod 32 for negative k too). */
-  int j = (int)(k & 31);
-  int64_t m = (k - j) / 32;
-  return det_exp2_32_at(j) * p * hd_bits_double((uint64_t)(m + 1023) << 52);
+  int m;
+  const double y = det_exp_fast_part(x, &m);
+  return y * hd_bits_double((uint64_t)(m + 1023) << 52);
 }
 
 /* det_expf_fast_hd's first half, for a caller that evaluates many
@@ -88,15 +114,28 @@ PGOLF_HD double det_exp_fast_core(double x) {
  * a region of its own, so a lane's 16 exponentials of an attention tile
  * ran as 16 chains of about 20 dependent float64 operations, one after
  * another (docs/GPU-RUNS.md); without the branch the compiler
- * interleaves them. */
+ * interleaves them.
+ *
+ * The rounding to float is integer arithmetic on the part's bits, which
+ * also applies 2^m: the float's exponent field is the double's less
+ * 1023 - 127, plus m (the result is a normal float over the whole range),
+ * and a rounding up that carries out of the mantissa moves to the next
+ * binade, as it should. Where it is not a tie (a tie falls back) that is
+ * round to nearest, the float conversion's bits, without the conversion
+ * (a quarter of the float64 rate on the GPU). */
 PGOLF_HD float det_expf_fast_try_hd(float x, unsigned *slow) {
   const int in_range = x >= DET_EXPF_FAST_LO && x <= DET_EXPF_FAST_HI; /* false for NaN */
-  const double y = det_exp_fast_core(in_range ? (double)x : 0.0);
+  int m;
+  const uint64_t u = hd_double_bits(det_exp_fast_part(in_range ? (double)x : 0.0, &m));
   /* The 29 bits a rounding to float drops, against their midpoint. */
-  const uint32_t low = (uint32_t)(hd_double_bits(y) & 0x1fffffffu);
+  const uint32_t low = (uint32_t)(u & 0x1fffffffu);
   const uint32_t dist = low > 0x10000000u ? low - 0x10000000u : 0x10000000u - low;
   *slow = !in_range || dist <= DET_EXPF_FAST_MARGIN;
-  return (float)y;
+  /* (u >> 29) keeps the exponent field's low 9 bits above the 23 of the
+   * mantissa: the part's field is 1022..1024, so modulo 2^32 the
+   * difference is the float's field exactly. */
+  return hd_bits_float((uint32_t)(u >> 29) - ((uint32_t)(1023 - 127) << 23) + ((uint32_t)m << 23) +
+                       (low > 0x10000000u));
 }
 
 PGOLF_HD float det_expf_fast_hd(float x) {
