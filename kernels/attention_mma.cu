@@ -39,9 +39,10 @@
  * block's 64 (queries for the forward and dq, keys for dk and dv) and
  * walks the other side in tiles of 32 rows staged in shared memory as
  * bf16, row-major, each row padded by 8 bf16s so that the 8 rows a
- * fragment load touches start in different banks. Where a tile is a B
- * operand indexed (n, k) its fragments are two 32-bit loads; where it is
- * indexed (k, n) (v in the forward, k in dq, q and dy in dk and dv), the
+ * fragment load touches start in different banks. Fragments come by
+ * ldmatrix, four 8 x 8 matrices an instruction: A operands and B
+ * operands indexed (n, k) as stored; where a B is indexed (k, n) (v in
+ * the forward, k in dq, q and dy in dk and dv), the
  * same row-major tile is read transposed by ldmatrix .trans, so no tile
  * is staged twice or transposed by 16-bit stores (so is ds, stored by
  * keys, into dq's A operands of queries by keys). The walked tiles are
@@ -68,6 +69,7 @@ enum {
   AM_BC = 32,               /* rows of the other side per staged tile */
   AM_PAD = 8,               /* bf16s of padding per staged row */
   AM_NT = AM_BC / 8,        /* n-tiles of 8 across a staged tile */
+  AM_ES = AM_BC + 4,        /* floats per row of the forward's exponentials */
   /* The forward's blocks an SM must hold: 4 caps it at 128 registers a
    * thread (ptxas gave the packed 64-wide one 160 once it staged by
    * cp.async, which left room for 3). */
@@ -101,6 +103,22 @@ __device__ static __forceinline__ uint32_t am_pack(float lo, float hi) {
   return (uint32_t)bf16_from_float(lo) | (uint32_t)bf16_from_float(hi) << 16;
 }
 
+/* Four 8 x 8 matrices of a staged tile (ldmatrix): lane 8 m + i passes
+ * row i of matrix m (16 bytes, 16-byte aligned); r[m] receives, in lane
+ * 4 g + t, the elements (g, 2 t) and (g, 2 t + 1) of matrix m: an A
+ * fragment's register, or a B fragment's for a B stored by rows of n.
+ * One instruction for what took four 32-bit loads. */
+__device__ static __forceinline__ void am_ldsm4(uint32_t r[4], const uint16_t *row) {
+#ifdef PGOLF_CUDA_EMU
+  emu_ldmatrix(r, 4, row);
+#else
+  const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+#endif
+}
+
 /* Four 8 x 8 matrices of a staged tile read transposed (ldmatrix .trans):
  * lane 8 m + i passes row i of matrix m; r[m] receives, in lane 4 g + t,
  * the elements (2 t, g) and (2 t + 1, g) of matrix m, which is the B
@@ -114,11 +132,6 @@ __device__ static __forceinline__ void am_ldsm_t4(uint32_t r[4], const uint16_t 
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(a));
 #endif
-}
-
-/* The 32 bits at bf16 element i of a staged tile (i even). */
-__device__ static __forceinline__ uint32_t am_word(const uint16_t *tile, int i) {
-  return *(const uint32_t *)(tile + i);
 }
 
 /* Four consecutive float operands: a float4 load (16-byte aligned). */
@@ -190,25 +203,30 @@ __device__ static void am_stage(uint16_t *rm, const uint16_t *x, size_t width, s
 }
 
 /* The A fragment of rows [r0, r0 + 16), columns [16 kc, 16 kc + 16) of a
- * row-major tile of row stride s. */
+ * row-major tile of row stride s (a multiple of 8): matrices (rows 0-7,
+ * columns 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) are a[0..3], by
+ * one ldmatrix (LDSM) or four 32-bit loads (where ptxas spills the
+ * ldmatrix form; the same bits). */
+template <bool LDSM = true>
 __device__ static __forceinline__ void am_load_a(uint32_t a[4], const uint16_t *tile, int s, int r0,
                                                  int kc) {
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const uint16_t *p = tile + (r0 + g) * s + kc * 16 + 2 * t;
-  a[0] = am_word(p, 0);
-  a[1] = am_word(p, 8 * s);
-  a[2] = am_word(p, 8);
-  a[3] = am_word(p, 8 * s + 8);
+  const int lane = threadIdx.x % 32, m = lane / 8;
+  if constexpr (LDSM) {
+    am_ldsm4(a, tile + (r0 + m % 2 * 8 + lane % 8) * s + kc * 16 + m / 2 * 8);
+  } else {
+    const uint16_t *p = tile + (r0 + lane / 4) * s + kc * 16 + lane % 4 * 2;
+    a[0] = *(const uint32_t *)p, a[1] = *(const uint32_t *)(p + 8 * s);
+    a[2] = *(const uint32_t *)(p + 8), a[3] = *(const uint32_t *)(p + 8 * s + 8);
+  }
 }
 
-/* The B fragment B(k, n) = tile[n0 + n][16 kc + k] of a tile of row
- * stride s (the product with a matrix stored by rows of n). */
-__device__ static __forceinline__ void am_load_b(uint32_t b[2], const uint16_t *tile, int s, int n0,
-                                                 int kc) {
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const uint16_t *p = tile + (n0 + g) * s + kc * 16 + 2 * t;
-  b[0] = am_word(p, 0);
-  b[1] = am_word(p, 8);
+/* The B fragments B(k, n) = tile[8 o + n][16 kc + k] of n-tiles o and
+ * o + 1 (b[0..1] and b[2..3]) of a tile of row stride s: the product with
+ * a matrix stored by rows of n. */
+__device__ static __forceinline__ void am_load_b2(uint32_t b[4], const uint16_t *tile, int s, int o,
+                                                  int kc) {
+  const int lane = threadIdx.x % 32, m = lane / 8;
+  am_ldsm4(b, tile + ((o + m / 2) * 8 + lane % 8) * s + kc * 16 + m % 2 * 8);
 }
 
 /* The A fragment of a 16 x 16 slice held as two n-tiles of accumulators
@@ -221,18 +239,31 @@ __device__ static __forceinline__ void am_acc_to_a(uint32_t a[4], const float (*
 }
 
 /* s[n] = the 16 x 32 products of the warp's A fragments (KC of them) with
- * the rows of a staged row-major tile: a dot product over d ascending. */
-template <int HD>
+ * the rows of a staged row-major tile: a dot product over d ascending.
+ * The B fragments of two n-tiles come by one ldmatrix (PAIRS), or of
+ * one by two 32-bit loads where ptxas spills the pairs (ci/cuda-static.sh
+ * checks); the products and their order are the same. */
+template <int HD, bool PAIRS = true>
 __device__ static __forceinline__ void am_scores(float (*s)[4], const uint32_t (*a)[4],
                                                  const uint16_t *tile) {
+  constexpr int S = HD + AM_PAD;
+  const int lane = threadIdx.x % 32;
   #pragma unroll
-  for (int n = 0; n < AM_NT; n++) {
+  for (int n = 0; n < AM_NT; n += PAIRS ? 2 : 1) {
     s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+    if constexpr (PAIRS) s[n + 1][0] = s[n + 1][1] = s[n + 1][2] = s[n + 1][3] = 0.0f;
     #pragma unroll
     for (int kc = 0; kc < HD / 16; kc++) {
-      uint32_t b[2];
-      am_load_b(b, tile, HD + AM_PAD, n * 8, kc);
-      am_mma(s[n], a[kc], b);
+      uint32_t b[4];
+      if constexpr (PAIRS) {
+        am_load_b2(b, tile, S, n, kc);
+        am_mma(s[n], a[kc], b);
+        am_mma(s[n + 1], a[kc], b + 2);
+      } else {
+        const uint16_t *p = tile + (n * 8 + lane / 4) * S + kc * 16 + lane % 4 * 2;
+        b[0] = *(const uint32_t *)p, b[1] = *(const uint32_t *)(p + 8);
+        am_mma(s[n], a[kc], b);
+      }
     }
   }
 }
@@ -336,7 +367,11 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
   __shared__ __align__(16) uint16_t qs[AM_BR * SQ];
   __shared__ __align__(16) uint16_t ks[2][AM_BC * SQ]; /* tile i in ks[i % 2] */
   __shared__ __align__(16) uint16_t vs[2][AM_BC * SQ];
-  __shared__ float es[AM_BR][AM_BC + 1], mx[AM_BR][4], lrow[AM_BR];
+  /* es's rows are AM_ES floats: a warp's float2 stores meet 2-way bank
+   * conflicts, the sums' float4 loads none (AM_BC + 1 gave the stores
+   * 4-way conflicts and the sums 32 scalar loads a lane and tile). */
+  __shared__ __align__(16) float es[AM_BR][AM_ES];
+  __shared__ float mx[AM_BR][4], lrow[AM_BR];
   const int b = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * AM_BR;
   const int kvh = h / (heads / kv_heads), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const size_t qw = (size_t)heads * HD, kw = (size_t)kv_heads * HD;
@@ -420,7 +455,8 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll
-      for (int i = 0; i < 4; i++) es[w0 + am_row(i)][am_col(n, i)] = s[n][i];
+      for (int r = 0; r < 2; r++)
+        *(float2 *)&es[w0 + am_row(2 * r)][am_col(n, 0)] = float2{s[n][2 * r], s[n][2 * r + 1]};
     am_accumulate<HD>(acc, s, vs[i % 2]);
     __syncwarp();
     /* The row's exponentials j ascending; a masked one is +0.0, which
@@ -429,7 +465,10 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
      * loads go out together. */
     if (lane < AM_WR) {
       #pragma unroll
-      for (int i = 0; i < AM_BC; i++) l += es[w0 + lane][i];
+      for (int i = 0; i < AM_BC; i += 4) {
+        const float4 e = *(const float4 *)&es[w0 + lane][i];
+        l += e.x, l += e.y, l += e.z, l += e.w;
+      }
     }
   }
   if (lane < AM_WR) lrow[w0 + lane] = l;
@@ -579,6 +618,9 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
                              const float *lse, const In *q, const In *k, const In *v, int T,
                              int heads, int kv_heads, float scale, int flags) {
   constexpr int SQ = HD + AM_PAD, KC = HD / 16, ON = HD / 8;
+  /* Fragments by ldmatrix, but for the 48-wide instance, which ptxas
+   * spills with them (ci/cuda-static.sh checks) */
+  constexpr bool LDSM = HD != 48;
   __shared__ __align__(16) uint16_t ks[AM_BR * SQ], vs[AM_BR * SQ];
   __shared__ __align__(16) uint16_t qs[2][AM_BC * SQ], gs[2][AM_BC * SQ]; /* tile i in [i % 2] */
   __shared__ float ls[2][AM_BC], ds_[2][AM_BC];
@@ -616,11 +658,11 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
     float p[AM_NT][4], ds[AM_NT][4];
     uint32_t a[KC][4];
     #pragma unroll
-    for (int kc = 0; kc < KC; kc++) am_load_a(a[kc], ks, SQ, w0, kc);
-    am_scores<HD>(p, a, qs[x]);
+    for (int kc = 0; kc < KC; kc++) am_load_a<LDSM>(a[kc], ks, SQ, w0, kc);
+    am_scores<HD, LDSM>(p, a, qs[x]);
     #pragma unroll
-    for (int kc = 0; kc < KC; kc++) am_load_a(a[kc], vs, SQ, w0, kc);
-    am_scores<HD>(ds, a, gs[x]);
+    for (int kc = 0; kc < KC; kc++) am_load_a<LDSM>(a[kc], vs, SQ, w0, kc);
+    am_scores<HD, LDSM>(ds, a, gs[x]);
     unsigned live = 0;
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
@@ -630,8 +672,8 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
         if (j < T && t < T && t >= j) live |= am_bit(n, e);
         p[n][e] = p[n][e] * scale - ls[x][c];
       }
-    /* groups of 8; of 4 where the inputs are floats (whose 64-wide
-     * instance spills with 8) */
+    /* groups of 8; of 4 where the inputs are floats and in the packed
+     * 48-wide instance (each spills with 8) */
     am_exp_tile<sizeof(In) == 2 ? 2 : 1>(p, live);
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)

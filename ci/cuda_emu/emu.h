@@ -132,6 +132,14 @@ unsigned emu_ballot(int pred);
  * is held to; CUDA_EMU_MMA=fmaf (the default) is the chain above. */
 void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2]);
 
+/* ldmatrix.sync.aligned.m8n8.x{num}.shared.b16 (num 1, 2 or 4): num 8 x 8
+ * matrices of 16-bit elements loaded across the warp. Lane 8 m + i
+ * passes row i's address (16 bytes, 16-byte aligned) of matrix m; lane
+ * 4 g + t receives in r[m] the elements (row g, column 2 t) in the low
+ * half and (row g, column 2 t + 1) in the high half of matrix m, as the
+ * PTX ISA lays out ldmatrix's fragments (grid.cpp). */
+void emu_ldmatrix(unsigned *r, int num, const void *row);
+
 /* ldmatrix.sync.aligned.m8n8.x{num}.trans.shared.b16 (num 1, 2 or 4): num
  * 8 x 8 matrices of 16-bit elements loaded across the warp, transposed.
  * Lane 8 m + i passes row i's address (16 bytes) of matrix m; lane

@@ -286,24 +286,42 @@ void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2])
   }
 }
 
-/* emu.h's ldmatrix with .trans: the lanes leave their row addresses in the
- * warp's slot (two in turn, as the tensor-core product's fragments),
- * meet at a ballot, then each reads its elements from the rows the
- * others named. */
+/* emu.h's ldmatrix, plain and .trans: the lanes leave their row
+ * addresses in the warp's slot (two in turn, as the tensor-core product's
+ * fragments), meet at a ballot, then each reads its elements from the
+ * rows the others named. A row address that is not 16-byte aligned is
+ * reported (the PTX ISA requires it; a GPU would read other bytes). */
 static struct {
   const void *row[2][MAX_THREADS];
   unsigned calls[MAX_THREADS];
 } ldsm;
 
-void emu_ldmatrix_trans(unsigned *r, int num, const void *row) {
-  coro *c = current("ldmatrix");
-  const unsigned t = (unsigned)(c - cos), lane0 = t / WARP * WARP, l = t - lane0;
+/* The rows named for this call (lane0's warp), after the ballot. */
+static const void *const *ldsm_rows(coro *c, const void *row, unsigned *lane0, unsigned *l) {
+  const unsigned t = (unsigned)(c - cos);
+  *lane0 = t / WARP * WARP, *l = t - *lane0;
+  if ((uintptr_t)row % 16) fail(t, "passes ldmatrix a row address %p not 16-byte aligned", row);
   const unsigned slot = ldsm.calls[t]++ % 2;
   ldsm.row[slot][t] = row;
   emu_ballot(1);
+  return ldsm.row[slot];
+}
+
+void emu_ldmatrix(unsigned *r, int num, const void *row) {
+  unsigned lane0, l;
+  const void *const *rows = ldsm_rows(current("ldmatrix"), row, &lane0, &l);
   for (int m = 0; m < num; m++) {
-    const uint16_t *r0 = (const uint16_t *)ldsm.row[slot][lane0 + 8 * m + l % 4 * 2];
-    const uint16_t *r1 = (const uint16_t *)ldsm.row[slot][lane0 + 8 * m + l % 4 * 2 + 1];
+    const uint16_t *p = (const uint16_t *)rows[lane0 + 8 * m + l / 4];
+    r[m] = (unsigned)p[l % 4 * 2] | (unsigned)p[l % 4 * 2 + 1] << 16;
+  }
+}
+
+void emu_ldmatrix_trans(unsigned *r, int num, const void *row) {
+  unsigned lane0, l;
+  const void *const *rows = ldsm_rows(current("ldmatrix"), row, &lane0, &l);
+  for (int m = 0; m < num; m++) {
+    const uint16_t *r0 = (const uint16_t *)rows[lane0 + 8 * m + l % 4 * 2];
+    const uint16_t *r1 = (const uint16_t *)rows[lane0 + 8 * m + l % 4 * 2 + 1];
     r[m] = (unsigned)r0[l / 4] | (unsigned)r1[l / 4] << 16;
   }
 }

@@ -126,7 +126,35 @@ __global__ void ldmatrix_kernel(unsigned *out) {
   out[l] = good;
 }
 
-/* ---- kernels a GPU hangs on ---- */
+/* ldmatrix (plain): the same matrices; lane 4 g + t must receive M_m(g,
+ * 2 t) and M_m(g, 2 t + 1). */
+__global__ void ldmatrix_plain_kernel(unsigned *out) {
+  __shared__ __align__(16) unsigned short s[4][8][8];
+  const unsigned l = threadIdx.x;
+  for (unsigned i = l; i < 256; i += 32)
+    s[i / 64][i / 8 % 8][i % 8] = (unsigned short)(1000 * (i / 64) + 10 * (i / 8 % 8) + i % 8);
+  __syncwarp();
+  unsigned r[4];
+  emu_ldmatrix(r, 4, &s[l / 8][l % 8][0]);
+  unsigned good = 1;
+  for (unsigned m = 0; m < 4; m++)
+    good &= r[m] == ((1000 * m + 10 * (l / 4) + 2 * (l % 4)) |
+                     (1000 * m + 10 * (l / 4) + 2 * (l % 4) + 1) << 16);
+  out[l] = good;
+}
+
+/* ---- kernels a GPU hangs on (or, for ldmatrix, misreads) ---- */
+
+/* Lane 5 names a row 2 bytes past a 16-byte boundary. */
+__global__ void ldmatrix_misaligned_kernel(unsigned *out) {
+  __shared__ __align__(16) unsigned short s[32][16];
+  const unsigned l = threadIdx.x;
+  for (unsigned i = l; i < 32 * 16; i += 32) s[i / 16][i % 16] = (unsigned short)i;
+  __syncwarp();
+  unsigned r[4];
+  emu_ldmatrix(r, 4, &s[l][l == 5 ? 1 : 0]);
+  out[l] = r[0];
+}
 
 /* A copy never waited for (reported, though a GPU would not hang: the
  * bytes would land at no known time). */
@@ -191,6 +219,11 @@ static void copy_kernels(void) {
     bool good = true;
     for (unsigned t = 0; t < 32; t++) good &= h[t] == 1;
     say(good, "ldmatrix .x4 .trans gives lane 4g+t elements (2t, g) and (2t+1, g) of each matrix");
+    ldmatrix_plain_kernel<<<1, 32>>>(d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    good = true;
+    for (unsigned t = 0; t < 32; t++) good &= h[t] == 1;
+    say(good, "ldmatrix .x4 gives lane 4g+t elements (g, 2t) and (g, 2t+1) of each matrix");
     cudaFree(d);
   }
 }
@@ -315,6 +348,9 @@ static void launch_early_return(void) { early_return_kernel<<<2, 128>>>((float *
 static void launch_half_sync(void) { half_sync_kernel<<<1, 128>>>((float *)dev(128 * 4)); }
 static void launch_split_warp(void) { split_warp_kernel<<<1, 64>>>((unsigned *)dev(64 * 4)); }
 static void launch_ballot_exit(void) { ballot_exit_kernel<<<1, 32>>>((unsigned *)dev(32 * 4)); }
+static void launch_ldmatrix_misaligned(void) {
+  ldmatrix_misaligned_kernel<<<1, 32>>>((unsigned *)dev(32 * 4));
+}
 static void launch_cp_unwaited(void) {
   cp_async_unwaited_kernel<<<1, 32>>>((const unsigned short *)dev(16));
 }
@@ -326,6 +362,9 @@ int main(void) {
             "cp_async_unwaited_kernel, block (0,0,0), thread 0: has finished with 1 cp.async "
             "copies never waited for",
             "a cp.async copy never waited for is reported");
+  must_hang(launch_ldmatrix_misaligned,
+            "ldmatrix_misaligned_kernel, block (0,0,0), thread 5: passes ldmatrix a row address",
+            "an ldmatrix row address that is not 16-byte aligned is reported");
   must_hang(launch_early_return,
             "early_return_kernel, block (1,0,0), thread 1: waits at __syncthreads, but thread 0 "
             "of the block has finished",
