@@ -26,11 +26,13 @@ __global__ void __launch_bounds__(RN_THREADS)
     qk_norm_forward_kernel(float *rope, float *fin, uint16_t *fin16, float *rstd, const float *x,
                            const uint16_t *x16, const float *gain, const float *cos_t,
                            const float *sin_t, size_t rows, int T, int heads, int hd, int flags) {
-  __shared__ float part[RN_ROWS][32];
   const int w = threadIdx.x / 32, t = threadIdx.x % 32, half = hd / 2;
   const size_t i = (size_t)blockIdx.x * RN_ROWS + w;
   if (i >= rows) return; /* the whole warp */
-  const size_t off = i * (size_t)hd, tab = i / (size_t)heads % (size_t)T * (size_t)half;
+  /* row i is token i / heads's head i % heads (one division: the
+   * remainder by a multiply) */
+  const size_t tok = i / (size_t)heads, hq = i - tok * (size_t)heads;
+  const size_t off = i * (size_t)hd, tab = tok % (size_t)T * (size_t)half;
   const float *xr = x ? x + off : NULL;
   const uint16_t *xh = x16 ? x16 + off : NULL;
   /* The rotation's operands are loaded before the tree, with its own
@@ -45,8 +47,8 @@ __global__ void __launch_bounds__(RN_THREADS)
     x1[k] = kernel_load(xr, xh, j), x2[k] = kernel_load(xr, xh, j + half);
     c[k] = cos_t[tab + j], sn[k] = sin_t[tab + j];
   }
-  const float g = gain ? gain[i % (size_t)heads] : 0.0f;
-  const float s = rmsnorm_rstd(warp_tree_dot(xr, xh, xr, xh, hd, part[w]), hd);
+  const float g = gain ? gain[hq] : 0.0f;
+  const float s = rmsnorm_rstd(warp_tree_dot(xr, xh, xr, xh, hd), hd);
   if (t == 0) rstd[i] = s;
   #pragma unroll
   for (int k = 0; k < QN_PAIRS; k++) {
@@ -75,25 +77,27 @@ __global__ void __launch_bounds__(RN_THREADS)
                             const float *x, const uint16_t *x16, const float *rstd,
                             const float *gain, const float *cos_t, const float *sin_t, size_t rows,
                             int T, int heads, int hd, int flags) {
-  __shared__ float part[RN_ROWS][32];
   __shared__ float dn[RN_ROWS][QK_NORM_HD_MAX]; /* the norm's output gradient, by row */
   const int w = threadIdx.x / 32, t = threadIdx.x % 32, half = hd / 2;
   const size_t i = (size_t)blockIdx.x * RN_ROWS + w;
   if (i >= rows) return;
-  const size_t off = i * (size_t)hd, tab = i / (size_t)heads % (size_t)T * (size_t)half;
+  /* row i is token i / heads's head i % heads (one division: the
+   * remainder by a multiply) */
+  const size_t tok = i / (size_t)heads, hq = i - tok * (size_t)heads;
+  const size_t off = i * (size_t)hd, tab = tok % (size_t)T * (size_t)half;
   const float *xr = x ? x + off : NULL, *gr = dy ? dy + off : NULL;
   const uint16_t *xh = x16 ? x16 + off : NULL, *gh = dy16 ? dy16 + off : NULL;
   for (int j = t; j < half; j += 32) {
     float g1 = kernel_load(gr, gh, j), g2 = kernel_load(gr, gh, j + half);
     if (gain) { /* q_gain's dq, stored with flags 0: the product */
-      const float g = gain[i % (size_t)heads];
+      const float g = gain[hq];
       g1 = q_gain_dq(g1, g, 0), g2 = q_gain_dq(g2, g, 0);
     }
     rope_rotate_back(&dn[w][j], &dn[w][j + half], g1, g2, cos_t[tab + j], sin_t[tab + j], 0);
   }
   __syncwarp();
   const float s = rstd[i];
-  const float c = rmsnorm_grad_coef(s, warp_tree_dot(dn[w], NULL, xr, xh, hd, part[w]), hd);
+  const float c = rmsnorm_grad_coef(s, warp_tree_dot(dn[w], NULL, xr, xh, hd), hd);
   /* The lane's loads before its stores (dx may be dy to the compiler) */
   float xv[2 * QN_PAIRS], old[2 * QN_PAIRS];
   const int acc = dx && (flags & KERNEL_ACCUMULATE);

@@ -18,7 +18,6 @@
 __global__ void __launch_bounds__(RN_THREADS)
     residual_norm_forward_kernel(residual_norm_io io, int rows, int d, int add_flags,
                                  int norm_flags) {
-  __shared__ float part[RN_ROWS][32];
   const int w = threadIdx.x / 32, t = threadIdx.x % 32;
   const size_t r = (size_t)blockIdx.x * RN_ROWS + w;
   if (r >= (size_t)rows) return; /* the whole warp */
@@ -52,7 +51,7 @@ __global__ void __launch_bounds__(RN_THREADS)
       }
     }
   const float *xr = (io.mix ? io.v : io.s ? io.u : io.x) + off;
-  const float s = rmsnorm_rstd(warp_tree_dot(xr, NULL, xr, NULL, d, part[w]), d);
+  const float s = rmsnorm_rstd(warp_tree_dot(xr, NULL, xr, NULL, d), d);
   if (t == 0) io.rstd[r] = s;
   for (int base = 0; base < d; base += TREE_LANES) {
     float xv[RN_PER];

@@ -17,13 +17,12 @@
 __global__ void __launch_bounds__(RN_THREADS)
     rmsnorm_forward_kernel(float *y, uint16_t *y16, float *rstd, const float *x,
                            const uint16_t *x16, int rows, int d, int flags) {
-  __shared__ float part[RN_ROWS][32];
   const int w = threadIdx.x / 32, t = threadIdx.x % 32;
   const size_t r = (size_t)blockIdx.x * RN_ROWS + w;
   if (r >= (size_t)rows) return; /* the whole warp */
   const float *xr = x ? x + r * (size_t)d : NULL;
   const uint16_t *xh = x16 ? x16 + r * (size_t)d : NULL;
-  float s = rmsnorm_rstd(warp_tree_dot(xr, xh, xr, xh, d, part[w]), d);
+  float s = rmsnorm_rstd(warp_tree_dot(xr, xh, xr, xh, d), d);
   if (t == 0) rstd[r] = s;
   float *yr = y ? y + r * (size_t)d : NULL;
   uint16_t *hr = y16 ? y16 + r * (size_t)d : NULL;
@@ -53,7 +52,6 @@ __global__ void __launch_bounds__(RN_THREADS)
     rmsnorm_backward_kernel(float *dx, uint16_t *dx16, const float *dy, const uint16_t *dy16,
                             int dy_parts, const float *x, const uint16_t *x16, const float *rstd,
                             int rows, int d, int flags) {
-  __shared__ float part[RN_ROWS][32];
   const int w = threadIdx.x / 32, t = threadIdx.x % 32;
   const size_t r = (size_t)blockIdx.x * RN_ROWS + w;
   if (r >= (size_t)rows) return;
@@ -61,8 +59,7 @@ __global__ void __launch_bounds__(RN_THREADS)
   const uint16_t *xh = x16 ? x16 + r * (size_t)d : NULL, *gh = dy16 ? dy16 + r * (size_t)d : NULL;
   const size_t stride = (size_t)rows * d; /* between dy's packed parts */
   float s = rstd[r];
-  float c = rmsnorm_grad_coef(
-      s, warp_tree_dot_sum(gr, gh, dy_parts, stride, xr, xh, d, part[w]), d);
+  float c = rmsnorm_grad_coef(s, warp_tree_dot_sum(gr, gh, dy_parts, stride, xr, xh, d), d);
   float *dr = dx + r * (size_t)d;
   uint16_t *hr = dx16 ? dx16 + r * (size_t)d : NULL;
   /* Loads before stores, 256 elements a pass, as in the forward (to the

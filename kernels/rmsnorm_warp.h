@@ -5,9 +5,12 @@
  * sum equals rmsnorm_*_tree_ref's bit for bit whichever kernel takes it.
  * Thread t of the warp holds lanes t + 32 i (i < 8) in registers, takes
  * the halvings at 128, 64 and 32 there (lane k and lane k + off are
- * registers of one thread), and the ones at 16 to 1 in the warp's shared
- * memory; every lane, term and addition of the tree happens, the zeros
- * of lanes past the row included. Device code only: included by .cu
+ * registers of one thread), and the ones at 16 to 1 by shuffles down
+ * (lane t adds lane t + off's partial; the lanes from off on compute
+ * what nothing reads), then lane 0's total to every lane: five
+ * shuffle-and-add steps where shared memory took a store, a warp barrier
+ * and a load each. Every lane, term and addition of the tree happens,
+ * the zeros of lanes past the row included. Device code only: included by .cu
  * files after kernels/cuda_common.h. */
 #ifndef PGOLF_RMSNORM_WARP_H
 #define PGOLF_RMSNORM_WARP_H
@@ -29,11 +32,10 @@ static_assert(RN_PER == 8, "the register halvings below are written for 256 lane
 /* Steps 1-3 of the tree for sum_j a[j] * b[j] over one row, by one warp;
  * every thread of the warp gets the result. Each operand is floats or
  * packed (a16, b16: kernel_load), a also the sum of a_parts packed arrays
- * a_stride apart (kernel_load_sum). part is the warp's 32 floats of
- * shared memory. */
+ * a_stride apart (kernel_load_sum). The whole warp calls it. */
 __device__ static float warp_tree_dot_sum(const float *a, const uint16_t *a16, int a_parts,
                                           size_t a_stride, const float *b, const uint16_t *b16,
-                                          int d, float *part) {
+                                          int d) {
   const int t = threadIdx.x % 32;
   float p[RN_PER];
   #pragma unroll
@@ -55,21 +57,16 @@ __device__ static float warp_tree_dot_sum(const float *a, const uint16_t *a16, i
   p[0] = p[0] + p[2];                                  /* off 64 */
   p[1] = p[1] + p[3];
   p[0] = p[0] + p[1]; /* off 32 */
-  part[t] = p[0];
-  __syncwarp();
-  for (int off = 16; off > 0; off >>= 1) {
-    if (t < off) part[t] = part[t] + part[t + off];
-    __syncwarp();
-  }
-  const float total = part[0];
-  __syncwarp(); /* part is the warp's again only when all have read it */
-  return total;
+  float v = p[0];
+  #pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v = v + __shfl_down_sync(0xffffffffu, v, off);
+  return __shfl_sync(0xffffffffu, v, 0);
 }
 
 /* The same with a as floats or one packed array. */
 __device__ static float warp_tree_dot(const float *a, const uint16_t *a16, const float *b,
-                                      const uint16_t *b16, int d, float *part) {
-  return warp_tree_dot_sum(a, a16, 1, 0, b, b16, d, part);
+                                      const uint16_t *b16, int d) {
+  return warp_tree_dot_sum(a, a16, 1, 0, b, b16, d);
 }
 
 #endif

@@ -80,6 +80,7 @@
 #include <cuda_runtime_api.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <functional>
 #include <tuple>
@@ -115,6 +116,27 @@ unsigned emu_ballot(int pred);
 #define __ballot_sync(mask, pred) emu_ballot(pred)
 #define __syncwarp(...) ((void)emu_ballot(1))
 #define __popc(x) __builtin_popcount(x)
+
+/* __shfl_sync(mask, v, src) and __shfl_down_sync(mask, v, delta) over a
+ * whole warp (a mask other than 0xffffffff is reported: pgolf's kernels
+ * shuffle with every lane): each lane leaves v in the warp's slot, meets
+ * the others at a ballot (which also reports a lane that finished or
+ * waits elsewhere), then reads lane src's value (down: lane + delta's,
+ * its own past lane 31), as the hardware's width-32 shuffle (grid.cpp). */
+unsigned emu_shfl(unsigned v, unsigned mask, int k, int down);
+static inline float emu_shfl_float(float v, unsigned mask, int k, int down) {
+  unsigned u;
+  memcpy(&u, &v, sizeof u);
+  u = emu_shfl(u, mask, k, down);
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+static inline float __shfl_sync(unsigned mask, float v, int src) {
+  return emu_shfl_float(v, mask, src, 0);
+}
+static inline float __shfl_down_sync(unsigned mask, float v, unsigned delta) {
+  return emu_shfl_float(v, mask, (int)delta, 1);
+}
 
 /* Kernel code that must differ on the stand-in (an instruction written in
  * PTX, which g++ cannot run) tests this. */

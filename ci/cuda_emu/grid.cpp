@@ -286,6 +286,26 @@ void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2])
   }
 }
 
+/* emu.h's shuffles: the lanes leave their values in the warp's slot (two
+ * in turn, as the tensor-core product's fragments), meet at a ballot,
+ * then each reads the value of the lane it names. */
+static struct {
+  unsigned v[2][MAX_THREADS];
+  unsigned calls[MAX_THREADS];
+} shfl;
+
+unsigned emu_shfl(unsigned v, unsigned mask, int k, int down) {
+  coro *c = current("__shfl_sync");
+  const unsigned t = (unsigned)(c - cos), lane0 = t / WARP * WARP, l = t - lane0;
+  if (mask != 0xffffffffu)
+    fail(t, "shuffles with mask %#x (the stand-in models whole warps)", mask);
+  const unsigned slot = shfl.calls[t]++ % 2;
+  shfl.v[slot][t] = v;
+  emu_ballot(1);
+  const unsigned src = down ? (l + (unsigned)k < WARP ? l + (unsigned)k : l) : (unsigned)k % WARP;
+  return shfl.v[slot][lane0 + src];
+}
+
 /* emu.h's ldmatrix, plain and .trans: the lanes leave their row
  * addresses in the warp's slot (two in turn, as the tensor-core product's
  * fragments), meet at a ballot, then each reads its elements from the

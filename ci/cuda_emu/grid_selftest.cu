@@ -143,7 +143,30 @@ __global__ void ldmatrix_plain_kernel(unsigned *out) {
   out[l] = good;
 }
 
+/* Shuffles: lane l holds l + 1; down by 1, 5 and 31 gives lane l + d's
+ * value below lane 32 - d and its own from there; the broadcast of lane
+ * 7 gives 8 everywhere; a down-tree gives lane 0 the sum 528. out[lane]
+ * = 1 if all hold. */
+__global__ void shfl_kernel(unsigned *out) {
+  const unsigned l = threadIdx.x;
+  const float v = (float)(l + 1);
+  unsigned good = 1;
+  const unsigned ds[] = {1, 5, 31};
+  for (unsigned d : ds)
+    good &= __shfl_down_sync(0xffffffffu, v, d) == (float)(l + d < 32 ? l + d + 1 : l + 1);
+  good &= __shfl_sync(0xffffffffu, v, 7) == 8.0f;
+  float s = v;
+  for (int off = 16; off > 0; off >>= 1) s = s + __shfl_down_sync(0xffffffffu, s, off);
+  good &= __shfl_sync(0xffffffffu, s, 0) == 528.0f;
+  out[l] = good;
+}
+
 /* ---- kernels a GPU hangs on (or, for ldmatrix, misreads) ---- */
+
+/* A shuffle that names half the warp. */
+__global__ void shfl_half_kernel(unsigned *out) {
+  out[threadIdx.x] = (unsigned)__shfl_sync(0xffffu, 1.0f, 0);
+}
 
 /* Lane 5 names a row 2 bytes past a 16-byte boundary. */
 __global__ void ldmatrix_misaligned_kernel(unsigned *out) {
@@ -224,6 +247,11 @@ static void copy_kernels(void) {
     good = true;
     for (unsigned t = 0; t < 32; t++) good &= h[t] == 1;
     say(good, "ldmatrix .x4 gives lane 4g+t elements (g, 2t) and (g, 2t+1) of each matrix");
+    shfl_kernel<<<1, 32>>>(d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    good = true;
+    for (unsigned t = 0; t < 32; t++) good &= h[t] == 1;
+    say(good, "__shfl_down_sync and __shfl_sync read the named lane (down: its own past lane 31)");
     cudaFree(d);
   }
 }
@@ -351,6 +379,7 @@ static void launch_ballot_exit(void) { ballot_exit_kernel<<<1, 32>>>((unsigned *
 static void launch_ldmatrix_misaligned(void) {
   ldmatrix_misaligned_kernel<<<1, 32>>>((unsigned *)dev(32 * 4));
 }
+static void launch_shfl_half(void) { shfl_half_kernel<<<1, 32>>>((unsigned *)dev(32 * 4)); }
 static void launch_cp_unwaited(void) {
   cp_async_unwaited_kernel<<<1, 32>>>((const unsigned short *)dev(16));
 }
@@ -365,6 +394,9 @@ int main(void) {
   must_hang(launch_ldmatrix_misaligned,
             "ldmatrix_misaligned_kernel, block (0,0,0), thread 5: passes ldmatrix a row address",
             "an ldmatrix row address that is not 16-byte aligned is reported");
+  must_hang(launch_shfl_half,
+            "shfl_half_kernel, block (0,0,0), thread 0: shuffles with mask 0xffff",
+            "a shuffle that does not name the whole warp is reported");
   must_hang(launch_early_return,
             "early_return_kernel, block (1,0,0), thread 1: waits at __syncthreads, but thread 0 "
             "of the block has finished",
