@@ -103,6 +103,13 @@ __device__ static __forceinline__ uint32_t am_pack(float lo, float hi) {
   return (uint32_t)bf16_from_float(lo) | (uint32_t)bf16_from_float(hi) << 16;
 }
 
+/* The same for two values that are bf16 already (kernel_round's results,
+ * NaN included: their low halves are zero): the high halves, one byte
+ * permute on the GPU where a rounding took about seven instructions. */
+__device__ static __forceinline__ uint32_t am_pack_bf16(float lo, float hi) {
+  return hd_float_bits(lo) >> 16 | (hd_float_bits(hi) & 0xffff0000u);
+}
+
 /* Four 8 x 8 matrices of a staged tile (ldmatrix): lane 8 m + i passes
  * row i of matrix m (16 bytes, 16-byte aligned); r[m] receives, in lane
  * 4 g + t, the elements (g, 2 t) and (g, 2 t + 1) of matrix m: an A
@@ -230,12 +237,15 @@ __device__ static __forceinline__ void am_load_b2(uint32_t b[4], const uint16_t 
 }
 
 /* The A fragment of a 16 x 16 slice held as two n-tiles of accumulators
- * (x[2 kc], x[2 kc + 1]): an accumulator's layout is the A operand's. */
+ * (x[2 kc], x[2 kc + 1]): an accumulator's layout is the A operand's.
+ * EXACT: the values are bf16 already (am_pack_bf16), else rounded. */
+template <bool EXACT>
 __device__ static __forceinline__ void am_acc_to_a(uint32_t a[4], const float (*x)[4], int kc) {
-  a[0] = am_pack(x[2 * kc][0], x[2 * kc][1]);
-  a[1] = am_pack(x[2 * kc][2], x[2 * kc][3]);
-  a[2] = am_pack(x[2 * kc + 1][0], x[2 * kc + 1][1]);
-  a[3] = am_pack(x[2 * kc + 1][2], x[2 * kc + 1][3]);
+  #pragma unroll
+  for (int h = 0; h < 4; h++) {
+    const float lo = x[2 * kc + h / 2][h % 2 * 2], hi = x[2 * kc + h / 2][h % 2 * 2 + 1];
+    a[h] = EXACT ? am_pack_bf16(lo, hi) : am_pack(lo, hi);
+  }
 }
 
 /* s[n] = the 16 x 32 products of the warp's A fragments (KC of them) with
@@ -287,14 +297,15 @@ __device__ static __forceinline__ void am_accumulate_kc(float (*acc)[4], const u
 }
 
 /* acc[o] += x (16 x 32, accumulator layout, rounded to bf16 by the
- * packing) times the staged row-major tile rm (32 rows j). */
-template <int HD>
+ * packing unless EXACT says its values are bf16 already) times the
+ * staged row-major tile rm (32 rows j). */
+template <int HD, bool EXACT = false>
 __device__ static __forceinline__ void am_accumulate(float (*acc)[4], const float (*x)[4],
                                                      const uint16_t *rm) {
   #pragma unroll
   for (int kc = 0; kc < AM_BC / 16; kc++) {
     uint32_t a[4];
-    am_acc_to_a(a, x, kc);
+    am_acc_to_a<EXACT>(a, x, kc);
     am_accumulate_kc<HD>(acc, a, rm, kc);
   }
 }
@@ -336,7 +347,7 @@ __device__ static __forceinline__ void am_exp_tile(float (*x)[4], unsigned live)
  * (exact: under KERNEL_BF16 every result is rounded first). */
 __device__ static __forceinline__ void am_put2(float *p, float a, float b) { p[0] = a, p[1] = b; }
 __device__ static __forceinline__ void am_put2(uint16_t *p, float a, float b) {
-  *(uint32_t *)p = am_pack(a, b);
+  *(uint32_t *)p = am_pack_bf16(a, b);
 }
 
 /* Rows first + 0..15 of a warp's 16 x HD accumulators, each times mul and
@@ -684,9 +695,10 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
         ds[n][e] = on ? kernel_round(p[n][e] * (ds[n][e] - ds_[x][c]), flags) : 0.0f;
         p[n][e] = on ? kernel_round(p[n][e], flags) : 0.0f;
       }
-    am_accumulate<HD>(ak, ds, qs[x]);
+    /* p and ds are bf16 values (kernel_round above, or +0.0) */
+    am_accumulate<HD, true>(ak, ds, qs[x]);
     am_put_ds(dsm + ((size_t)b * heads + kvh * group + i / nt) * T * ts, ts, first, t0, T, ds);
-    am_accumulate<HD>(av, p, gs[x]);
+    am_accumulate<HD, true>(av, p, gs[x]);
   }
   if (first >= T) return;
   const size_t head = (size_t)b * T * kw + (size_t)kvh * HD;
