@@ -6,7 +6,8 @@
  * pgolf keeps every tensor in float32 storage; a "bf16 tensor" is a float32
  * tensor whose values are all bf16-representable, produced by bf16_round.
  * Pure functions on values, shared by the CPU kernels and their CUDA twins
- * (kernels/hd.h); on the GPU they give __float2bfloat16_rn's bits. */
+ * (kernels/hd.h); on the GPU bf16_from_float is the conversion
+ * instruction's rounding (__float2bfloat16_rn's bits) but for NaN. */
 #ifndef PGOLF_BF16_H
 #define PGOLF_BF16_H
 
@@ -19,10 +20,21 @@
 PGOLF_HD uint16_t bf16_from_float(float x) {
   uint32_t u = hd_float_bits(x);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u); /* quiet NaN */
+#if defined(__CUDA_ARCH__)
+  /* The conversion instruction rounds to nearest even as the integer
+   * sequence below does (subnormals kept, overflow to infinity), in one
+   * instruction where that takes five or six; which NaN it makes is the
+   * hardware's, hence the branch above. test_cuda_ops holds it to the
+   * CPU's bits on every one of the 2^32 floats. */
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
+  return h;
+#else
   /* Adding 0x7fff plus the lowest kept bit rounds half to even; a carry
    * into the exponent is the correct rounding up (possibly to infinity). */
   u += 0x7fffu + ((u >> 16) & 1u);
   return (uint16_t)(u >> 16);
+#endif
 }
 
 /* bf16 bits -> float32 (exact). */
