@@ -24,7 +24,7 @@ PGOLF_HD uint16_t bf16_from_float(float x) {
   /* The conversion instruction rounds to nearest even as the integer
    * sequence below does (subnormals kept, overflow to infinity), in one
    * instruction where that takes five or six; which NaN it makes is the
-   * hardware's, hence the branch above. test_cuda_ops holds it to the
+   * hardware's, hence the branch above. test_cuda_bf16 holds it to the
    * CPU's bits on every one of the 2^32 floats. */
   unsigned short h;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
