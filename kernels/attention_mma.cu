@@ -114,30 +114,26 @@ __device__ static __forceinline__ uint32_t am_pack_bf16(float lo, float hi) {
  * row i of matrix m (16 bytes, 16-byte aligned); r[m] receives, in lane
  * 4 g + t, the elements (g, 2 t) and (g, 2 t + 1) of matrix m: an A
  * fragment's register, or a B fragment's for a B stored by rows of n.
- * One instruction for what took four 32-bit loads. */
+ * One instruction for what took four 32-bit loads. With TRANS (ldmatrix
+ * .trans) the elements (2 t, g) and (2 t + 1, g): the B fragment layout
+ * of mma.m16n8k16 for a B stored by rows of k. */
+template <bool TRANS>
 __device__ static __forceinline__ void am_ldsm4(uint32_t r[4], const uint16_t *row) {
 #ifdef PGOLF_CUDA_EMU
-  emu_ldmatrix(r, 4, row);
+  if constexpr (TRANS)
+    emu_ldmatrix_trans(r, 4, row);
+  else
+    emu_ldmatrix(r, 4, row);
 #else
   const unsigned a = (unsigned)__cvta_generic_to_shared(row);
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-#endif
-}
-
-/* Four 8 x 8 matrices of a staged tile read transposed (ldmatrix .trans):
- * lane 8 m + i passes row i of matrix m; r[m] receives, in lane 4 g + t,
- * the elements (2 t, g) and (2 t + 1, g) of matrix m, which is the B
- * fragment layout of mma.m16n8k16 for a B stored by rows of k. */
-__device__ static __forceinline__ void am_ldsm_t4(uint32_t r[4], const uint16_t *row) {
-#ifdef PGOLF_CUDA_EMU
-  emu_ldmatrix_trans(r, 4, row);
-#else
-  const unsigned a = (unsigned)__cvta_generic_to_shared(row);
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
+  if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
 #endif
 }
 
@@ -219,7 +215,7 @@ __device__ static __forceinline__ void am_load_a(uint32_t a[4], const uint16_t *
                                                  int kc) {
   const int lane = threadIdx.x % 32, m = lane / 8;
   if constexpr (LDSM) {
-    am_ldsm4(a, tile + (r0 + m % 2 * 8 + lane % 8) * s + kc * 16 + m / 2 * 8);
+    am_ldsm4<false>(a, tile + (r0 + m % 2 * 8 + lane % 8) * s + kc * 16 + m / 2 * 8);
   } else {
     const uint16_t *p = tile + (r0 + lane / 4) * s + kc * 16 + lane % 4 * 2;
     a[0] = *(const uint32_t *)p, a[1] = *(const uint32_t *)(p + 8 * s);
@@ -233,7 +229,7 @@ __device__ static __forceinline__ void am_load_a(uint32_t a[4], const uint16_t *
 __device__ static __forceinline__ void am_load_b2(uint32_t b[4], const uint16_t *tile, int s, int o,
                                                   int kc) {
   const int lane = threadIdx.x % 32, m = lane / 8;
-  am_ldsm4(b, tile + ((o + m / 2) * 8 + lane % 8) * s + kc * 16 + m % 2 * 8);
+  am_ldsm4<false>(b, tile + ((o + m / 2) * 8 + lane % 8) * s + kc * 16 + m % 2 * 8);
 }
 
 /* The A fragment of a 16 x 16 slice held as two n-tiles of accumulators
@@ -290,7 +286,7 @@ __device__ static __forceinline__ void am_accumulate_kc(float (*acc)[4], const u
   #pragma unroll
   for (int o = 0; o < HD / 8; o += 2) {
     uint32_t b[4];
-    am_ldsm_t4(b, rm + (kc * 16 + m % 2 * 8 + lane % 8) * (HD + AM_PAD) + (o + m / 2) * 8);
+    am_ldsm4<true>(b, rm + (kc * 16 + m % 2 * 8 + lane % 8) * (HD + AM_PAD) + (o + m / 2) * 8);
     am_mma(acc[o], a, b);
     am_mma(acc[o + 1], a, b + 2);
   }
@@ -593,7 +589,7 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DQ_BLOCKS)
        * 0..7, lane 8 m + r naming its key row r. */
       const int m = lane / 8;
       uint32_t a[4];
-      am_ldsm_t4(a, dt[i % 2] + (kc * 16 + m / 2 * 8 + lane % 8) * SD + w0 + m % 2 * 8);
+      am_ldsm4<true>(a, dt[i % 2] + (kc * 16 + m / 2 * 8 + lane % 8) * SD + w0 + m % 2 * 8);
       am_accumulate_kc<HD>(acc, a, ks[i % 2], kc);
     }
   }

@@ -108,38 +108,26 @@ __global__ void cp_async_kernel(const unsigned short *x, unsigned *out) {
   out[t] = early | right << 1;
 }
 
-/* ldmatrix .trans: four 8 x 8 matrices M_m (m = 0..3) with M_m(r, c) =
- * 1000 m + 10 r + c, row r of M_m named by lane 8 m + r; lane 4 g + t
- * must receive M_m(2 t, g) and M_m(2 t + 1, g). out[lane] = 1 if so. */
-__global__ void ldmatrix_kernel(unsigned *out) {
+/* ldmatrix: four 8 x 8 matrices M_m (m = 0..3) with M_m(r, c) = 1000 m +
+ * 10 r + c, row r of M_m named by lane 8 m + r; lane 4 g + t must
+ * receive M_m(g, 2 t) and M_m(g, 2 t + 1), or with trans M_m(2 t, g) and
+ * M_m(2 t + 1, g). out[lane] = 1 if so. */
+__global__ void ldmatrix_kernel(unsigned *out, int trans) {
   __shared__ __align__(16) unsigned short s[4][8][8];
   const unsigned l = threadIdx.x;
   for (unsigned i = l; i < 256; i += 32)
     s[i / 64][i / 8 % 8][i % 8] = (unsigned short)(1000 * (i / 64) + 10 * (i / 8 % 8) + i % 8);
   __syncwarp();
   unsigned r[4];
-  emu_ldmatrix_trans(r, 4, &s[l / 8][l % 8][0]);
+  if (trans)
+    emu_ldmatrix_trans(r, 4, &s[l / 8][l % 8][0]);
+  else
+    emu_ldmatrix(r, 4, &s[l / 8][l % 8][0]);
+  const unsigned row = trans ? 2 * (l % 4) : l / 4, col = trans ? l / 4 : 2 * (l % 4);
+  const unsigned drow = trans ? 10 : 0, dcol = trans ? 0 : 1; /* the high half's step */
   unsigned good = 1;
   for (unsigned m = 0; m < 4; m++)
-    good &= r[m] == ((1000 * m + 10 * (2 * (l % 4)) + l / 4) |
-                     (1000 * m + 10 * (2 * (l % 4) + 1) + l / 4) << 16);
-  out[l] = good;
-}
-
-/* ldmatrix (plain): the same matrices; lane 4 g + t must receive M_m(g,
- * 2 t) and M_m(g, 2 t + 1). */
-__global__ void ldmatrix_plain_kernel(unsigned *out) {
-  __shared__ __align__(16) unsigned short s[4][8][8];
-  const unsigned l = threadIdx.x;
-  for (unsigned i = l; i < 256; i += 32)
-    s[i / 64][i / 8 % 8][i % 8] = (unsigned short)(1000 * (i / 64) + 10 * (i / 8 % 8) + i % 8);
-  __syncwarp();
-  unsigned r[4];
-  emu_ldmatrix(r, 4, &s[l / 8][l % 8][0]);
-  unsigned good = 1;
-  for (unsigned m = 0; m < 4; m++)
-    good &= r[m] == ((1000 * m + 10 * (l / 4) + 2 * (l % 4)) |
-                     (1000 * m + 10 * (l / 4) + 2 * (l % 4) + 1) << 16);
+    good &= r[m] == ((1000 * m + 10 * row + col) | (1000 * m + 10 * row + col + drow + dcol) << 16);
   out[l] = good;
 }
 
@@ -237,12 +225,12 @@ static void copy_kernels(void) {
   }
   {
     unsigned *d = (unsigned *)dev(32 * 4), h[32];
-    ldmatrix_kernel<<<1, 32>>>(d);
+    ldmatrix_kernel<<<1, 32>>>(d, 1);
     cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
     bool good = true;
     for (unsigned t = 0; t < 32; t++) good &= h[t] == 1;
     say(good, "ldmatrix .x4 .trans gives lane 4g+t elements (2t, g) and (2t+1, g) of each matrix");
-    ldmatrix_plain_kernel<<<1, 32>>>(d);
+    ldmatrix_kernel<<<1, 32>>>(d, 0);
     cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
     good = true;
     for (unsigned t = 0; t < 32; t++) good &= h[t] == 1;
