@@ -21,7 +21,17 @@ passed=0
 failed=0
 skipped=0
 failed_files=""
+failed_lines=""
 skip_reasons=""
+
+# record_failure FILE OUTPUT: prints OUTPUT whole, and keeps FILE's name and
+# its first few failure lines for the closing summary.
+record_failure() {
+  failed_files="$failed_files $1"
+  failed_lines="$failed_lines
+$(printf '%s\n' "$2" | grep -E '^(\[  FAILED  \] [^0-9]|\[  ERROR   \]|FAIL )' | head -n 5 | sed "s|^|  $(basename "$1"): |")"
+  printf '%s\n' "$2"
+}
 
 for t in "$build"/tests/test_*; do
   [ -x "$t" ] || continue
@@ -39,10 +49,7 @@ for t in "$build"/tests/test_*; do
   fi
   passed=$((passed + p))
   failed=$((failed + f))
-  if [ "$f" -ne 0 ]; then
-    failed_files="$failed_files $t"
-    printf '%s\n' "$out"
-  fi
+  [ "$f" -ne 0 ] && record_failure "$t" "$out"
   if [ "$k" -ne 0 ]; then
     printf '%-40s %4d passed %4d failed %4d skipped\n' "$(basename "$t")" "$p" "$f" "$k"
   else
@@ -66,10 +73,7 @@ $(printf '%s\n' "$out" | sed -n "s|^SKIP |  $(basename "$t"): |p")"
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   passed=$((passed + p))
   failed=$((failed + f))
-  if [ "$f" -ne 0 ]; then
-    failed_files="$failed_files $t"
-    printf '%s\n' "$out"
-  fi
+  [ "$f" -ne 0 ] && record_failure "$t" "$out"
   if [ "$k" -ne 0 ]; then
     printf '%-40s %4d passed %4d failed %4d skipped\n' "$(basename "$t")" "$p" "$f" "$k"
   else
@@ -77,7 +81,9 @@ $(printf '%s\n' "$out" | sed -n "s|^SKIP |  $(basename "$t"): |p")"
   fi
 done
 
-[ -n "$failed_files" ] && echo "failing:$failed_files"
+# Repeated here, next to the summary, because a CI log is often read from
+# its tail: which checks failed, a few lines each, above them in full.
+[ -n "$failed_files" ] && echo "failing:$failed_files$failed_lines"
 [ -n "$skip_reasons" ] && echo "skipped (each with its reason):$skip_reasons"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -67,6 +67,25 @@ small_demo_data() {
   } >"$1/fineweb_val_000000.bin"
 }
 
+# headless OUT ARGS...: headless Chromium (the caller's $chromium) with
+# ARGS, its standard output into OUT, tried up to three times until OUT (or, for --screenshot=FILE,
+# FILE) is non-empty. Chromium itself now and then exits with nothing
+# written (a renderer lost on a loaded machine); what the page shows is
+# still checked by the caller, on the one run that wrote it.
+headless() {
+  hl_out=$1
+  shift
+  hl_want=$hl_out
+  for hl_a in "$@"; do case $hl_a in --screenshot=*) hl_want=${hl_a#--screenshot=} ;; esac; done
+  for hl_try in 1 2 3; do
+    rm -f "$hl_want"
+    HOME=$TMP timeout 120 "$chromium" --headless --no-sandbox --disable-gpu "$@" >"$hl_out" 2>/dev/null
+    [ -s "$hl_want" ] && return 0
+    echo "(chromium wrote nothing, try $hl_try of 3)" >&2
+  done
+  return 1
+}
+
 # screenshot NAME HTML PNG WIDTHxHEIGHT: headless Chromium's screenshot of
 # HTML into PNG, and its colour histogram for pixels. Prints "ok NAME";
 # without Chromium or ImageMagick (Debian chromium, imagemagick) "FAIL
@@ -83,9 +102,11 @@ screenshot() {
     fi
     return 1
   fi
-  HOME=$TMP timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-    --screenshot="$3" --window-size="$(echo "$4" | tr x ,)" "file://$2" >/dev/null 2>&1
-  if [ ! -s "$3" ]; then fail "$1" "chromium wrote no screenshot"; return 1; fi
+  if ! headless "$TMP/headless.out" --hide-scrollbars --screenshot="$3" \
+    --window-size="$(echo "$4" | tr x ,)" "file://$2"; then
+    fail "$1" "chromium wrote no screenshot in three tries"
+    return 1
+  fi
   SHOT_HIST=$3.hist
   convert "$3" -format %c histogram:info:- >"$SHOT_HIST" 2>/dev/null
   ok "$1"

@@ -161,7 +161,6 @@ if [ -z "$chromium" ]; then
   fi
   exit 0
 fi
-HOME=$TMP timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --dump-dom \
-  "file://$TMP/v2/verify.html" >"$TMP/dom.html" 2>/dev/null
+headless "$TMP/dom.html" --dump-dom "file://$TMP/v2/verify.html"
 grep -q '<span class="fail">FAIL</span>' "$TMP/dom.html" && grep -q '<svg' "$TMP/dom.html" &&
   ok verify-html-renders || fail verify-html-renders "$(head -c 400 "$TMP/dom.html")"
