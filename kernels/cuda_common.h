@@ -88,9 +88,15 @@ int cuda_output_check(pg_error *err, const char *op, const void *y, const void *
 /* The launch shape of the elementwise kernels: blocks of CUDA_EW_THREADS
  * threads walking n elements in a grid-stride loop, at most
  * CUDA_EW_MAX_BLOCKS blocks. Each element's result depends on its own
- * inputs alone, so the shape changes no bits. */
+ * inputs alone, so the shape changes no bits. The CPU stand-in
+ * (ci/cuda-emu.sh) builds the kernels with 3 blocks at most: its tests'
+ * small shapes then make every thread walk many elements, by a stride of
+ * 768, through the carries of index_walk.h (the tests' shapes have
+ * divisors that 768 is no multiple of). */
 #define CUDA_EW_THREADS 256
+#ifndef CUDA_EW_MAX_BLOCKS
 #define CUDA_EW_MAX_BLOCKS 4096
+#endif
 static inline unsigned cuda_ew_blocks(size_t n) {
   size_t b = (n + CUDA_EW_THREADS - 1) / CUDA_EW_THREADS;
   return (unsigned)(b < CUDA_EW_MAX_BLOCKS ? (b > 0 ? b : 1) : CUDA_EW_MAX_BLOCKS);

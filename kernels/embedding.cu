@@ -5,18 +5,23 @@
  * atomics. */
 #include "kernels/cuda_common.h"
 #include "kernels/embedding.h"
+#include "kernels/index_walk.h"
 
 #define EMB_THREADS 256 /* positions per scan chunk, channels per block */
 #define EMB_WARPS (EMB_THREADS / 32)
 
 /* ---- kernels ---- */
 
+/* Element i is (position, channel) = (i / d, i % d), kept by the walk
+ * (index_walk.h). */
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
     embedding_forward_kernel(float *y, const float *table, const uint16_t *ids, size_t total,
                              int d) {
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride)
-    y[i] = table[(size_t)ids[i / (size_t)d] * d + i % (size_t)d];
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (index_walk p = index_walk_start(i, stride, (size_t)d); i < total;
+       i += stride, index_walk_next(&p, 0))
+    y[i] = table[(size_t)ids[p.q] * d + p.r];
 }
 
 /* Block (v, tile): thread t owns channel j = tile * 256 + t of row v. Per

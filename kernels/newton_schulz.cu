@@ -16,6 +16,7 @@
 
 #include "kernels/bf16.h"
 #include "kernels/cuda_common.h"
+#include "kernels/index_walk.h"
 #include "kernels/l2norm.h"
 #include "kernels/newton_schulz.h"
 #include "kernels/optim_step.h"
@@ -30,11 +31,28 @@ __device__ __forceinline__ void ns_put(uint16_t *p, size_t i, float v) {
   p[i] = bf16_from_float(v);
 }
 
-/* Index of element i of a batch of rows x cols matrices (back to back) in
- * the batch of their transposes. */
-__device__ __forceinline__ size_t ns_turned(size_t i, int rows, int cols) {
-  const size_t rc = (size_t)rows * cols, b = i / rc, k = i % rc;
-  return b * rc + (k % (size_t)cols) * (size_t)rows + k / (size_t)cols;
+/* Element i of a batch of rows x cols matrices (back to back) as (matrix
+ * b, row, column), by two chained walks (index_walk.h): col splits i by
+ * cols (i % cols is the column), row splits i / cols by rows (the row,
+ * and b as its quotient). */
+struct ns_walk {
+  index_walk col, row;
+};
+
+__device__ __forceinline__ ns_walk ns_walk_start(size_t i, size_t stride, int rows, int cols) {
+  ns_walk w;
+  w.col = index_walk_start(i, stride, (size_t)cols);
+  w.row = index_walk_start(w.col.q, w.col.dq, (size_t)rows);
+  return w;
+}
+
+__device__ __forceinline__ void ns_walk_next(ns_walk *w) {
+  index_walk_next(&w->row, index_walk_next(&w->col, 0));
+}
+
+/* The walk's element's index in the batch of the transposes. */
+__device__ __forceinline__ size_t ns_turned(const ns_walk *w, int rows, int cols) {
+  return w->row.q * ((size_t)rows * cols) + w->col.r * (size_t)rows + w->row.r;
 }
 
 /* ---- kernels ---- */
@@ -45,10 +63,11 @@ template <typename T>
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
     ns_normalise_kernel(T *X, const float *x, const float *norm, int rows, int cols, int batch,
                         int turn, int flags) {
-  const size_t rc = (size_t)rows * cols, n = rc * batch, stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const float d = ns_divisor(norm[i / rc], flags);
-    ns_put(X, turn ? ns_turned(i, rows, cols) : i, ns_divide_elem(x[i], d, flags));
+  const size_t n = (size_t)rows * cols * batch, stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (ns_walk w = ns_walk_start(i, stride, rows, cols); i < n; i += stride, ns_walk_next(&w)) {
+    const float d = ns_divisor(norm[w.row.q], flags);
+    ns_put(X, turn ? ns_turned(&w, rows, cols) : i, ns_divide_elem(x[i], d, flags));
   }
 }
 
@@ -74,9 +93,10 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
 template <typename T>
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
     ns_store_kernel(float *out, const T *X, int r, int c, int batch, int turn) {
-  size_t n = (size_t)r * c * batch, stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    out[turn ? ns_turned(i, r, c) : i] = ns_get(X, i);
+  const size_t n = (size_t)r * c * batch, stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (ns_walk w = ns_walk_start(i, stride, r, c); i < n; i += stride, ns_walk_next(&w))
+    out[turn ? ns_turned(&w, r, c) : i] = ns_get(X, i);
 }
 
 /* ---- launchers ---- */

@@ -12,28 +12,48 @@
  * changes no bits. */
 #include "kernels/col_dot.h"
 #include "kernels/cuda_common.h"
+#include "kernels/index_walk.h"
 #include "kernels/q_gain.h"
 #include "kernels/reduce_tree.h"
 
 /* ---- kernels ---- */
 
+/* Element i's head, (i % w) / head_dim = (i / head_dim) % heads (w =
+ * heads * head_dim), by two chained walks (index_walk.h): hd splits i by
+ * head_dim, h splits hd's quotient by heads. */
+struct qg_head_walk {
+  index_walk hd, h;
+};
+
+__device__ static __forceinline__ qg_head_walk qg_head_start(size_t i, size_t stride, int head_dim,
+                                                             int w) {
+  qg_head_walk s;
+  s.hd = index_walk_start(i, stride, (size_t)head_dim);
+  s.h = index_walk_start(s.hd.q, s.hd.dq, (size_t)(w / head_dim));
+  return s;
+}
+
+__device__ static __forceinline__ void qg_head_next(qg_head_walk *s) {
+  index_walk_next(&s->h, index_walk_next(&s->hd, 0));
+}
+
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
     q_gain_forward_kernel(float *y, const float *q, const float *g, size_t n, int head_dim, int w,
                           int flags) {
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    y[i] = q_gain_y(q[i], g[(i % (size_t)w) / (size_t)head_dim], flags);
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (qg_head_walk s = qg_head_start(i, stride, head_dim, w); i < n; i += stride, qg_head_next(&s))
+    y[i] = q_gain_y(q[i], g[s.h.r], flags);
 }
 
 /* dq may alias dy: each element is read and then written by one thread. */
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
     q_gain_dq_kernel(float *dq, const float *dy, const uint16_t *dy16, const float *g, size_t n,
                      int head_dim, int w, int flags) {
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const float gi = g[(i % (size_t)w) / (size_t)head_dim];
-    kernel_store(&dq[i], q_gain_dq(kernel_load(dy, dy16, i), gi, flags), flags);
-  }
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (qg_head_walk s = qg_head_start(i, stride, head_dim, w); i < n; i += stride, qg_head_next(&s))
+    kernel_store(&dq[i], q_gain_dq(kernel_load(dy, dy16, i), g[s.h.r], flags), flags);
 }
 
 #define QG_LANES 32                       /* lanes a block sums: one warp's */
@@ -42,28 +62,18 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
 #define QG_CHUNK 128                      /* terms per lane staged at a time */
 #define QG_PER_THREAD (QG_CHUNK / QG_WARPS)
 
-/* Term m's (n, j) to term m + step's: n by dn, j by dj (< head_dim), one
- * carry. */
-__device__ static __forceinline__ void qg_next(size_t *n, int *j, size_t dn, int dj, int head_dim) {
-  *n += dn;
-  *j += dj;
-  if (*j >= head_dim) {
-    *j -= head_dim;
-    ++*n;
-  }
-}
-
 /* A thread's next QG_PER_THREAD terms (m, m + step, ...; +0.0 from
- * terms on), m and its (n, j) advanced past them. */
-__device__ static __forceinline__ void qg_terms(float v[QG_PER_THREAD], size_t *m, size_t *n,
-                                                int *j, size_t terms, size_t step, size_t dn,
-                                                int dj, const float *dyh, const uint16_t *dyp,
-                                                const float *qh, int head_dim, int w, int flags) {
-#pragma unroll
+ * terms on), m and its walk nj, (n, j) = (m / head_dim, m % head_dim),
+ * advanced past them. */
+__device__ static __forceinline__ void qg_terms(float v[QG_PER_THREAD], size_t *m, index_walk *nj,
+                                                size_t terms, size_t step, const float *dyh,
+                                                const uint16_t *dyp, const float *qh, int w,
+                                                int flags) {
+  #pragma unroll
   for (int r = 0; r < QG_PER_THREAD; r++, *m += step) {
-    const size_t i = *n * (size_t)w + (size_t)*j;
+    const size_t i = nj->q * (size_t)w + nj->r;
     v[r] = *m < terms ? col_dot_term(kernel_load(dyh, dyp, i), qh[i], flags) : 0.0f;
-    qg_next(n, j, dn, dj, head_dim);
+    index_walk_next(nj, 0);
   }
 }
 
@@ -82,8 +92,8 @@ __device__ static __forceinline__ void qg_terms(float v[QG_PER_THREAD], size_t *
  * order: the sums are the same chains, the bits unchanged. A lane with
  * fewer terms than the block's first is padded with +0.0 terms, which
  * leave its sum's bits as they are (the sum starts at +0.0 and so is never
- * -0.0). (n, j) is carried from term to term (QG_WARPS * 256 apart: n by
- * dn, j by dj, one carry), not divided anew in 64 bits per term. */
+ * -0.0). (n, j) is carried from term to term (QG_WARPS * 256 apart) by
+ * index_walk.h, not divided anew in 64 bits per term. */
 __global__ void __launch_bounds__(QG_WARPS * 32)
     q_gain_dg_lanes_kernel(double *part, const float *dy, const uint16_t *dy16, const float *q,
                            int rows, int head_dim, int w, int flags) {
@@ -91,27 +101,24 @@ __global__ void __launch_bounds__(QG_WARPS * 32)
   const int h = blockIdx.x, t = threadIdx.x % QG_LANES, u = threadIdx.x / QG_LANES;
   const size_t k0 = (size_t)blockIdx.y * QG_LANES, k = k0 + (size_t)t;
   const size_t terms = (size_t)rows * head_dim, step = (size_t)QG_WARPS * TREE_LANES;
-  const size_t dn = step / (size_t)head_dim;
-  const int dj = (int)(step % (size_t)head_dim);
   /* Chunks of the block's longest lane (its first), the same for every
    * thread: the barriers below are reached by all. */
   const size_t most = terms > k0 ? (terms - k0 + TREE_LANES - 1) / TREE_LANES : 0;
   const size_t chunks = (most + QG_CHUNK - 1) / QG_CHUNK;
   const float *dyh = dy ? dy + (size_t)h * head_dim : NULL, *qh = q + (size_t)h * head_dim;
   const uint16_t *dyp = dy16 ? dy16 + (size_t)h * head_dim : NULL;
-  size_t m = k + (size_t)u * TREE_LANES, n = m / (size_t)head_dim;
-  int j = (int)(m % (size_t)head_dim);
+  size_t m = k + (size_t)u * TREE_LANES;
+  index_walk nj = index_walk_start(m, step, (size_t)head_dim);
   float v[QG_PER_THREAD];
-  qg_terms(v, &m, &n, &j, terms, step, dn, dj, dyh, dyp, qh, head_dim, w, flags);
+  qg_terms(v, &m, &nj, terms, step, dyh, dyp, qh, w, flags);
   double acc = 0.0;
   for (size_t c = 0; c < chunks; c++) {
-#pragma unroll
+    #pragma unroll
     for (int r = 0; r < QG_PER_THREAD; r++) stage[c & 1][u + QG_WARPS * r][t] = v[r];
     __syncthreads();
-    if (c + 1 < chunks)
-      qg_terms(v, &m, &n, &j, terms, step, dn, dj, dyh, dyp, qh, head_dim, w, flags);
+    if (c + 1 < chunks) qg_terms(v, &m, &nj, terms, step, dyh, dyp, qh, w, flags);
     if (u == 0) {
-#pragma unroll 16
+      #pragma unroll 16
       for (int i = 0; i < QG_CHUNK; i++) acc = acc + (double)stage[c & 1][i][t];
     }
   }

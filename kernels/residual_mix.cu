@@ -8,18 +8,20 @@
 #include "kernels/col_dot.h"
 #include "kernels/col_dot_lanes.h"
 #include "kernels/cuda_common.h"
+#include "kernels/index_walk.h"
 #include "kernels/residual_mix.h"
 
 /* ---- kernels ---- */
 
+/* The channel is the walk's remainder (index_walk.h). */
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
     residual_mix_forward_kernel(float *out, const float *x, const float *x0, const float *mix,
                                 size_t n, int d, int flags) {
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    size_t c = i % (size_t)d;
-    out[i] = residual_mix_out(x[i], x0[i], mix[c], mix[d + c], flags);
-  }
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (index_walk c = index_walk_start(i, stride, (size_t)d); i < n;
+       i += stride, index_walk_next(&c, 0))
+    out[i] = residual_mix_out(x[i], x0[i], mix[c.r], mix[d + c.r], flags);
 }
 
 /* Thread (c, k) of col_dot_lanes.h: lane k's partials of dmix[0][c]

@@ -3,6 +3,7 @@
  * exp, log and sincos in double, no device math library), so every value
  * equals the CPU kernels' bit for bit. */
 #include "kernels/cuda_common.h"
+#include "kernels/index_walk.h"
 #include "kernels/rope.h"
 
 /* ---- kernels ---- */
@@ -21,16 +22,20 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS)
 
 /* Pair i = (r * heads + h) * half + j: its two elements sit half apart in
  * head h of row r; the tables' row is r % T. backward selects the
- * direction. */
+ * direction. Three chained walks (index_walk.h) keep j and rh = i / half
+ * (pj), r (ph's quotient) and r % T (pt's remainder). */
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
     rope_kernel(float *out, const float *in, const float *cos_t, const float *sin_t, size_t n,
                 int T, int heads, int half, int flags, int backward) {
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    size_t j = i % (size_t)half, rh = i / (size_t)half;
-    size_t r = rh / (size_t)heads;
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  index_walk pj = index_walk_start(i, stride, (size_t)half);
+  index_walk ph = index_walk_start(pj.q, pj.dq, (size_t)heads);
+  index_walk pt = index_walk_start(ph.q, ph.dq, (size_t)T);
+  for (; i < n; i += stride, index_walk_next(&pt, index_walk_next(&ph, index_walk_next(&pj, 0)))) {
+    const size_t j = pj.r, rh = pj.q;
     size_t e1 = rh * 2 * (size_t)half + j, e2 = e1 + (size_t)half; /* row r, head h, pair j */
-    size_t tj = (r % (size_t)T) * (size_t)half + j;
+    size_t tj = pt.r * (size_t)half + j;
     float a = in[e1], b = in[e2], c = cos_t[tj], s = sin_t[tj];
     if (backward)
       rope_rotate_back(&out[e1], &out[e2], a, b, c, s, flags);

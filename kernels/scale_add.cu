@@ -7,17 +7,21 @@
 #include "kernels/col_dot.h"
 #include "kernels/col_dot_lanes.h"
 #include "kernels/cuda_common.h"
+#include "kernels/index_walk.h"
 #include "kernels/scale_add.h"
 
 /* ---- kernels ---- */
 
-/* out may alias x: each element is read and then written by one thread. */
+/* out may alias x: each element is read and then written by one thread.
+ * The channel is the walk's remainder (index_walk.h). */
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
     scale_add_forward_kernel(float *out, const float *x, const float *s, const float *y,
                              const uint16_t *y16, size_t n, int d, int flags) {
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    out[i] = scale_add_out(x[i], s[i % (size_t)d], kernel_load(y, y16, i), flags);
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (index_walk c = index_walk_start(i, stride, (size_t)d); i < n;
+       i += stride, index_walk_next(&c, 0))
+    out[i] = scale_add_out(x[i], s[c.r], kernel_load(y, y16, i), flags);
 }
 
 /* Thread (c, k) of col_dot_lanes.h: lane k's partial of ds[c] from

@@ -12,6 +12,7 @@
 #include "kernels/cuda_common.h"
 #include "kernels/det_expf_fast.h"
 #include "kernels/det_math_hd.h"
+#include "kernels/index_walk.h"
 #include "kernels/reduce_tree.h"
 #include "kernels/softcap_cross_entropy.h"
 
@@ -83,13 +84,17 @@ __global__ void __launch_bounds__(TREE_LANES)
   if (k == 0) *loss = (float)(part[0] / N);
 }
 
+/* Element idx is (row, vocabulary entry) = (idx / V, idx % V), kept by
+ * the walk (index_walk.h). */
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
     softcap_ce_backward_kernel(float *dz, uint16_t *dz16, const float *th, const uint16_t *th16,
                                const float *lse, const uint16_t *y, size_t n, int V, float cap,
                                float inv_cap, float w, int flags) {
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += stride) {
-    size_t r = idx / (size_t)V, i = idx % (size_t)V;
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (index_walk ri = index_walk_start(idx, stride, (size_t)V); idx < n;
+       idx += stride, index_walk_next(&ri, 0)) {
+    const size_t r = ri.q, i = ri.r;
     float t = kernel_load(th, th16, idx);
     float p = det_expf_fast_hd(softcap_logit(t, cap, flags) - lse[r]);
     float g = softcap_dz(p, i == y[r], w, t, cap, inv_cap, flags);

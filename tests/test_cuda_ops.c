@@ -562,10 +562,9 @@ static void test_rope_table(void **state) {
   }
 }
 
-static void test_rope(void **state) {
-  (void)state;
-  NEED_GPU();
-  const int T = 64, rows = 300, heads = 4, hd = 16, half = hd / 2;
+/* One shape of test_rope. */
+static void rope_case(int T, int rows, int heads, int hd) {
+  const int half = hd / 2;
   const size_t n = (size_t)rows * heads * hd, nt = (size_t)T * half;
   kc_rng rng = {207};
   pg_error err;
@@ -613,6 +612,17 @@ static void test_rope(void **state) {
   }
   cudaFree(d_out), cudaFree(d_x), cudaFree(d_g), cudaFree(d_c), cudaFree(d_s);
   free(x0), free(g0), free(acc), free(want), free(c), free(s);
+}
+
+/* The baseline's kind of shape, and one whose pairs, heads and positions
+ * (5, 7, 11) no power of two is a multiple of: a grid's stride (a
+ * multiple of 256) then wraps each of the kernel's three index walks
+ * (kernels/index_walk.h) and carries from one into the next. */
+static void test_rope(void **state) {
+  (void)state;
+  NEED_GPU();
+  rope_case(64, 300, 4, 16);
+  rope_case(11, 66, 7, 10);
 }
 
 /* ---- softcap cross-entropy: forward by the trees, backward elementwise ---- */
