@@ -17,7 +17,12 @@
 #     static checks compile these files there (its 2026-11-28 run failed
 #     22 rows on kernels/cuda_common.h's jansson.h);
 #   - a file that writes mma.sync in PTX has tensor-core instructions
-#     (HMMA) in its SASS: the tensor-core path was compiled, not lost.
+#     (HMMA) in its SASS: the tensor-core path was compiled, not lost;
+#   - no loop in the SASS divides integers (ci/sass_divisions.py: a GPU
+#     divides in software, 20 to 70 instructions, and a grid-stride loop
+#     would pay that per element) but in the kernels that
+#     ci/sass-divisions.allow (or $SASS_DIVISIONS_ALLOW) names with the
+#     reason.
 # Prints "ok NAME" / "FAIL NAME: why" / "SKIP NAME: why" lines (the e2e
 # format) and exits 1 on any FAIL.
 #   sh ci/cuda-static.sh [FILE.cu...]
@@ -50,6 +55,7 @@ find_cuobjdump() {
   [ -n "$py" ] && [ -x "$py/cuobjdump" ] && [ -x "$py/nvdisasm" ] && echo "$py/cuobjdump"
 }
 CUOBJDUMP=$(find_cuobjdump)
+allow=${SASS_DIVISIONS_ALLOW:-ci/sass-divisions.allow}
 
 # The libraries' headers, each an #error naming itself.
 for h in jansson.h cmocka.h mpi.h zlib.h lzma.h brotli/decode.h brotli/encode.h openssl/bio.h \
@@ -90,6 +96,13 @@ for f in $files; do
       hits=$(grep -E "$FLOAT_ATOMIC_SASS" "$tmp/$name.sass" | head -3)
       if [ -z "$hits" ]; then echo "ok $name: no floating-point atomics in SASS"; else
         say_fail "$name: no floating-point atomics in SASS" "$hits"
+      fi
+      if ! command -v python3 >/dev/null 2>&1; then
+        echo "SKIP $name: integer divisions in loops: no python3 to read the SASS"
+      elif div=$(python3 ci/sass_divisions.py --allow "$allow" "$tmp/$name.sass" 2>&1); then
+        echo "ok $name: no integer division in a loop (outside $allow)"
+      else
+        say_fail "$name: no integer division in a loop" "$(echo "$div" | head -3 | tr '\n' ' ')"
       fi
       if grep -q 'mma\.sync' "$f"; then
         n=$(grep -c 'HMMA' "$tmp/$name.sass")

@@ -8,16 +8,18 @@
 
 /* ---- kernels ---- */
 
-/* Entry i = t * half + j of both tables. inv_freq is recomputed per entry:
- * the same function of j, so the same bits as the CPU's once-per-j value. */
+/* Entry i = t * half + j of both tables, (t, j) kept by a walk
+ * (index_walk.h). inv_freq is recomputed per entry: the same function of
+ * j, so the same bits as the CPU's once-per-j value. */
 __global__ void __launch_bounds__(CUDA_EW_THREADS)
     rope_table_kernel(float *cos_t, float *sin_t, size_t n, int half, int head_dim, float base,
                       int flags) {
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    int t = (int)(i / (size_t)half), j = (int)(i % (size_t)half);
-    rope_table_entry(&cos_t[i], &sin_t[i], t, rope_inv_freq(j, head_dim, base), flags);
-  }
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (index_walk tj = index_walk_start(i, stride, (size_t)half); i < n;
+       i += stride, index_walk_next(&tj, 0))
+    rope_table_entry(&cos_t[i], &sin_t[i], (int)tj.q, rope_inv_freq((int)tj.r, head_dim, base),
+                     flags);
 }
 
 /* Pair i = (r * heads + h) * half + j: its two elements sit half apart in

@@ -3,8 +3,9 @@
 # tree, and are not blind: a planted floating-point atomicAdd is caught in
 # the PTX (and the SASS, where cuobjdump is installed), an integer counter
 # is not, a kernel that spills registers is caught, and so is a file
-# meant for the tensor cores without HMMA in its SASS. Without nvcc every
-# check is a SKIP with that reason.
+# meant for the tensor cores without HMMA in its SASS, and a grid-stride
+# loop that divides its index per element (unless the allow-list names
+# the kernel). Without nvcc every check is a SKIP with that reason.
 . "$(dirname "$0")/lib.sh"
 
 out=$(sh ci/cuda-static.sh 2>&1)
@@ -79,6 +80,53 @@ elif [ "$rc" -eq 1 ] && grep -q '^FAIL nomma: tensor-core instructions in SASS: 
   ok "a lost tensor-core path is caught in the SASS"
 else
   fail "a lost tensor-core path is caught in the SASS" "exit $rc: $(head -c 400 "$TMP/nomma.out")"
+fi
+
+# A division per element of a grid-stride loop is caught; one before the
+# loop is not; the allow-list lets a named kernel divide, and a list line
+# without its reason is refused, naming the line.
+cat >"$TMP/divides.cu" <<'CU'
+__global__ void divides(float *y, const float *s, unsigned long n, int d) {
+  unsigned long stride = (unsigned long)gridDim.x * blockDim.x;
+  for (unsigned long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    y[i] = y[i] * s[i % (unsigned long)d];
+}
+CU
+cat >"$TMP/once.cu" <<'CU'
+__global__ void once(float *y, unsigned long n, int d) {
+  unsigned long stride = (unsigned long)gridDim.x * blockDim.x;
+  unsigned long first = blockIdx.x * blockDim.x + threadIdx.x;
+  float c = (float)(first % (unsigned long)d);
+  for (unsigned long i = first; i < n; i += stride) y[i] = y[i] * c;
+}
+CU
+printf '# planted\ndivides  the test says so\n' >"$TMP/divides.allow"
+printf 'divides\n' >"$TMP/noreason.allow"
+sh ci/cuda-static.sh "$TMP/divides.cu" "$TMP/once.cu" >"$TMP/div.out" 2>&1
+rc=$?
+if grep -q '^SKIP divides: SASS check' "$TMP/div.out"; then
+  skip "a division per element is caught in the SASS" "no cuobjdump here"
+else
+  if [ "$rc" -eq 1 ] && grep -q '^FAIL divides: no integer division in a loop: divides 0x' "$TMP/div.out" &&
+    grep -q '^ok once: no integer division in a loop' "$TMP/div.out"; then
+    ok "a division per element is caught in the SASS, one before the loop is not"
+  else
+    fail "a division per element is caught in the SASS, one before the loop is not" \
+      "exit $rc: $(grep -i division "$TMP/div.out" | head -c 400)"
+  fi
+  if SASS_DIVISIONS_ALLOW="$TMP/divides.allow" sh ci/cuda-static.sh "$TMP/divides.cu" >"$TMP/div2.out" 2>&1; then
+    ok "the allow-list lets a named kernel divide"
+  else
+    fail "the allow-list lets a named kernel divide" "$(grep -i division "$TMP/div2.out" | head -c 400)"
+  fi
+  SASS_DIVISIONS_ALLOW="$TMP/noreason.allow" sh ci/cuda-static.sh "$TMP/divides.cu" >"$TMP/div3.out" 2>&1
+  rc=$?
+  if [ "$rc" -eq 1 ] && grep -q "noreason.allow:1: 'divides' has no reason after it" "$TMP/div3.out"; then
+    ok "an allow-list line without a reason is refused, naming the line"
+  else
+    fail "an allow-list line without a reason is refused, naming the line" \
+      "exit $rc: $(grep -i division "$TMP/div3.out" | head -c 400)"
+  fi
 fi
 
 # No GPU here: the gpu verb and the GPU tests refuse cleanly, exit 2 / skip.
