@@ -26,6 +26,8 @@ SEED = re.compile(r"\bI2F(\.U32|\.U64)?\.RP\b")
 INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 FUNC = re.compile(r"Function : (\S+)")
 ADDR = re.compile(r"\b0x([0-9a-f]+)\b")
+CALL = re.compile(r"\bCALL\b")
+BRANCH = re.compile(r"^(@\S+\s+)?BRA\b")  # a branch, predicated or not
 
 
 def functions(lines):
@@ -47,7 +49,7 @@ def dividing_routines(instrs):
     """Addresses of the routines (a CALL's target up to its RET) that hold a seed."""
     targets = set()
     for _, text in instrs:
-        if re.search(r"\bCALL\b", text):
+        if CALL.search(text):
             m = ADDR.search(text)
             if m:
                 targets.add(int(m.group(1), 16))
@@ -69,10 +71,7 @@ def dividing_loops(instrs):
     routines = dividing_routines(instrs)
     loops = []
     for addr, text in instrs:
-        op = text.split()[0] if text.split() else ""
-        if op.startswith("@"):
-            op = text.split()[1] if len(text.split()) > 1 else ""
-        if not op.startswith("BRA"):
+        if not BRANCH.match(text):
             continue
         m = ADDR.search(text)
         if not m or int(m.group(1), 16) >= addr:
@@ -83,7 +82,7 @@ def dividing_loops(instrs):
             if start <= a <= addr:
                 if SEED.search(t):
                     n += 1
-                elif "CALL" in t:
+                elif CALL.search(t):
                     c = ADDR.search(t)
                     if c and int(c.group(1), 16) in routines:
                         n += 1

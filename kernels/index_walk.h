@@ -13,8 +13,8 @@
  * back under d. The carry chains walks: a walk over q (i / d) by d2 is
  * started at (q, step / d) and advanced with the first walk's wrap, since
  * q moves by step / d or by one more; so (i / d) % d2, (i / d) / d2 and
- * deeper splits need no division either. Shared with the CPU tests
- * (tests/test_kernels_elementwise.c), which check it against / and %. */
+ * deeper splits need no division either. Shared with the CPU test
+ * (tests/test_kernels_index_walk.c), which checks it against / and %. */
 #ifndef PGOLF_INDEX_WALK_H
 #define PGOLF_INDEX_WALK_H
 

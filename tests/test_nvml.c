@@ -38,8 +38,8 @@ static void test_samples_every_gpu(void **state) {
   json_t *rows = json_object_get(j, "samples");
   size_t n = json_array_size(rows);
   /* 2 GPUs, about 8 rounds in 400 ms at 50 ms (a loaded machine may run
-   * fewer, never none: one round is the least asked). */
-  assert_true(n >= 2 && n % 2 == 0);
+   * fewer, never none). */
+  assert_true(n >= 4 && n % 2 == 0);
   json_t *r0 = json_array_get(rows, 0), *r1 = json_array_get(rows, 1);
   assert_int_equal(json_integer_value(json_array_get(r0, 1)), 0); /* gpu */
   assert_int_equal(json_integer_value(json_array_get(r1, 1)), 1);

@@ -68,10 +68,11 @@ small_demo_data() {
 }
 
 # headless OUT ARGS...: headless Chromium (the caller's $chromium) with
-# ARGS, its standard output into OUT, tried up to three times until OUT (or, for --screenshot=FILE,
-# FILE) is non-empty. Chromium itself now and then exits with nothing
-# written (a renderer lost on a loaded machine); what the page shows is
-# still checked by the caller, on the one run that wrote it.
+# ARGS, its standard output into OUT, tried up to three times until OUT
+# (or, for --screenshot=FILE, FILE) is non-empty. Chromium itself now and
+# then exits with nothing written (a renderer lost on a loaded machine);
+# what the page shows is still checked by the caller, on the run that
+# wrote it.
 headless() {
   hl_out=$1
   shift
