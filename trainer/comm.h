@@ -1,9 +1,10 @@
 /* The processes of one training run and the bytes they exchange.
  *
  * pgolf is built with MPI when libopenmpi-dev is there (PGOLF_HAVE_MPI),
- * but initialises it only when mpirun started the process
- * (OMPI_COMM_WORLD_SIZE in the environment): a plain `pgolf train` is one
- * process and never touches MPI. The library only moves bytes here (an
+ * but initialises it only when mpirun started more than one process
+ * (OMPI_COMM_WORLD_SIZE in the environment, above 1): a plain `pgolf
+ * train`, and `mpirun -np 1 pgolf train`, is one process and never
+ * touches MPI. The library only moves bytes here (an
  * all-to-all, an all-gather, point-to-point words): no MPI reduction ever
  * adds a float, so the arithmetic, and with it every bit, stays pgolf's
  * (trainer/grad_sum.h).
@@ -35,8 +36,8 @@ typedef struct comm {
   double wait_ms;   /* time spent in exchanges so far (communication share) */
 } comm;
 
-/* One process (no MPI) when not started by mpirun; MPI otherwise (an error
- * when this build has no MPI). */
+/* One process (no MPI) when not started by mpirun or started alone; MPI
+ * otherwise (an error when this build has no MPI). */
 int comm_init(comm *c, double timeout_s, pg_error *err);
 /* Wait (without a deadline) until every process is here, then finalise
  * MPI. A no-op for one process. */

@@ -10,6 +10,18 @@ fail() { echo "FAIL $1: $2"; }
 # A check that cannot run here (it needs a GPU, a tool): counted apart.
 skip() { echo "SKIP $1: $2"; }
 
+# err_excerpt FILE: the start of a failed command's stderr for a FAIL line,
+# and where it holds a crash report (a sanitizer's, or Open MPI's signal
+# handler's) the report's first frames too, so a rare crash in CI names
+# where it happened.
+err_excerpt() {
+  head -c 400 "$1"
+  if grep -Eq 'Sanitizer|Process received signal' "$1"; then
+    printf '\n[frames] '
+    grep -E '^ *#[0-9]+ |\] \[ ?[0-9]+\] ' "$1" | head -n 16
+  fi
+}
+
 # expect_rc NAME RC CMD...: run CMD, check its exit code is RC.
 # stdout goes to $TMP/out, stderr to $TMP/err.
 expect_rc() {
@@ -18,7 +30,7 @@ expect_rc() {
   "$@" >"$TMP/out" 2>"$TMP/err"
   got=$?
   if [ "$got" -eq "$want" ]; then ok "$name"; else
-    fail "$name" "exit $got, wanted $want; stderr: $(head -c 400 "$TMP/err")"
+    fail "$name" "exit $got, wanted $want; stderr: $(err_excerpt "$TMP/err")"
   fi
 }
 
@@ -29,9 +41,9 @@ expect_err() {
   "$@" >"$TMP/out" 2>"$TMP/err"
   got=$?
   if [ "$got" -ne "$want" ]; then
-    fail "$name" "exit $got, wanted $want; stderr: $(head -c 400 "$TMP/err")"
+    fail "$name" "exit $got, wanted $want; stderr: $(err_excerpt "$TMP/err")"
   elif ! grep -Eq -- "$pat" "$TMP/err"; then
-    fail "$name" "stderr does not match /$pat/: $(head -c 400 "$TMP/err")"
+    fail "$name" "stderr does not match /$pat/: $(err_excerpt "$TMP/err")"
   else ok "$name"; fi
 }
 

@@ -35,6 +35,9 @@ for P in 1 2 4 8; do
     fail "np$P-same-chain" "$(chain "$TMP/p$P") vs $(chain "$TMP/ref")"
   expect_same "np$P-same-artifact" "$TMP/ref/model.int8.ptz" "$TMP/p$P/model.int8.ptz"
 done
+# One process under mpirun is a plain run: MPI never starts (trainer/comm.c).
+p=$(jq -c '[.predicate.environment.processes, (.predicate.environment.mpi|type)]' "$TMP/p1/manifest.json")
+[ "$p" = '[1,"null"]' ] && ok np1-without-mpi || fail np1-without-mpi "$p"
 p=$(jq -c '[.predicate.environment.processes, .predicate.environment.ranks_per_process, (.predicate.environment.mpi|type)]' "$TMP/p4/manifest.json")
 [ "$p" = '[4,2,"string"]' ] && ok manifest-processes || fail manifest-processes "$p"
 grep -q '^processes:4 ranks_per_process:2 mpi:' "$TMP/p4/train.log" && ok log-processes ||
