@@ -13,11 +13,13 @@
 # validations take seconds on 2 cores, the script a minute or two. Its streams
 # run as late as the program's events allow (CUDA_EMU_SCHEDULE, default
 # lazy) and an unordered access stops it (ci/cuda_emu/emu.h), so a missing
-# event or synchronisation fails here. Then (unless RESUME=0) a checkpoint
-# at step 1 resumed GPU to GPU, GPU to CPU and CPU to GPU must end on a
-# 2-step run's chain and artifact. pgolf eval --device cuda on the run's
-# artifact writes the CPU's score dumps (plain, sliding, TTT). PRECISIONS (default "fp32 mixed") picks
-# the precisions. Needs make build. Exits 1 on any difference.
+# event or synchronisation fails here; the run again with the blocks and
+# threads last first (CUDA_EMU_ORDER=reverse) must give the same bits.
+# Then (unless RESUME=0) a checkpoint at step 1 resumed GPU to GPU, GPU to
+# CPU and CPU to GPU must end on a 2-step run's chain and artifact. pgolf
+# eval --device cuda on the run's artifact writes the CPU's score dumps
+# (plain, sliding, TTT). PRECISIONS (default "fp32 mixed") picks the
+# precisions. Needs make build. Exits 1 on any difference.
 #   sh ci/cuda-emu-train.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -47,6 +49,18 @@ JSON
     echo "FAIL $prec cuda (stand-in) run: $(tail -n 3 "$out/gpu-$prec.err")"
     bad=1
     continue
+  fi
+  # The same run with the stand-in's blocks and threads last first
+  # (CUDA_EMU_ORDER=reverse, ci/cuda_emu/grid.cpp): a barrier missing
+  # anywhere in a step changes its bits in one of the two orders.
+  # shellcheck disable=SC2086
+  if CUDA_EMU_ORDER=reverse "$emu" train $common --device cuda --out "$out/rev-$prec" >"$out/rev-$prec.json" 2>"$out/rev-$prec.err" &&
+     [ "$(jq -r .chain "$out/rev-$prec.json")" = "$(jq -r .chain "$out/gpu-$prec.json")" ] &&
+     cmp -s "$out/rev-$prec/model.int8.ptz" "$out/gpu-$prec/model.int8.ptz"; then
+    echo "ok $prec CUDA_EMU_ORDER=reverse: the same chain and artifact"
+  else
+    echo "FAIL $prec CUDA_EMU_ORDER=reverse: chain $(jq -r .chain "$out/rev-$prec.json" 2>/dev/null || echo none), or the artifact differs: $(tail -n 2 "$out/rev-$prec.err" | tr '\n' ' ' | cut -c1-300)"
+    bad=1
   fi
   for k in chain last_loss_bits val_bpb model_bytes; do
     a=$(jq -r ".$k" "$out/cpu-$prec.json")

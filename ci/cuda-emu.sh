@@ -16,8 +16,17 @@
 # so a missing event or synchronisation fails here; the stand-in's own
 # tests of that, ci/cuda_emu/streams_selftest.cu, and of its barriers
 # (a hang a GPU would have is reported, named), ci/cuda_emu/grid_selftest.cu,
-# run first.
+# run first. Each test runs twice: blocks and threads in order, then last
+# first (CUDA_EMU_ORDER=reverse), so a missing barrier shows in one run.
 # Needs build/release/libpgolf.a (make build), g++ and python3.
+# CUDA_EMU_SANITIZE=1: the kernels, the stand-in and the tests built with
+# AddressSanitizer and UBSan and linked with make sanitize's library
+# (build/sanitize; the stand-in announces its stack switches to ASan), in
+# build/cuda-emu-sanitize: an index past an array (a __shared__ one, the
+# device's memory) or undefined arithmetic in a kernel stops the test
+# with the sanitizer's report, as compute-sanitizer's memcheck would on a
+# GPU. Leaks are not checked there (the tests' device memory lives to the
+# end).
 # Exits 1 if a test fails.
 #   sh ci/cuda-emu.sh [tests/test_cuda_NAME.c...]   (default: all but matmul)
 set -eu
@@ -25,9 +34,20 @@ cd "$(dirname "$0")/.."
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 out=build/cuda-emu
 lib=build/release/libpgolf.a
-[ -f "$lib" ] || { echo "cuda-emu: no $lib (run make build first)"; exit 2; }
+opt=-O2
+san=""
+if [ "${CUDA_EMU_SANITIZE:-0}" = 1 ]; then
+  out=build/cuda-emu-sanitize
+  lib=build/sanitize/libpgolf.a
+  opt=-O1
+  san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}
+  UBSAN_OPTIONS=print_stacktrace=1
+  export ASAN_OPTIONS UBSAN_OPTIONS
+fi
+[ -f "$lib" ] || { echo "cuda-emu: no $lib (run make build, or make sanitize, first)"; exit 2; }
 mkdir -p "$out/src"
-CXXFLAGS="-std=c++17 -O2 -ffp-contract=off -Wall -Wextra -D_GNU_SOURCE -DPGOLF_HAVE_CUDA -I. -I$CUDA_HOME/include"
+CXXFLAGS="-std=c++17 $opt $san -ffp-contract=off -Wall -Wextra -D_GNU_SOURCE -DPGOLF_HAVE_CUDA -I. -I$CUDA_HOME/include"
 # shellcheck disable=SC2086
 g++ $CXXFLAGS -c -o "$out/emu.o" ci/cuda_emu/emu.cpp
 # shellcheck disable=SC2086
@@ -64,7 +84,7 @@ ar d "$out/libpgolf-cpu.a" $(ar t "$out/libpgolf-cpu.a" | grep '\.cu\.o$')
 # exporting the runtime's symbols (-rdynamic) to the dlopen'ed NCCL
 # stand-in, which synchronises with the streams it is given.
 # shellcheck disable=SC2046,SC2086
-cc -rdynamic -o "$out/pgolf" build/release/obj/common/pgolf.o $emu -Wl,--start-group \
+cc $san -rdynamic -o "$out/pgolf" "$(dirname "$lib")/obj/common/pgolf.o" $emu -Wl,--start-group \
   "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -fopenmp -lcrypto -ljansson -lz \
   -llzma -lbrotlidec -lpthread -ldl -lm -lstdc++ $(pkg-config --libs ompi-c 2>/dev/null)
 # NCCL's stand-in (bytes over MPI), loaded as pgolf loads libnccl; without
@@ -107,14 +127,24 @@ done
 for t in ${*:-$(ls tests/test_cuda_*.c | grep -v 'test_cuda_matmul\.c')}; do
   n=$(basename "$t" .c)
   # shellcheck disable=SC2046,SC2086
-  cc -std=c11 -Wall -Wextra -Werror -O2 -ffp-contract=off -fno-strict-aliasing -D_GNU_SOURCE -rdynamic \
-    -fopenmp -I. -Ibuild/release -DPGOLF_HAVE_CUDA -I"$CUDA_HOME/include" -o "$out/$n" "$t" \
+  cc -std=c11 -Wall -Wextra -Werror $opt $san -ffp-contract=off -fno-strict-aliasing -D_GNU_SOURCE -rdynamic \
+    -fopenmp -I. -I"$(dirname "$lib")" -DPGOLF_HAVE_CUDA -I"$CUDA_HOME/include" -o "$out/$n" "$t" \
     $emu -Wl,--start-group "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -lcmocka -fopenmp -lcrypto -ljansson -lz -lpthread -ldl -lm -lstdc++ \
     $(pkg-config --libs ompi-c 2>/dev/null)
   if "$out/$n" >"$out/$n.txt" 2>&1; then
     echo "ok $n on the CPU stand-in: $(sed -n 's/^\[  PASSED  \] //p' "$out/$n.txt")"
   else
     echo "FAIL $n on the CPU stand-in: see $out/$n.txt"
+    bad=1
+  fi
+  # Again with blocks and threads run last first: a barrier missing
+  # between two threads' accesses to shared memory, or a block reading
+  # another's output, shows in one order or the other
+  # (CUDA_EMU_ORDER, ci/cuda_emu/grid.cpp).
+  if CUDA_EMU_ORDER=reverse "$out/$n" >"$out/$n-reverse.txt" 2>&1; then
+    echo "ok $n (CUDA_EMU_ORDER=reverse) on the CPU stand-in: $(sed -n 's/^\[  PASSED  \] //p' "$out/$n-reverse.txt")"
+  else
+    echo "FAIL $n (CUDA_EMU_ORDER=reverse) on the CPU stand-in: see $out/$n-reverse.txt"
     bad=1
   fi
   # The tensor-core attention again with another adder than the CPU's

@@ -2,13 +2,20 @@
  * kernels and GPU tests on a machine without a GPU (ci/cuda-emu.sh).
  * Force-included before a kernels/<op>.cu compiled as plain C++:
  *   - blocks run one after another; the threads of a block are
- *     coroutines on the calling thread (ci/cuda_emu/grid.cpp), run in
- *     thread order, each until it finishes or reaches a barrier:
+ *     coroutines on the calling thread (ci/cuda_emu/grid.cpp), a warp at a
+ *     time in order (or the reverse, below), each lane until it finishes
+ *     or reaches a barrier, the warp until its lanes wait at
+ *     __syncthreads:
  *     __syncthreads waits for every thread of the block, __ballot_sync for
  *     the 32 threads of a warp; a barrier that a GPU would hang on (a
  *     thread finished while others wait, a warp split between the two)
  *     is reported and aborts;
- *   - __shared__ becomes static (one block runs at a time);
+ *   - __shared__ becomes static (one block runs at a time), filled with
+ *     0x7f bytes (3.4e38 as a float; 0xff, NaNs, in reverse order) when a
+ *     block's first thread declares it, as a GPU's shared memory starts as
+ *     garbage (launches.py adds the call);
+ *   - races between warps in shared memory through cp.async and ldmatrix
+ *     are reported (grid.cpp);
  *   - device memory is host memory.
  * It checks the kernels' logic: indices, the reduction orders, barriers,
  * aliasing. It cannot check nvcc's code generation: the arithmetic here is
@@ -66,6 +73,10 @@
  *   CUDA_EMU_RACES=abort        (default) a race is printed and aborts;
  *   CUDA_EMU_RACES=warn         printed and counted (emu_races());
  *   CUDA_EMU_RACES=off          not checked.
+ *   CUDA_EMU_ORDER=reverse      blocks and threads run last first, so a
+ *                               missing barrier between two threads (or
+ *                               blocks) shows in one order or the other
+ *                               (grid.cpp); default forward.
  *   CUDA_EMU_MMA=wide           the tensor-core product's other adder
  *                               (emu_mma_bf16_m16n8k16, below);
  *   CUDA_EMU_CONTEXT=ucontext   the threads' switch is swapcontext, not
@@ -154,6 +165,12 @@ static inline float __shfl_down_sync(unsigned mask, float v, unsigned delta) {
  * is held to; CUDA_EMU_MMA=fmaf (the default) is the chain above. */
 void emu_mma_bf16_m16n8k16(float d[4], const unsigned a[4], const unsigned b[2]);
 
+/* A __shared__ array of the running block, at its declaration (launches.py
+ * adds the call): the block's first thread to get there fills it (0x7f
+ * bytes, or 0xff in reverse order), so nothing is read that the block did
+ * not write; name is how the stand-in's reports call it (grid.cpp). */
+void emu_shared_fresh(void *p, size_t bytes, const char *name);
+
 /* ldmatrix.sync.aligned.m8n8.x{num}.shared.b16 (num 1, 2 or 4): num 8 x 8
  * matrices of 16-bit elements loaded across the warp. Lane 8 m + i
  * passes row i's address (16 bytes, 16-byte aligned) of matrix m; lane
@@ -201,10 +218,12 @@ void emu_run_grid(dim3 grid, dim3 block, const std::function<void()> &body,
  * than x, or not whole warps). */
 bool emu_launch_ok(dim3 grid, dim3 block, unsigned bounds, const char *name);
 
-/* For emu-only tests: choose the schedule (as CUDA_EMU_SCHEDULE) and the
- * race reaction (as CUDA_EMU_RACES); the races reported so far. */
+/* For emu-only tests: choose the schedule (as CUDA_EMU_SCHEDULE), the
+ * race reaction (as CUDA_EMU_RACES) and the blocks' and threads' order (as
+ * CUDA_EMU_ORDER; grid.cpp); the races reported so far. */
 void emu_set_schedule(const char *schedule);
 void emu_set_races(const char *mode);
+void emu_set_order(const char *mode);
 unsigned long emu_races(void);
 
 /* A pointer argument is an access: a write unless it points to const. */

@@ -1,8 +1,11 @@
 /* The CPU stand-in's grid executor (see emu.h): the blocks of a grid run
  * one after another on the calling thread, and the threads of a block are
- * coroutines there, each with its own stack. A block runs its coroutines
- * in thread order; each runs until it finishes or reaches __syncthreads or
- * __ballot_sync, then the next one that can run does. __syncthreads
+ * coroutines there, each with its own stack. A block runs a warp at a
+ * time, in order (or the reverse, CUDA_EMU_ORDER): its lanes in turn, each
+ * until it finishes or reaches __syncthreads or __ballot_sync, again while
+ * a ballot released them, until all wait at __syncthreads or have
+ * finished; then the next warp, and after a __syncthreads the first
+ * warp again. __syncthreads
  * releases when every thread of the block has arrived; __ballot_sync
  * releases a warp when its 32 lanes have arrived, each getting the mask of
  * their votes (lane i's in bit i). What a GPU would hang on or run as
@@ -31,6 +34,7 @@
 #include <unistd.h>
 
 #include <mutex>
+#include <unordered_map>
 
 thread_local emu_place emu_here;
 
@@ -63,6 +67,7 @@ static struct {
   unsigned n;
   coro *cur; /* the coroutine running; null: the scheduler */
   unsigned sync, done;
+  unsigned phase; /* __syncthreads releases so far in the block */
   unsigned warp_sync[MAX_WARPS], warp_ballot[MAX_WARPS], warp_done[MAX_WARPS];
 } g;
 
@@ -138,30 +143,59 @@ static coro *current(const char *what) {
   return g.cur;
 }
 
-/* Back to the scheduler. */
+/* Under AddressSanitizer each switch between stacks is announced, as its
+ * interface asks of fibers (sanitizer/common_interface_defs.h): the
+ * stack being entered before, and the switch finished after, so that it
+ * checks each thread's frames against its own stack. The scheduler's
+ * stack is whatever the first switch into a coroutine reports. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+static const void *sched_bottom;
+static size_t sched_size;
+static void *co_fake[MAX_THREADS]; /* each coroutine's fake stack, between its switches */
+#define ASAN_ENTER(bottom, size, fake) __sanitizer_start_switch_fiber(fake, bottom, size)
+#define ASAN_ENTERED(fake, bottom, size) __sanitizer_finish_switch_fiber(fake, bottom, size)
+#else
+#define ASAN_ENTER(bottom, size, fake) ((void)0)
+#define ASAN_ENTERED(fake, bottom, size) ((void)0)
+#endif
+
+/* The lowest address of thread t's stack (below it, its guard page). */
+static char *stack_lo(unsigned t) { return stacks + t * slot + (slot - STACK); }
+
+/* Back to the scheduler; a finished coroutine's fake stack is dropped. */
 static void yield(coro *c) {
   c->place = emu_here;
+  ASAN_ENTER(sched_bottom, sched_size, c->state == DONE ? nullptr : &co_fake[c - cos]);
 #if defined(__x86_64__)
   if (use_asm) {
     emu_ctx_switch(&c->sp, sched_sp);
+    ASAN_ENTERED(co_fake[c - cos], &sched_bottom, &sched_size);
     return;
   }
 #endif
   if (swapcontext(&ucs[c - cos], &sched_uc)) abort();
+  ASAN_ENTERED(co_fake[c - cos], &sched_bottom, &sched_size);
 }
 
 /* From the scheduler to c. */
 static void resume(coro *c) {
   g.cur = c;
   emu_here = c->place;
+#if defined(__SANITIZE_ADDRESS__)
+  void *fake = nullptr;
+#endif
+  ASAN_ENTER(stack_lo((unsigned)(c - cos)), STACK, &fake);
 #if defined(__x86_64__)
   if (use_asm) {
     emu_ctx_switch(&sched_sp, c->sp);
+    ASAN_ENTERED(fake, nullptr, nullptr);
     g.cur = nullptr;
     return;
   }
 #endif
   if (swapcontext(&sched_uc, &ucs[c - cos])) abort();
+  ASAN_ENTERED(fake, nullptr, nullptr);
   g.cur = nullptr;
 }
 
@@ -179,6 +213,7 @@ void emu_syncthreads() {
   if (++g.sync == g.n) {
     for (unsigned i = 0; i < g.n; i++) cos[i].state = RUNNABLE;
     g.sync = 0;
+    g.phase++;
     memset(g.warp_sync, 0, sizeof g.warp_sync);
   }
   yield(c);
@@ -306,6 +341,134 @@ unsigned emu_shfl(unsigned v, unsigned mask, int k, int down) {
   return shfl.v[slot][lane0 + src];
 }
 
+/* CUDA_EMU_ORDER: "forward" (the default) or "reverse", read at the
+ * first launch unless emu_set_order chose. Reversed, the blocks of a grid
+ * run from the last to the first and each round of a block resumes its
+ * threads from the last to the first. Between two barriers a thread runs
+ * before every higher one in one order and after it in the other, so a
+ * read that a missing barrier leaves unordered with another thread's
+ * write (or a write with another's read) sees the other value in one of
+ * the two orders: run both, and such a race gives wrong bits in one, as a
+ * GPU's scheduling may. Likewise a block that reads what another block of
+ * the same grid writes. */
+static int order_rev = -1;
+
+void emu_set_order(const char *v) {
+  if (!v || !*v || !strcmp(v, "forward"))
+    order_rev = 0;
+  else if (!strcmp(v, "reverse"))
+    order_rev = 1;
+  else {
+    fprintf(stderr, "cuda-emu: CUDA_EMU_ORDER=%s: forward or reverse\n", v);
+    abort();
+  }
+}
+
+static bool order_reverse(void) {
+  if (order_rev < 0) emu_set_order(getenv("CUDA_EMU_ORDER"));
+  return order_rev;
+}
+
+/* emu.h's fresh shared memory: the arrays the running block has filled,
+ * with 0x7f bytes in forward order (3.4e38 as a float or bf16, 1.4e306 as
+ * a double: a maximum cannot ignore them, a sum or product overflows)
+ * and 0xff bytes in reverse (NaNs, which every arithmetic carries on, as
+ * the global memory of cudaMalloc). */
+enum { FRESH_MAX = 64 };
+static struct {
+  struct {
+    const char *p, *name;
+    size_t bytes;
+  } a[FRESH_MAX];
+  unsigned n;
+} fresh;
+
+void emu_shared_fresh(void *p, size_t bytes, const char *name) {
+  const unsigned t = (unsigned)(current("__shared__") - cos);
+  for (unsigned i = 0; i < fresh.n; i++)
+    if (fresh.a[i].p == p) return;
+  if (fresh.n == FRESH_MAX)
+    fail(t, "declares more than %d __shared__ arrays (the stand-in's limit)", FRESH_MAX);
+  memset(p, order_reverse() ? 0xff : 0x7f, bytes);
+  fresh.a[fresh.n++] = {(const char *)p, name, bytes};
+}
+
+/* Where p is, for a report: "name + offset" in a fresh array, else p. */
+static const char *shared_name(const void *p) {
+  static char buf[160];
+  for (unsigned i = 0; i < fresh.n; i++)
+    if ((const char *)p >= fresh.a[i].p && (const char *)p < fresh.a[i].p + fresh.a[i].bytes) {
+      snprintf(buf, sizeof buf, "%s + %zu bytes", fresh.a[i].name,
+               (size_t)((const char *)p - fresh.a[i].p));
+      return buf;
+    }
+  snprintf(buf, sizeof buf, "%p", p);
+  return buf;
+}
+
+/* Races in shared memory between warps, for the accesses the stand-in
+ * carries out itself: a cp.async writes its 16 bytes at any moment from
+ * its issue to the wait_group that lands it, and an ldmatrix reads its
+ * rows. Between two __syncthreads a 16-byte chunk that one warp writes
+ * and another reads (either way round) or writes is a race: a GPU may
+ * order the two either way, whatever order the stand-in ran them in. So
+ * is any read of a chunk with a copy still in flight. Each is reported,
+ * naming the kernel, block, thread and the other warp, and aborts. Plain
+ * loads and stores of shared memory are not seen (the orders of
+ * CUDA_EMU_ORDER are what catches a barrier missing there). Cleared at
+ * each block; phases count the block's __syncthreads releases. */
+struct chunk_use {
+  unsigned wphase, rphase; /* the phase of the last landed write, of the readers */
+  unsigned readers;        /* warps (bit w) that read it in rphase */
+  unsigned inflight;       /* copies issued and not landed */
+  int wwarp, iwarp;        /* the last landed write's warp, the in-flight one's */
+};
+static std::unordered_map<uintptr_t, chunk_use> chunks;
+
+static chunk_use &chunk_at(const void *p) {
+  auto it = chunks.find((uintptr_t)p);
+  if (it == chunks.end()) it = chunks.emplace((uintptr_t)p, chunk_use{0, 0, 0, 0, -1, -1}).first;
+  return it->second;
+}
+
+/* Thread t (warp t / 32) reads the 16 bytes at p by ldmatrix. */
+static void shared_read(unsigned t, const void *p) {
+  chunk_use &c = chunk_at(p);
+  const unsigned w = t / WARP;
+  if (c.inflight)
+    fail(t, "ldmatrix reads shared memory (%s) while a cp.async of warp %d to it is in flight",
+         shared_name(p), c.iwarp);
+  if (c.wwarp >= 0 && c.wphase == g.phase && (unsigned)c.wwarp != w)
+    fail(t,
+         "ldmatrix reads shared memory (%s) that warp %d's cp.async wrote with no __syncthreads "
+         "between",
+         shared_name(p), c.wwarp);
+  if (c.rphase != g.phase) c.rphase = g.phase, c.readers = 0;
+  c.readers |= 1u << w;
+}
+
+/* Thread t's cp.async to the 16 bytes at p: issued (land 0) or landed. */
+static void shared_write(unsigned t, const void *p, bool land) {
+  chunk_use &c = chunk_at(p);
+  const unsigned w = t / WARP;
+  if (c.rphase == g.phase && (c.readers & ~(1u << w)))
+    fail(t,
+         "cp.async writes shared memory (%s) that warp %d read by ldmatrix with no __syncthreads "
+         "between",
+         shared_name(p), __builtin_ctz(c.readers & ~(1u << w)));
+  if (land) {
+    c.inflight--, c.wphase = g.phase, c.wwarp = (int)w;
+    return;
+  }
+  if ((c.inflight && (unsigned)c.iwarp != w) ||
+      (c.wwarp >= 0 && c.wphase == g.phase && (unsigned)c.wwarp != w))
+    fail(
+        t,
+        "cp.async writes shared memory (%s) that warp %d also writes with no __syncthreads between",
+        shared_name(p), c.inflight ? c.iwarp : c.wwarp);
+  c.inflight++, c.iwarp = (int)w;
+}
+
 /* emu.h's ldmatrix, plain and .trans: the lanes leave their row
  * addresses in the warp's slot (two in turn, as the tensor-core product's
  * fragments), meet at a ballot, then each reads its elements from the
@@ -317,10 +480,12 @@ static struct {
 } ldsm;
 
 /* The rows named for this call (lane0's warp), after the ballot. */
-static const void *const *ldsm_rows(coro *c, const void *row, unsigned *lane0, unsigned *l) {
+static const void *const *ldsm_rows(coro *c, const void *row, int num, unsigned *lane0,
+                                    unsigned *l) {
   const unsigned t = (unsigned)(c - cos);
   *lane0 = t / WARP * WARP, *l = t - *lane0;
   if ((uintptr_t)row % 16) fail(t, "passes ldmatrix a row address %p not 16-byte aligned", row);
+  if (*l < 8 * (unsigned)num) shared_read(t, row); /* the lanes whose rows are read */
   const unsigned slot = ldsm.calls[t]++ % 2;
   ldsm.row[slot][t] = row;
   emu_ballot(1);
@@ -329,7 +494,7 @@ static const void *const *ldsm_rows(coro *c, const void *row, unsigned *lane0, u
 
 void emu_ldmatrix(unsigned *r, int num, const void *row) {
   unsigned lane0, l;
-  const void *const *rows = ldsm_rows(current("ldmatrix"), row, &lane0, &l);
+  const void *const *rows = ldsm_rows(current("ldmatrix"), row, num, &lane0, &l);
   for (int m = 0; m < num; m++) {
     const uint16_t *p = (const uint16_t *)rows[lane0 + 8 * m + l / 4];
     r[m] = (unsigned)p[l % 4 * 2] | (unsigned)p[l % 4 * 2 + 1] << 16;
@@ -338,7 +503,7 @@ void emu_ldmatrix(unsigned *r, int num, const void *row) {
 
 void emu_ldmatrix_trans(unsigned *r, int num, const void *row) {
   unsigned lane0, l;
-  const void *const *rows = ldsm_rows(current("ldmatrix"), row, &lane0, &l);
+  const void *const *rows = ldsm_rows(current("ldmatrix"), row, num, &lane0, &l);
   for (int m = 0; m < num; m++) {
     const uint16_t *r0 = (const uint16_t *)rows[lane0 + 8 * m + l % 4 * 2];
     const uint16_t *r1 = (const uint16_t *)rows[lane0 + 8 * m + l % 4 * 2 + 1];
@@ -368,8 +533,11 @@ void emu_cp_async16(void *dst, const void *src, int bytes) {
   coro *c = current("cp.async");
   const unsigned t = (unsigned)(c - cos);
   if (bytes < 0 || bytes > 16) fail(t, "cp.async of %d source bytes (0 to 16)", bytes);
+  if ((uintptr_t)dst % 16 || (uintptr_t)src % 16)
+    fail(t, "cp.async of 16 bytes from %p to %p: both must be 16-byte aligned", src, dst);
   if (cpa.n[t] == CP_MAX)
     fail(t, "has %d cp.async copies in flight (the stand-in's limit)", CP_MAX);
+  shared_write(t, dst, false);
   cpa.q[t][cpa.n[t]++] = {dst, src, bytes, cpa.committed[t]};
 }
 
@@ -387,6 +555,7 @@ void emu_cp_async_wait(int n) {
   for (unsigned i = 0; i < cpa.n[t]; i++) {
     auto &e = cpa.q[t][i];
     if (e.group < done) {
+      shared_write(t, e.dst, true);
       memcpy(e.dst, e.src, (size_t)e.bytes);
       memset((char *)e.dst + e.bytes, 0, (size_t)(16 - e.bytes));
     } else {
@@ -398,6 +567,7 @@ void emu_cp_async_wait(int n) {
 
 /* A coroutine: the kernel's body, then finished; never resumed after. */
 static void co_main() {
+  ASAN_ENTERED(nullptr, &sched_bottom, &sched_size);
   coro *c = g.cur;
   (*g.body)();
   unsigned t = (unsigned)(c - cos), w = t / WARP;
@@ -450,7 +620,7 @@ static void start(unsigned t, const emu_place &p) {
   c->state = RUNNABLE;
   mma.calls[t] = 0;
   cpa.n[t] = cpa.committed[t] = 0;
-  char *lo = stacks + t * slot + (slot - STACK);
+  char *lo = stack_lo(t);
 #if defined(__x86_64__)
   if (use_asm) {
     /* What emu_ctx_switch pops (r15..r12, rbx, rbp), then co_main as
@@ -478,6 +648,8 @@ static void start(unsigned t, const emu_place &p) {
 static void run_block(void) {
   emu_place p = emu_here;
   g.sync = g.done = 0;
+  fresh.n = 0;
+  chunks.clear();
   memset(g.warp_sync, 0, sizeof g.warp_sync);
   memset(g.warp_ballot, 0, sizeof g.warp_ballot);
   memset(g.warp_done, 0, sizeof g.warp_done);
@@ -485,11 +657,30 @@ static void run_block(void) {
     p.thread.x = t;
     start(t, p);
   }
-  while (g.done < g.n) {
-    bool ran = false;
-    for (unsigned t = 0; t < g.n; t++)
-      if (cos[t].state == RUNNABLE) resume(&cos[t]), ran = true;
-    if (!ran) { /* not reached: each way to get here is reported above */
+  /* A warp runs until every lane of it waits at __syncthreads or has
+   * finished (its lanes in turn, again while a ballot released them), then
+   * the next warp does; after a __syncthreads releases the block, the first
+   * warp again. So between two barriers the warps run one after another in
+   * the order chosen: a warp reads what another warp stored there only if
+   * the other comes first in that order, not because the scheduler passed
+   * over every thread at each ballot. */
+  const bool rev = order_reverse();
+  const unsigned warps = (g.n + WARP - 1) / WARP;
+  unsigned idle = 0; /* warps in a row that had no lane to run */
+  for (unsigned k = 0; g.done < g.n; k++) {
+    const unsigned w = rev ? warps - 1 - k % warps : k % warps;
+    const unsigned lo = w * WARP, hi = lo + WARP < g.n ? lo + WARP : g.n, phase = g.phase;
+    bool ran = false, again = true;
+    while (again && g.phase == phase) {
+      again = false;
+      for (unsigned i = lo; i < hi && g.phase == phase; i++) {
+        const unsigned t = rev ? hi - 1 - (i - lo) : i;
+        if (cos[t].state == RUNNABLE) resume(&cos[t]), ran = again = true;
+      }
+    }
+    if (g.phase != phase) k = (unsigned)-1; /* released: the first warp next */
+    idle = ran ? 0 : idle + 1;
+    if (idle > warps) { /* not reached: each way to get here is reported above */
       unsigned t = 0;
       while (cos[t].state == DONE) t++;
       fail(t,
@@ -522,10 +713,12 @@ void emu_run_grid(dim3 grid, dim3 block, const std::function<void()> &body, cons
   emu_place host = emu_here;
   emu_here.thread = {0, 0, 0};
   emu_here.block_dim = block, emu_here.grid_dim = grid;
+  const bool rev = order_reverse();
   for (unsigned bz = 0; bz < grid.z; bz++)
     for (unsigned by = 0; by < grid.y; by++)
       for (unsigned bx = 0; bx < grid.x; bx++) {
-        emu_here.block = {bx, by, bz};
+        emu_here.block =
+            rev ? dim3(grid.x - 1 - bx, grid.y - 1 - by, grid.z - 1 - bz) : dim3(bx, by, bz);
         run_block();
       }
   emu_here = host;

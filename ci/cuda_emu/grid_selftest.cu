@@ -87,6 +87,40 @@ __global__ void early_out_kernel(unsigned *out) {
   out[threadIdx.x] = s[threadIdx.x + 1];
 }
 
+/* Each thread stores salt + t in shared memory, then (after a barrier,
+ * or not) reads its neighbour's: the lower one's (t - 1, thread 0 its
+ * own) or the higher one's (t + 1, the last thread its own). Block b > 0
+ * also reads block b - 1's first store to global memory, made in this
+ * launch (no barrier can order blocks: a GPU runs them in any order).
+ * out[b * n + t] = the neighbour's value, blocks_seen[b] = the other
+ * block's value or salt if b = 0. salt differs from launch to launch, so
+ * shared memory's leftovers from an earlier one are not right. */
+__global__ void neighbour_kernel(unsigned *out, unsigned *first, unsigned *blocks_seen,
+                                 unsigned salt, int barrier, int higher) {
+  __shared__ unsigned s[256];
+  const unsigned t = threadIdx.x, n = blockDim.x, b = blockIdx.x;
+  s[t] = salt + t;
+  if (t == 0) first[b] = salt + b;
+  if (barrier) __syncthreads();
+  const unsigned u = higher ? (t + 1 < n ? t + 1 : t) : (t ? t - 1 : t);
+  out[b * n + t] = s[u];
+  if (t == 0) blocks_seen[b] = b ? first[b - 1] : salt;
+}
+
+/* Thread t of block b reads s[t] (which the block's odd threads wrote
+ * before the barrier, block b - 1's even ones after it), then writes it:
+ * out = what it read. A block's shared memory starts as poison (0x7f
+ * bytes in forward order, 0xff in reverse), not as the last block's. */
+__global__ void fresh_kernel(unsigned *out) {
+  __shared__ unsigned s[64];
+  const unsigned t = threadIdx.x;
+  if (t % 2) s[t] = blockIdx.x;
+  __syncthreads();
+  out[blockIdx.x * 64 + t] = s[t];
+  __syncthreads();
+  s[t] = 7;
+}
+
 /* cp.async: each thread copies 16 bytes (the odd ones 6, the rest
  * zeros) into shared memory; before the wait the bytes are not there,
  * after the wait and a barrier every thread sees everyone's. out[t] =
@@ -175,6 +209,36 @@ __global__ void cp_async_unwaited_kernel(const unsigned short *x) {
   emu_cp_async_commit();
 }
 
+/* Two warps share an 8 x 8 tile s by cp.async and ldmatrix. mode 0: warp
+ * 0 copies x into s and waits, a __syncthreads, warp 1 reads s by
+ * ldmatrix (out[32 + l] = its fragment). The races, each without the
+ * barrier it needs: mode 1, warp 1 reads what warp 0 copied (and
+ * waited for) with no __syncthreads between; mode 2, warp 0 reads s and
+ * then warp 1 copies into it with none between; mode 3, a __syncthreads
+ * comes before warp 0 waits for its copy, so warp 1 reads it in flight. */
+__global__ void share_kernel(const unsigned short *x, unsigned *out, int mode) {
+  __shared__ __align__(16) unsigned short s[8][8];
+  const unsigned w = threadIdx.x / 32, l = threadIdx.x % 32;
+  unsigned r[1] = {0};
+  if (mode == 2) {
+    for (unsigned i = threadIdx.x; i < 64; i += 64) s[i / 8][i % 8] = 0;
+    __syncthreads();
+    if (w == 0) emu_ldmatrix(r, 1, &s[l % 8][0]);
+    if (w == 1 && l < 8) emu_cp_async16(&s[l][0], &x[l * 8], 16);
+    emu_cp_async_commit();
+    emu_cp_async_wait(0);
+    return;
+  }
+  if (w == 0 && l < 8) emu_cp_async16(&s[l][0], &x[l * 8], 16);
+  emu_cp_async_commit();
+  if (mode != 3) emu_cp_async_wait(0);
+  if (mode != 1) __syncthreads();
+  if (w == 1) emu_ldmatrix(r, 1, &s[l % 8][0]);
+  if (mode == 3) __syncthreads(); /* warp 0 waits for its copy only after this */
+  emu_cp_async_wait(0);
+  out[threadIdx.x] = r[0];
+}
+
 /* Thread 0 of block 1 returns before the barrier the others wait at. */
 __global__ void early_return_kernel(float *y) {
   if (blockIdx.x == 1 && threadIdx.x == 0) return;
@@ -189,12 +253,14 @@ __global__ void half_sync_kernel(float *y) {
 }
 
 /* Lane 5 of warp 1 waits at __syncthreads while its warp waits at
- * __ballot_sync. */
+ * __ballot_sync (the others reach __syncthreads after their ballot). */
 __global__ void split_warp_kernel(unsigned *y) {
-  if (threadIdx.x == 37)
+  if (threadIdx.x == 37) {
     __syncthreads();
-  else
+  } else {
     y[threadIdx.x] = __ballot_sync(0xffffffffu, 1);
+    __syncthreads();
+  }
 }
 
 /* Lane 31 of warp 0 leaves while its warp waits at __ballot_sync. */
@@ -210,6 +276,24 @@ static void *dev(size_t bytes) {
 }
 
 static void copy_kernels(void) {
+  /* two warps sharing a tile by cp.async, a barrier and ldmatrix */
+  {
+    unsigned short hx[64];
+    for (unsigned i = 0; i < 64; i++) hx[i] = (unsigned short)(i * 11 + 3);
+    unsigned short *x = (unsigned short *)dev(sizeof hx);
+    unsigned *d = (unsigned *)dev(64 * 4), h[64];
+    cudaMemcpy(x, hx, sizeof hx, cudaMemcpyHostToDevice);
+    share_kernel<<<1, 64>>>(x, d, 0);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    bool good = true;
+    for (unsigned l = 0; l < 32; l++)
+      good &= h[32 + l] ==
+              ((unsigned)hx[l / 4 * 8 + l % 4 * 2] | (unsigned)hx[l / 4 * 8 + l % 4 * 2 + 1] << 16);
+    say(good,
+        "a tile one warp copies by cp.async and another reads by ldmatrix after a __syncthreads: "
+        "no report, its bits");
+    cudaFree(x), cudaFree(d);
+  }
   {
     unsigned short hx[64 * 8];
     for (unsigned i = 0; i < 64 * 8; i++) hx[i] = (unsigned short)(i * 37 + 1);
@@ -242,6 +326,52 @@ static void copy_kernels(void) {
     say(good, "__shfl_down_sync and __shfl_sync read the named lane (down: its own past lane 31)");
     cudaFree(d);
   }
+}
+
+/* A missing barrier shows in one order or the other: a thread reading its
+ * lower neighbour's store sees it in forward order and not in reverse,
+ * the higher neighbour's the other way round; with the barrier both
+ * orders are right. A block reading another block's store likewise. */
+static void order_kernels(void) {
+  const unsigned n = 64, blocks = 3;
+  unsigned *out = (unsigned *)dev(blocks * n * 4), *first = (unsigned *)dev(blocks * 4);
+  unsigned *seen = (unsigned *)dev(blocks * 4), h[blocks * n], hs[blocks], salt = 1000;
+  /* Launched in `order`: whether every thread read its neighbour's store
+   * and every block its neighbour's. */
+  auto run = [&](const char *order, int barrier, int higher, bool *threads_right,
+                 bool *blocks_right) {
+    emu_set_order(order);
+    salt += 1000;
+    neighbour_kernel<<<blocks, n>>>(out, first, seen, salt, barrier, higher);
+    cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost);
+    cudaMemcpy(hs, seen, sizeof hs, cudaMemcpyDeviceToHost);
+    *threads_right = *blocks_right = true;
+    for (unsigned b = 0; b < blocks; b++) {
+      for (unsigned t = 0; t < n; t++) {
+        const unsigned u = higher ? (t + 1 < n ? t + 1 : t) : (t ? t - 1 : t);
+        *threads_right &= h[b * n + t] == salt + u;
+      }
+      *blocks_right &= hs[b] == salt + (b ? b - 1 : 0);
+    }
+  };
+  bool fwd_lo, rev_lo, fwd_hi, rev_hi, blk_f, blk_r, ignore;
+  run("forward", 0, 0, &fwd_lo, &blk_f);
+  run("reverse", 0, 0, &rev_lo, &blk_r);
+  run("forward", 0, 1, &fwd_hi, &ignore);
+  run("reverse", 0, 1, &rev_hi, &ignore);
+  say(fwd_lo && !rev_lo && !fwd_hi && rev_hi,
+      "without a barrier, a read of another thread's store is wrong in one order "
+      "(CUDA_EMU_ORDER): the lower neighbour's in reverse, the higher's forward");
+  say(blk_f && !blk_r,
+      "a block's read of a lower block's store in the same launch is wrong in reverse");
+  bool a, b, c, d;
+  run("forward", 1, 0, &a, &ignore);
+  run("reverse", 1, 0, &b, &ignore);
+  run("forward", 1, 1, &c, &ignore);
+  run("reverse", 1, 1, &d, &ignore);
+  say(a && b && c && d, "with the barrier, both neighbours' stores are read in both orders");
+  emu_set_order("forward");
+  cudaFree(out), cudaFree(first), cudaFree(seen);
 }
 
 static void good_kernels(void) {
@@ -314,6 +444,23 @@ static void good_kernels(void) {
     say(!hbad, "each thread's 64 KiB local array is its own across barriers");
     cudaFree(bad);
   }
+  /* fresh shared memory, in both orders */
+  {
+    unsigned *d = (unsigned *)dev(3 * 64 * 4), h[3 * 64];
+    bool good = true;
+    for (const char *order : {"forward", "reverse"}) {
+      const unsigned poison = strcmp(order, "reverse") ? 0x7f7f7f7fu : 0xffffffffu;
+      emu_set_order(order);
+      fresh_kernel<<<3, 64>>>(d);
+      cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+      for (unsigned i = 0; i < 3 * 64; i++) good &= h[i] == (i % 2 ? i / 64 : poison);
+    }
+    emu_set_order("forward");
+    say(good,
+        "a block's __shared__ array starts as poison (0x7f bytes, reversed 0xff), not as the last "
+        "block's");
+    cudaFree(d);
+  }
   /* early out */
   {
     unsigned *d = (unsigned *)dev(256 * 4), h[256];
@@ -371,10 +518,34 @@ static void launch_shfl_half(void) { shfl_half_kernel<<<1, 32>>>((unsigned *)dev
 static void launch_cp_unwaited(void) {
   cp_async_unwaited_kernel<<<1, 32>>>((const unsigned short *)dev(16));
 }
+static void launch_share(int mode) {
+  share_kernel<<<1, 64>>>((const unsigned short *)dev(128), (unsigned *)dev(64 * 4), mode);
+}
+static void launch_share_raw(void) { launch_share(1); }
+static void launch_share_war(void) { launch_share(2); }
+static void launch_share_inflight(void) { launch_share(3); }
 
 int main(void) {
+  /* The reports below name the thread that gets there first: forward. */
+  emu_set_order("forward");
   good_kernels();
+  order_kernels();
   copy_kernels();
+  must_hang(
+      launch_share_raw,
+      "share_kernel, block (0,0,0), thread 32: ldmatrix reads shared memory (s + 0 bytes) that "
+      "warp 0's cp.async wrote with no __syncthreads between",
+      "an ldmatrix of what another warp's cp.async wrote, with no barrier between, is reported");
+  must_hang(
+      launch_share_war,
+      "share_kernel, block (0,0,0), thread 32: cp.async writes shared memory (s + 0 bytes) that "
+      "warp 0 read by ldmatrix with no __syncthreads between",
+      "a cp.async over what another warp read by ldmatrix, with no barrier between, is reported");
+  must_hang(
+      launch_share_inflight,
+      "share_kernel, block (0,0,0), thread 32: ldmatrix reads shared memory (s + 0 bytes) while a "
+      "cp.async of warp 0 to it is in flight",
+      "an ldmatrix of a chunk whose cp.async is in flight is reported");
   must_hang(launch_cp_unwaited,
             "cp_async_unwaited_kernel, block (0,0,0), thread 0: has finished with 1 cp.async "
             "copies never waited for",

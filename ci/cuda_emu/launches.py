@@ -4,7 +4,13 @@
 for ci/cuda_emu/emu.h: shared and stream default to 0 as in CUDA, and
 bounds is the first argument of the kernel's __launch_bounds__ in the same
 file (1024, the hardware's limit, without one), so the stand-in refuses
-a block the GPU would refuse.  usage: launches.py IN.cu OUT.cpp"""
+a block the GPU would refuse.
+Each __shared__ declaration  __shared__ T a[N], b[M];  is followed by
+  emu_shared_fresh(a, sizeof a, "a"); emu_shared_fresh(b, sizeof b, "b");
+which fills the array with poison bytes at each block's first thread to
+reach it (ci/cuda_emu/grid.cpp): a GPU's shared memory starts as
+garbage, the stand-in's static arrays as the previous block's values,
+which the same inputs make right.  usage: launches.py IN.cu OUT.cpp"""
 import re
 import sys
 
@@ -58,7 +64,39 @@ def launch_bounds(src):
     return bounds
 
 
+def comment_spans(src):
+    return [(m.start(), m.end()) for m in re.finditer(r"/\*.*?\*/|//[^\n]*", src, flags=re.S)]
+
+
+def fresh_shared(src):
+    """Each __shared__ declaration (the first word of its line), followed by
+    an emu_shared_fresh call per array it declares; extern (dynamic) shared
+    memory is refused."""
+    spans = comment_spans(src)
+    out, at = [], 0
+    # a declaration starts its line (extern: dynamic shared memory, refused)
+    for m in re.finditer(r"^[ \t]*(extern[ \t]+)?__shared__\b", src, flags=re.M):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
+        if m.group(1):
+            raise SystemExit("cuda-emu: extern __shared__ at %d: the stand-in has no dynamic shared memory"
+                             % m.start())
+        end = src.index(";", m.end())
+        decl = re.sub(r"\b__align__\s*\(\s*\d+\s*\)", " ", src[m.end():end])
+        names = []
+        for part in split_top(decl):
+            words = re.findall(r"\w+", part.split("[")[0])
+            if not words:
+                raise SystemExit("cuda-emu: cannot read the __shared__ declaration at %d" % m.start())
+            names.append(words[-1])
+        out.append(src[at:end + 1])
+        out.append("".join(' emu_shared_fresh(%s, sizeof %s, "%s");' % (n, n, n) for n in names))
+        at = end + 1
+    return "".join(out) + src[at:]
+
+
 def rewrite(src):
+    src = fresh_shared(src)
     bounds = launch_bounds(src)
     out, at = [], 0
     # kernel<<<...>>> or a template's kernel<ARGS><<<...>>>, the launch on the
@@ -78,10 +116,14 @@ def rewrite(src):
         args_close = closing_paren(src, args_open)
         args = src[args_open + 1:args_close].strip()
         out.append(src[at:m.start()])
-        out.append('emu_launch(dim3(%s), dim3(%s), (size_t)(%s), (cudaStream_t)(%s), '
-                   '(unsigned)(%s), "%s", %s%s)'
-                   % (grid, block, shared, stream, bounds[name], name, name + targs,
-                      ", " + args if args else ""))
+        call = ('emu_launch(dim3(%s), dim3(%s), (size_t)(%s), (cudaStream_t)(%s), '
+                '(unsigned)(%s), "%s", %s%s)'
+                % (grid, block, shared, stream, bounds[name], name, name + targs,
+                   ", " + args if args else ""))
+        # as many lines as the launch had, so that the lines after it keep
+        # their numbers
+        lost = src.count("\n", m.start(), args_close + 1) - call.count("\n")
+        out.append(call + "\n" * max(lost, 0))
         at = args_close + 1
     return "".join(out) + src[at:]
 
@@ -90,4 +132,7 @@ if __name__ == "__main__":
     with open(sys.argv[1]) as f:
         text = f.read()
     with open(sys.argv[2], "w") as f:
+        # the compilers' and sanitizers' reports name the .cu (the lines
+        # are the same: no rewrite adds or removes one)
+        f.write('#line 1 "%s"\n' % sys.argv[1])
         f.write(rewrite(text))
