@@ -1,0 +1,52 @@
+#!/bin/sh
+# Does the stand-in see each barrier? Every __syncthreads() of the kernel
+# files given (default: all of kernels/*.cu that have one) is taken out
+# in turn; the file is compiled for the stand-in as ci/cuda-emu.sh
+# compiles it, and the GPU tests that call its kernels run in both orders
+# (CUDA_EMU_ORDER). One line a barrier: "caught" with how (a stand-in
+# report, a crash, or the tests' bits), or "MISSED": a barrier the tests pass
+# without, which is redundant or untested; which one, the code says.
+# A measuring tool, not a test: minutes (about 15 s a barrier on 2
+# cores); not run by CI. Needs make build and g++.
+#   sh ci/emu-barriers.sh [kernels/NAME.cu...]
+set -eu
+cd "$(dirname "$0")/.."
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+out=build/cuda-emu
+work=build/emu-barriers
+PGOLF_EMU_ONLY_BINARY=1 sh ci/cuda-emu.sh >/dev/null
+rm -rf "$work" && mkdir -p "$work"
+CXXFLAGS="-std=c++17 -O2 -ffp-contract=off -Wall -Wextra -D_GNU_SOURCE -DPGOLF_HAVE_CUDA -I. -I$CUDA_HOME/include"
+files=${*:-$(grep -l '__syncthreads()' kernels/*.cu)}
+for f in $files; do
+  n=$(basename "$f" .cu)
+  # The tests of a file's kernels: those that include its header
+  # (attention_mma's kernels are declared in attention.h).
+  tests=$(grep -l "kernels/${n%_mma}\.h" tests/test_cuda_*.c | grep -v 'test_cuda_matmul\.c' || true)
+  [ -n "$tests" ] || { echo "$f: no GPU test includes kernels/${n%_mma}.h"; continue; }
+  for ln in $(grep -n '__syncthreads()' "$f" | cut -d: -f1); do
+    sed "${ln}s/__syncthreads()/(void)0/" "$f" >"$work/$n.cu"
+    python3 ci/cuda_emu/launches.py "$work/$n.cu" "$work/$n.cpp"
+    # shellcheck disable=SC2086
+    g++ $CXXFLAGS -DCUDA_EW_MAX_BLOCKS=3 -Wno-unused-parameter -Wno-unknown-pragmas \
+      -include ci/cuda_emu/emu.h -c -o "$work/$n.o" "$work/$n.cpp"
+    cp "$out/libemu-kernels.a" "$work/lib.a"
+    (cd "$work" && ar rcs lib.a "$n.o")
+    how=""
+    for t in $tests; do
+      tn=$(basename "$t" .c)
+      # shellcheck disable=SC2046,SC2086
+      cc -std=c11 -O2 -ffp-contract=off -fno-strict-aliasing -D_GNU_SOURCE -rdynamic -fopenmp -I. \
+        -Ibuild/release -DPGOLF_HAVE_CUDA -I"$CUDA_HOME/include" -o "$work/$tn" "$t" "$out/emu.o" \
+        "$out/grid.o" -Wl,--start-group "$work/lib.a" "$out/libpgolf-cpu.a" -Wl,--end-group -lcmocka \
+        -fopenmp -lcrypto -ljansson -lz -lpthread -ldl -lm -lstdc++ $(pkg-config --libs ompi-c 2>/dev/null)
+      for o in forward reverse; do
+        CUDA_EMU_ORDER=$o "$work/$tn" >"$work/run.txt" 2>&1 && continue
+        if grep -q '^cuda-emu:' "$work/run.txt"; then how="$how $tn/$o:report"
+        elif grep -q 'exception: \|Sanitizer' "$work/run.txt"; then how="$how $tn/$o:crash"
+        else how="$how $tn/$o:bits"; fi
+      done
+    done
+    if [ -n "$how" ]; then echo "$f:$ln caught$how"; else echo "$f:$ln MISSED"; fi
+  done
+done
