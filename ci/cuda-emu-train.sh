@@ -19,14 +19,24 @@
 # CPU and CPU to GPU must end on a 2-step run's chain and artifact. pgolf
 # eval --device cuda on the run's artifact writes the CPU's score dumps
 # (plain, sliding, TTT). PRECISIONS (default "fp32 mixed") picks the
-# precisions. Needs make build. Exits 1 on any difference.
+# precisions. CUDA_EMU_SANITIZE=1 runs the stand-in's pgolf built with
+# ASan and UBSan (after make sanitize): the GPU trainer's host code and
+# kernels at a model's shapes, where an undersized buffer is an overflow
+# the sanitizer reports. Needs make build. Exits 1 on any difference.
 #   sh ci/cuda-emu-train.sh
 set -eu
 cd "$(dirname "$0")/.."
 out=build/cuda-emu-train
+emu=build/cuda-emu/pgolf
+if [ "${CUDA_EMU_SANITIZE:-0}" = 1 ]; then
+  # the stand-in's pgolf with ASan and UBSan (ci/cuda-emu.sh)
+  out=build/cuda-emu-train-sanitize
+  emu=build/cuda-emu-sanitize/pgolf
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+  export ASAN_OPTIONS UBSAN_OPTIONS
+fi
 rm -rf "$out" && mkdir -p "$out"
 PGOLF_EMU_ONLY_BINARY=1 sh ci/cuda-emu.sh >/dev/null
-emu=build/cuda-emu/pgolf
 . tests/e2e/lib.sh
 data=$out/data
 small_demo_data "$data" 1089
@@ -46,7 +56,7 @@ JSON
   # reports, ci/cuda_emu/emu.h) fails with its last words.
   # shellcheck disable=SC2086
   if ! "$emu" train $common --device cuda --out "$out/gpu-$prec" >"$out/gpu-$prec.json" 2>"$out/gpu-$prec.err"; then
-    echo "FAIL $prec cuda (stand-in) run: $(tail -n 3 "$out/gpu-$prec.err")"
+    echo "FAIL $prec cuda (stand-in) run: $(tail -n 3 "$out/gpu-$prec.err") $(grep -q Sanitizer "$out/gpu-$prec.err" && err_excerpt "$out/gpu-$prec.err")"
     bad=1
     continue
   fi
@@ -59,7 +69,7 @@ JSON
      cmp -s "$out/rev-$prec/model.int8.ptz" "$out/gpu-$prec/model.int8.ptz"; then
     echo "ok $prec CUDA_EMU_ORDER=reverse: the same chain and artifact"
   else
-    echo "FAIL $prec CUDA_EMU_ORDER=reverse: chain $(jq -r .chain "$out/rev-$prec.json" 2>/dev/null || echo none), or the artifact differs: $(tail -n 2 "$out/rev-$prec.err" | tr '\n' ' ' | cut -c1-300)"
+    echo "FAIL $prec CUDA_EMU_ORDER=reverse: chain $(jq -r .chain "$out/rev-$prec.json" 2>/dev/null || echo none), or the artifact differs: $(tail -n 2 "$out/rev-$prec.err" | tr '\n' ' ' | cut -c1-300) $(grep -q Sanitizer "$out/rev-$prec.err" && err_excerpt "$out/rev-$prec.err")"
     bad=1
   fi
   for k in chain last_loss_bits val_bpb model_bytes; do
