@@ -1,11 +1,14 @@
 #!/bin/sh
-# Does the stand-in see each barrier? Every __syncthreads() of the kernel
-# files given (default: all of kernels/*.cu that have one) is taken out
-# in turn; the file is compiled for the stand-in as ci/cuda-emu.sh
+# Does the stand-in see each barrier? Every __syncthreads() and
+# __syncwarp() of the kernel files given (default: all of kernels/*.cu
+# that have one) is taken out in turn; the file is compiled for the stand-in as ci/cuda-emu.sh
 # compiles it, and the GPU tests that call its kernels run in both orders
 # (CUDA_EMU_ORDER). One line a barrier: "caught" with how (a stand-in
 # report, a crash, or the tests' bits), or "MISSED": a barrier the tests pass
 # without, which is redundant or untested; which one, the code says.
+# (A __syncwarp next to a warp's mma, ldmatrix or shuffle cannot show:
+# the stand-in's lanes all reach those before any goes on, as a GPU's do,
+# but the PTX memory model still asks for the __syncwarp.)
 # A measuring tool, not a test: minutes (about 15 s a barrier on 2
 # cores); not run by CI. Needs make build and g++.
 #   sh ci/emu-barriers.sh [kernels/NAME.cu...]
@@ -17,15 +20,15 @@ work=build/emu-barriers
 PGOLF_EMU_ONLY_BINARY=1 sh ci/cuda-emu.sh >/dev/null
 rm -rf "$work" && mkdir -p "$work"
 CXXFLAGS="-std=c++17 -O2 -ffp-contract=off -Wall -Wextra -D_GNU_SOURCE -DPGOLF_HAVE_CUDA -I. -I$CUDA_HOME/include"
-files=${*:-$(grep -l '__syncthreads()' kernels/*.cu)}
+files=${*:-$(grep -lE '__syncthreads\(\)|__syncwarp\(\)' kernels/*.cu)}
 for f in $files; do
   n=$(basename "$f" .cu)
   # The tests of a file's kernels: those that include its header
   # (attention_mma's kernels are declared in attention.h).
   tests=$(grep -l "kernels/${n%_mma}\.h" tests/test_cuda_*.c | grep -v 'test_cuda_matmul\.c' || true)
   [ -n "$tests" ] || { echo "$f: no GPU test includes kernels/${n%_mma}.h"; continue; }
-  for ln in $(grep -n '__syncthreads()' "$f" | cut -d: -f1); do
-    sed "${ln}s/__syncthreads()/(void)0/" "$f" >"$work/$n.cu"
+  for ln in $(grep -nE '__syncthreads\(\)|__syncwarp\(\)' "$f" | cut -d: -f1); do
+    sed -E "${ln}s/__sync(threads|warp)\(\)/(void)0/" "$f" >"$work/$n.cu"
     python3 ci/cuda_emu/launches.py "$work/$n.cu" "$work/$n.cpp"
     # shellcheck disable=SC2086
     g++ $CXXFLAGS -DCUDA_EW_MAX_BLOCKS=3 -Wno-unused-parameter -Wno-unknown-pragmas \
