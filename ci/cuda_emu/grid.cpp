@@ -343,8 +343,8 @@ unsigned emu_shfl(unsigned v, unsigned mask, int k, int down) {
 
 /* CUDA_EMU_ORDER: "forward" (the default) or "reverse", read at the
  * first launch unless emu_set_order chose. Reversed, the blocks of a grid
- * run from the last to the first and each round of a block resumes its
- * threads from the last to the first. Between two barriers a thread runs
+ * run from the last to the first, and so do a block's warps between two
+ * barriers and a warp's lanes. Between two barriers a thread runs
  * before every higher one in one order and after it in the other, so a
  * read that a missing barrier leaves unordered with another thread's
  * write (or a write with another's read) sees the other value in one of
