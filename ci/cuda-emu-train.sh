@@ -26,15 +26,10 @@
 #   sh ci/cuda-emu-train.sh
 set -eu
 cd "$(dirname "$0")/.."
+. ci/cuda_emu/build.sh
+emu=$emu_out/pgolf
 out=build/cuda-emu-train
-emu=build/cuda-emu/pgolf
-if [ "${CUDA_EMU_SANITIZE:-0}" = 1 ]; then
-  # the stand-in's pgolf with ASan and UBSan (ci/cuda-emu.sh)
-  out=build/cuda-emu-train-sanitize
-  emu=build/cuda-emu-sanitize/pgolf
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
-  export ASAN_OPTIONS UBSAN_OPTIONS
-fi
+if [ "${CUDA_EMU_SANITIZE:-0}" = 1 ]; then out=build/cuda-emu-train-sanitize; fi
 rm -rf "$out" && mkdir -p "$out"
 PGOLF_EMU_ONLY_BINARY=1 sh ci/cuda-emu.sh >/dev/null
 . tests/e2e/lib.sh

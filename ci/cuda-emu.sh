@@ -22,32 +22,19 @@
 # CUDA_EMU_SANITIZE=1: the kernels, the stand-in and the tests built with
 # AddressSanitizer and UBSan and linked with make sanitize's library
 # (build/sanitize; the stand-in announces its stack switches to ASan), in
-# build/cuda-emu-sanitize: an index past an array (a __shared__ one, the
-# device's memory) or undefined arithmetic in a kernel stops the test
-# with the sanitizer's report, as compute-sanitizer's memcheck would on a
-# GPU. Leaks are not checked there (the tests' device memory lives to the
-# end).
+# build/cuda-emu-sanitize (ci/cuda_emu/build.sh): an index past an array
+# (a __shared__ one, the device's memory) or undefined arithmetic in a
+# kernel stops the test with the sanitizer's report, as
+# compute-sanitizer's memcheck would on a GPU.
 # Exits 1 if a test fails.
 #   sh ci/cuda-emu.sh [tests/test_cuda_NAME.c...]   (default: all but matmul)
 set -eu
 cd "$(dirname "$0")/.."
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-out=build/cuda-emu
-lib=build/release/libpgolf.a
-opt=-O2
-san=""
-if [ "${CUDA_EMU_SANITIZE:-0}" = 1 ]; then
-  out=build/cuda-emu-sanitize
-  lib=build/sanitize/libpgolf.a
-  opt=-O1
-  san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}
-  UBSAN_OPTIONS=print_stacktrace=1
-  export ASAN_OPTIONS UBSAN_OPTIONS
-fi
+. ci/cuda_emu/build.sh
+out=$emu_out
+lib=$emu_lib
 [ -f "$lib" ] || { echo "cuda-emu: no $lib (run make build, or make sanitize, first)"; exit 2; }
 mkdir -p "$out/src"
-CXXFLAGS="-std=c++17 $opt $san -ffp-contract=off -Wall -Wextra -D_GNU_SOURCE -DPGOLF_HAVE_CUDA -I. -I$CUDA_HOME/include"
 # shellcheck disable=SC2086
 g++ $CXXFLAGS -c -o "$out/emu.o" ci/cuda_emu/emu.cpp
 # shellcheck disable=SC2086
@@ -65,12 +52,7 @@ for f in kernels/*.cu; do
     objs="$objs $out/$n.o"
     continue
   fi
-  python3 ci/cuda_emu/launches.py "$f" "$out/src/$n.cpp"
-  # Elementwise launches of at most 3 blocks (kernels/cuda_common.h):
-  # each thread of the tests' small shapes walks many elements.
-  # shellcheck disable=SC2086
-  g++ $CXXFLAGS -DCUDA_EW_MAX_BLOCKS=3 -Wno-unused-parameter -Wno-unknown-pragmas -include ci/cuda_emu/emu.h \
-    -c -o "$out/$n.o" "$out/src/$n.cpp"
+  emu_kernel "$f" "$out/src/$n.cpp" "$out/$n.o"
   objs="$objs $out/$n.o"
 done
 # An archive, so a test links only the kernels it calls.
@@ -84,7 +66,7 @@ ar d "$out/libpgolf-cpu.a" $(ar t "$out/libpgolf-cpu.a" | grep '\.cu\.o$')
 # exporting the runtime's symbols (-rdynamic) to the dlopen'ed NCCL
 # stand-in, which synchronises with the streams it is given.
 # shellcheck disable=SC2046,SC2086
-cc $san -rdynamic -o "$out/pgolf" "$(dirname "$lib")/obj/common/pgolf.o" $emu -Wl,--start-group \
+cc $emu_san -rdynamic -o "$out/pgolf" "$(dirname "$lib")/obj/common/pgolf.o" $emu -Wl,--start-group \
   "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -fopenmp -lcrypto -ljansson -lz \
   -llzma -lbrotlidec -lpthread -ldl -lm -lstdc++ $(pkg-config --libs ompi-c 2>/dev/null)
 # NCCL's stand-in (bytes over MPI), loaded as pgolf loads libnccl; without
@@ -126,11 +108,7 @@ for ctx in asm ucontext; do
 done
 for t in ${*:-$(ls tests/test_cuda_*.c | grep -v 'test_cuda_matmul\.c')}; do
   n=$(basename "$t" .c)
-  # shellcheck disable=SC2046,SC2086
-  cc -std=c11 -Wall -Wextra -Werror $opt $san -ffp-contract=off -fno-strict-aliasing -D_GNU_SOURCE -rdynamic \
-    -fopenmp -I. -I"$(dirname "$lib")" -DPGOLF_HAVE_CUDA -I"$CUDA_HOME/include" -o "$out/$n" "$t" \
-    $emu -Wl,--start-group "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -lcmocka -fopenmp -lcrypto -ljansson -lz -lpthread -ldl -lm -lstdc++ \
-    $(pkg-config --libs ompi-c 2>/dev/null)
+  emu_test "$t" "$out/libemu-kernels.a" "$out/$n"
   if "$out/$n" >"$out/$n.txt" 2>&1; then
     echo "ok $n on the CPU stand-in: $(sed -n 's/^\[  PASSED  \] //p' "$out/$n.txt")"
   else

@@ -1,11 +1,12 @@
 #!/bin/sh
 # Does the stand-in see each barrier? Every __syncthreads() and
 # __syncwarp() of the kernel files given (default: all of kernels/*.cu
-# that have one) is taken out in turn; the file is compiled for the stand-in as ci/cuda-emu.sh
-# compiles it, and the GPU tests that call its kernels run in both orders
-# (CUDA_EMU_ORDER). One line a barrier: "caught" with how (a stand-in
-# report, a crash, or the tests' bits), or "MISSED": a barrier the tests pass
-# without, which is redundant or untested; which one, the code says.
+# that have one) is taken out in turn; the file is built for the stand-in
+# as ci/cuda-emu.sh builds it (ci/cuda_emu/build.sh), and the GPU tests
+# that call its kernels run in both orders (CUDA_EMU_ORDER). One line a
+# barrier: "caught" with how (a stand-in report, a crash, or the tests'
+# bits), or "MISSED": a barrier the tests pass without, which is
+# redundant or untested; which one, the code says.
 # (A __syncwarp next to a warp's mma, ldmatrix or shuffle cannot show:
 # the stand-in's lanes all reach those before any goes on, as a GPU's do,
 # but the PTX memory model still asks for the __syncwarp.)
@@ -14,12 +15,10 @@
 #   sh ci/emu-barriers.sh [kernels/NAME.cu...]
 set -eu
 cd "$(dirname "$0")/.."
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-out=build/cuda-emu
-work=build/emu-barriers
 PGOLF_EMU_ONLY_BINARY=1 sh ci/cuda-emu.sh >/dev/null
+. ci/cuda_emu/build.sh
+work=build/emu-barriers
 rm -rf "$work" && mkdir -p "$work"
-CXXFLAGS="-std=c++17 -O2 -ffp-contract=off -Wall -Wextra -D_GNU_SOURCE -DPGOLF_HAVE_CUDA -I. -I$CUDA_HOME/include"
 files=${*:-$(grep -lE '__syncthreads\(\)|__syncwarp\(\)' kernels/*.cu)}
 for f in $files; do
   n=$(basename "$f" .cu)
@@ -29,20 +28,13 @@ for f in $files; do
   [ -n "$tests" ] || { echo "$f: no GPU test includes kernels/${n%_mma}.h"; continue; }
   for ln in $(grep -nE '__syncthreads\(\)|__syncwarp\(\)' "$f" | cut -d: -f1); do
     sed -E "${ln}s/__sync(threads|warp)\(\)/(void)0/" "$f" >"$work/$n.cu"
-    python3 ci/cuda_emu/launches.py "$work/$n.cu" "$work/$n.cpp"
-    # shellcheck disable=SC2086
-    g++ $CXXFLAGS -DCUDA_EW_MAX_BLOCKS=3 -Wno-unused-parameter -Wno-unknown-pragmas \
-      -include ci/cuda_emu/emu.h -c -o "$work/$n.o" "$work/$n.cpp"
-    cp "$out/libemu-kernels.a" "$work/lib.a"
+    emu_kernel "$work/$n.cu" "$work/$n.cpp" "$work/$n.o"
+    cp "$emu_out/libemu-kernels.a" "$work/lib.a"
     (cd "$work" && ar rcs lib.a "$n.o")
     how=""
     for t in $tests; do
       tn=$(basename "$t" .c)
-      # shellcheck disable=SC2046,SC2086
-      cc -std=c11 -O2 -ffp-contract=off -fno-strict-aliasing -D_GNU_SOURCE -rdynamic -fopenmp -I. \
-        -Ibuild/release -DPGOLF_HAVE_CUDA -I"$CUDA_HOME/include" -o "$work/$tn" "$t" "$out/emu.o" \
-        "$out/grid.o" -Wl,--start-group "$work/lib.a" "$out/libpgolf-cpu.a" -Wl,--end-group -lcmocka \
-        -fopenmp -lcrypto -ljansson -lz -lpthread -ldl -lm -lstdc++ $(pkg-config --libs ompi-c 2>/dev/null)
+      emu_test "$t" "$work/lib.a" "$work/$tn"
       for o in forward reverse; do
         CUDA_EMU_ORDER=$o "$work/$tn" >"$work/run.txt" 2>&1 && continue
         if grep -q '^cuda-emu:' "$work/run.txt"; then how="$how $tn/$o:report"

@@ -451,15 +451,15 @@ static void shared_read(unsigned t, const void *p) {
 static void shared_write(unsigned t, const void *p, bool land) {
   chunk_use &c = chunk_at(p);
   const unsigned w = t / WARP;
+  if (land) { /* any read since the issue was reported then (in flight) */
+    c.inflight--, c.wphase = g.phase, c.wwarp = (int)w;
+    return;
+  }
   if (c.rphase == g.phase && (c.readers & ~(1u << w)))
     fail(t,
          "cp.async writes shared memory (%s) that warp %d read by ldmatrix with no __syncthreads "
          "between",
          shared_name(p), __builtin_ctz(c.readers & ~(1u << w)));
-  if (land) {
-    c.inflight--, c.wphase = g.phase, c.wwarp = (int)w;
-    return;
-  }
   if ((c.inflight && (unsigned)c.iwarp != w) ||
       (c.wwarp >= 0 && c.wphase == g.phase && (unsigned)c.wwarp != w))
     fail(

@@ -239,6 +239,14 @@ __global__ void share_kernel(const unsigned short *x, unsigned *out, int mode) {
   out[threadIdx.x] = r[0];
 }
 
+/* Thread 3 copies to a shared address 8 bytes past a 16-byte boundary. */
+__global__ void cp_async_misaligned_kernel(const unsigned short *x) {
+  __shared__ __align__(16) unsigned short s[32 * 16];
+  emu_cp_async16(&s[threadIdx.x * 16 + (threadIdx.x == 3 ? 4 : 0)], x, 16);
+  emu_cp_async_commit();
+  emu_cp_async_wait(0);
+}
+
 /* Thread 0 of block 1 returns before the barrier the others wait at. */
 __global__ void early_return_kernel(float *y) {
   if (blockIdx.x == 1 && threadIdx.x == 0) return;
@@ -518,6 +526,9 @@ static void launch_shfl_half(void) { shfl_half_kernel<<<1, 32>>>((unsigned *)dev
 static void launch_cp_unwaited(void) {
   cp_async_unwaited_kernel<<<1, 32>>>((const unsigned short *)dev(16));
 }
+static void launch_cp_misaligned(void) {
+  cp_async_misaligned_kernel<<<1, 32>>>((const unsigned short *)dev(16));
+}
 static void launch_share(int mode) {
   share_kernel<<<1, 64>>>((const unsigned short *)dev(128), (unsigned *)dev(64 * 4), mode);
 }
@@ -546,6 +557,9 @@ int main(void) {
       "share_kernel, block (0,0,0), thread 32: ldmatrix reads shared memory (s + 0 bytes) while a "
       "cp.async of warp 0 to it is in flight",
       "an ldmatrix of a chunk whose cp.async is in flight is reported");
+  must_hang(launch_cp_misaligned,
+            "cp_async_misaligned_kernel, block (0,0,0), thread 3: cp.async of 16 bytes from",
+            "a cp.async to an address that is not 16-byte aligned is reported");
   must_hang(launch_cp_unwaited,
             "cp_async_unwaited_kernel, block (0,0,0), thread 0: has finished with 1 cp.async "
             "copies never waited for",

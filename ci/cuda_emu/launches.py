@@ -14,6 +14,8 @@ which the same inputs make right.  usage: launches.py IN.cu OUT.cpp"""
 import re
 import sys
 
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", flags=re.S)
+
 
 def split_top(text):
     """Split at the commas outside parentheses and brackets."""
@@ -45,7 +47,7 @@ def launch_bounds(src):
     expression of the file), read from the words between __global__ and
     the name: __global__ void __launch_bounds__(N[, M]) name(...)."""
     bounds = {}
-    src = re.sub(r"/\*.*?\*/|//[^\n]*", " ", src, flags=re.S)  # not in comments
+    src = COMMENT.sub(" ", src)  # not in comments
     for m in re.finditer(r"\b__global__\b", src):
         at, bound = m.end(), "1024"
         while True:
@@ -65,7 +67,7 @@ def launch_bounds(src):
 
 
 def comment_spans(src):
-    return [(m.start(), m.end()) for m in re.finditer(r"/\*.*?\*/|//[^\n]*", src, flags=re.S)]
+    return [(m.start(), m.end()) for m in COMMENT.finditer(src)]
 
 
 def fresh_shared(src):
