@@ -20,16 +20,19 @@
 # STEPS steps (default 2), PRECISIONS (default "fp32 mixed"), a validation
 # split of the demo's first 1,089 tokens (as ci/cuda-emu-train.sh's): about
 # a minute on 2 cores. Needs make build and mpirun. Exits 1 on any
-# difference.
+# difference. CUDA_EMU_SANITIZE=1: the stand-in's pgolf with ASan and
+# UBSan (ci/cuda_emu/build.sh; needs make sanitize's library), every
+# process of every mpirun under them.
 #   sh ci/cuda-emu-world.sh
 set -eu
 cd "$(dirname "$0")/.."
-out=build/cuda-emu-world
+. ci/cuda_emu/build.sh
+out=build/cuda-emu-world${emu_san:+-sanitize}
 rm -rf "$out" && mkdir -p "$out"
 command -v mpirun >/dev/null 2>&1 || { echo "cuda-emu-world: no mpirun (Debian: openmpi-bin)"; exit 2; }
 PGOLF_EMU_ONLY_BINARY=1 sh ci/cuda-emu.sh >/dev/null
-emu=build/cuda-emu/pgolf
-PGOLF_NCCL_LIBRARY=$(pwd)/build/cuda-emu/libnccl-standin.so
+emu=$emu_out/pgolf
+PGOLF_NCCL_LIBRARY=$(pwd)/$emu_out/libnccl-standin.so
 OMP_WAIT_POLICY=passive
 export PGOLF_NCCL_LIBRARY OMP_WAIT_POLICY
 . tests/e2e/lib.sh
