@@ -16,8 +16,15 @@
 # so a missing event or synchronisation fails here; the stand-in's own
 # tests of that, ci/cuda_emu/streams_selftest.cu, and of its barriers
 # (a hang a GPU would have is reported, named), ci/cuda_emu/grid_selftest.cu,
-# run first. Each test runs twice: blocks and threads in order, then last
-# first (CUDA_EMU_ORDER=reverse), so a missing barrier shows in one run.
+# run first. A shared-memory access that no barrier orders with another
+# thread's (no __syncthreads between warps, no __syncwarp between lanes)
+# is reported whatever the data: the kernels are built with gcc's
+# -fsanitize=thread instrumentation, which calls the stand-in at each
+# load and store (ci/cuda_emu/grid.cpp). Each test also runs twice:
+# blocks and threads in order, then last first (CUDA_EMU_ORDER=reverse),
+# so a missing barrier shows in the bits of one run (the only check of
+# that kind under CUDA_EMU_SANITIZE, which excludes the instrumentation;
+# and of global memory between blocks).
 # Needs build/release/libpgolf.a (make build), g++ and python3.
 # CUDA_EMU_SANITIZE=1: the kernels, the stand-in and the tests built with
 # AddressSanitizer and UBSan and linked with make sanitize's library
@@ -97,7 +104,7 @@ fi
 # coroutines' switches (CUDA_EMU_CONTEXT, ci/cuda_emu/grid.cpp).
 python3 ci/cuda_emu/launches.py ci/cuda_emu/grid_selftest.cu "$out/src/grid_selftest.cpp"
 # shellcheck disable=SC2086
-g++ $CXXFLAGS -include ci/cuda_emu/emu.h -o "$out/grid_selftest" "$out/src/grid_selftest.cpp" $emu
+g++ $CXXFLAGS $emu_plain -rdynamic -include ci/cuda_emu/emu.h -o "$out/grid_selftest" "$out/src/grid_selftest.cpp" $emu
 for ctx in asm ucontext; do
   if CUDA_EMU_CONTEXT=$ctx "$out/grid_selftest" >"$out/grid_selftest-$ctx.txt" 2>&1; then
     echo "ok grid_selftest ($ctx) on the CPU stand-in: $(grep -c '^ok' "$out/grid_selftest-$ctx.txt") checks"

@@ -6,10 +6,8 @@
 # that call its kernels run in both orders (CUDA_EMU_ORDER). One line a
 # barrier: "caught" with how (a stand-in report, a crash, or the tests'
 # bits), or "MISSED": a barrier the tests pass without, which is
-# redundant or untested; which one, the code says.
-# (A __syncwarp next to a warp's mma, ldmatrix or shuffle cannot show:
-# the stand-in's lanes all reach those before any goes on, as a GPU's do,
-# but the PTX memory model still asks for the __syncwarp.)
+# redundant or untested; which one, the code says. (A "report" is the
+# stand-in's race check, which needs no wrong bits: ci/cuda_emu/grid.cpp.)
 # A measuring tool, not a test: minutes (about 15 s a barrier on 2
 # cores); not run by CI. Needs make build and g++.
 #   sh ci/emu-barriers.sh [kernels/NAME.cu...]

@@ -11,11 +11,16 @@ emu_out=build/cuda-emu
 emu_lib=build/release/libpgolf.a
 emu_opt=-O2
 emu_san=""
+# The kernels' loads and stores reported to the stand-in's race check of
+# shared memory (gcc's ThreadSanitizer instrumentation, with grid.cpp's
+# hooks for its runtime); not with ASan, which excludes it.
+emu_plain="-fsanitize=thread --param tsan-instrument-func-entry-exit=0"
 if [ "${CUDA_EMU_SANITIZE:-0}" = 1 ]; then
   emu_out=build/cuda-emu-sanitize
   emu_lib=build/sanitize/libpgolf.a
   emu_opt=-O1
   emu_san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  emu_plain=""
   case ":${ASAN_OPTIONS:-}:" in
     *:detect_leaks=0:*) ;;
     *) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS} ;;
@@ -23,7 +28,7 @@ if [ "${CUDA_EMU_SANITIZE:-0}" = 1 ]; then
   UBSAN_OPTIONS=print_stacktrace=1
   export ASAN_OPTIONS UBSAN_OPTIONS
 fi
-CXXFLAGS="-std=c++17 $emu_opt $emu_san -ffp-contract=off -Wall -Wextra -D_GNU_SOURCE -DPGOLF_HAVE_CUDA -I. -I$CUDA_HOME/include"
+CXXFLAGS="-std=c++17 $emu_opt -g1 $emu_san -ffp-contract=off -Wall -Wextra -D_GNU_SOURCE -DPGOLF_HAVE_CUDA -I. -I$CUDA_HOME/include"
 
 # emu_kernel SRC.cu CPP OBJ: a kernel file as plain C++ for the stand-in
 # (launches.py rewrites its launches and __shared__ declarations into CPP),
@@ -33,7 +38,7 @@ CXXFLAGS="-std=c++17 $emu_opt $emu_san -ffp-contract=off -Wall -Wextra -D_GNU_SO
 emu_kernel() {
   python3 ci/cuda_emu/launches.py "$1" "$2"
   # shellcheck disable=SC2086
-  g++ $CXXFLAGS -DCUDA_EW_MAX_BLOCKS=3 -Wno-unused-parameter -Wno-unknown-pragmas \
+  g++ $CXXFLAGS $emu_plain -DCUDA_EW_MAX_BLOCKS=3 -Wno-unused-parameter -Wno-unknown-pragmas \
     -include ci/cuda_emu/emu.h -c -o "$3" "$2"
 }
 

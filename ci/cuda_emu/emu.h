@@ -14,8 +14,11 @@
  *     0x7f bytes (3.4e38 as a float; 0xff, NaNs, in reverse order) when a
  *     block's first thread declares it, as a GPU's shared memory starts as
  *     garbage (launches.py adds the call);
- *   - races between warps in shared memory through cp.async and ldmatrix
- *     are reported (grid.cpp);
+ *   - races in shared memory are reported, whatever the data (grid.cpp):
+ *     between warps with no __syncthreads between, and between lanes of a
+ *     warp with no __syncwarp either, for the kernels' plain loads and
+ *     stores (the kernels are built with gcc's -fsanitize=thread
+ *     instrumentation, grid.cpp its hooks) and for cp.async and ldmatrix;
  *   - device memory is host memory.
  * It checks the kernels' logic: indices, the reduction orders, barriers,
  * aliasing. It cannot check nvcc's code generation: the arithmetic here is
@@ -123,9 +126,10 @@ extern thread_local emu_place emu_here;
 
 void emu_syncthreads();
 unsigned emu_ballot(int pred);
+void emu_syncwarp(void);
 #define __syncthreads() emu_syncthreads()
 #define __ballot_sync(mask, pred) emu_ballot(pred)
-#define __syncwarp(...) ((void)emu_ballot(1))
+#define __syncwarp(...) emu_syncwarp()
 #define __popc(x) __builtin_popcount(x)
 
 /* __shfl_sync(mask, v, src) and __shfl_down_sync(mask, v, delta) over a
@@ -220,10 +224,13 @@ bool emu_launch_ok(dim3 grid, dim3 block, unsigned bounds, const char *name);
 
 /* For emu-only tests: choose the schedule (as CUDA_EMU_SCHEDULE), the
  * race reaction (as CUDA_EMU_RACES) and the blocks' and threads' order (as
- * CUDA_EMU_ORDER; grid.cpp); the races reported so far. */
+ * CUDA_EMU_ORDER; grid.cpp); turn the race check of plain shared-memory
+ * accesses off (0) or on (1, the default; it applies to the blocks that
+ * start after); the races reported so far. */
 void emu_set_schedule(const char *schedule);
 void emu_set_races(const char *mode);
 void emu_set_order(const char *mode);
+void emu_set_plain_races(int on);
 unsigned long emu_races(void);
 
 /* A pointer argument is an access: a write unless it points to const. */

@@ -33,8 +33,13 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <cxxabi.h>
+#include <dlfcn.h>
+
+#include <atomic>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 thread_local emu_place emu_here;
 
@@ -69,6 +74,8 @@ static struct {
   unsigned sync, done;
   unsigned phase; /* __syncthreads releases so far in the block */
   unsigned warp_sync[MAX_WARPS], warp_ballot[MAX_WARPS], warp_done[MAX_WARPS];
+  unsigned warp_syncwarp[MAX_WARPS]; /* of warp_ballot: lanes at __syncwarp */
+  unsigned warp_epoch[MAX_WARPS];    /* __syncwarp releases of each warp in the block */
 } g;
 
 static std::mutex grid_lock;
@@ -219,26 +226,41 @@ void emu_syncthreads() {
   yield(c);
 }
 
-unsigned emu_ballot(int pred) {
-  coro *c = current("__ballot_sync");
+/* A warp's lanes meet (__ballot_sync, and the shuffles, products and
+ * ldmatrix built on it; sync: __syncwarp). A release of __syncwarp
+ * starts the warp's next epoch, which orders the lanes' shared-memory
+ * accesses before it with those after (the race check below); the other
+ * meetings order no memory, as the PTX memory model has it. Lanes meeting
+ * at __syncwarp and at another of these are reported. */
+static unsigned warp_meet(const char *what, int pred, bool sync) {
+  coro *c = current(what);
   unsigned t = (unsigned)(c - cos), w = t / WARP, lane0 = w * WARP;
   if (g.warp_done[w])
-    fail(t, "waits at __ballot_sync, but thread %u of its warp has finished",
+    fail(t, "waits at %s, but thread %u of its warp has finished", what,
          first_in(lane0, lane0 + WARP, DONE));
   if (g.warp_sync[w])
-    fail(t, "waits at __ballot_sync, but thread %u of its warp waits at __syncthreads",
+    fail(t, "waits at %s, but thread %u of its warp waits at __syncthreads", what,
          first_in(lane0, lane0 + WARP, AT_SYNC));
   c->state = AT_BALLOT;
   c->vote = pred != 0;
+  g.warp_syncwarp[w] += sync;
   if (++g.warp_ballot[w] == WARP) {
+    if (g.warp_syncwarp[w] % WARP)
+      fail(t, "%u lanes of its warp meet at __syncwarp, the others at another warp instruction",
+           g.warp_syncwarp[w]);
     unsigned mask = 0;
     for (unsigned i = 0; i < WARP; i++) mask |= cos[lane0 + i].vote << i;
     for (unsigned i = 0; i < WARP; i++) cos[lane0 + i].mask = mask, cos[lane0 + i].state = RUNNABLE;
     g.warp_ballot[w] = 0;
+    g.warp_epoch[w] += g.warp_syncwarp[w] != 0;
+    g.warp_syncwarp[w] = 0;
   }
   yield(c);
   return c->mask;
 }
+
+unsigned emu_ballot(int pred) { return warp_meet("__ballot_sync", pred, false); }
+void emu_syncwarp(void) { (void)warp_meet("__syncwarp", 1, true); }
 
 /* emu.h's tensor-core product. The lanes of a warp leave their fragments
  * in the warp's slot, meet at a ballot (which also reports a lane that
@@ -379,9 +401,12 @@ static struct {
   struct {
     const char *p, *name;
     size_t bytes;
+    struct byte_use *shadow; /* its records for the plain race check */
   } a[FRESH_MAX];
   unsigned n;
 } fresh;
+
+static void plain_array(unsigned i);
 
 void emu_shared_fresh(void *p, size_t bytes, const char *name) {
   const unsigned t = (unsigned)(current("__shared__") - cos);
@@ -390,7 +415,8 @@ void emu_shared_fresh(void *p, size_t bytes, const char *name) {
   if (fresh.n == FRESH_MAX)
     fail(t, "declares more than %d __shared__ arrays (the stand-in's limit)", FRESH_MAX);
   memset(p, order_reverse() ? 0xff : 0x7f, bytes);
-  fresh.a[fresh.n++] = {(const char *)p, name, bytes};
+  fresh.a[fresh.n] = {(const char *)p, name, bytes, nullptr};
+  plain_array(fresh.n++);
 }
 
 /* Where p is, for a report: "name + offset" in a fresh array, else p. */
@@ -413,10 +439,10 @@ static const char *shared_name(const void *p) {
  * and another reads (either way round) or writes is a race: a GPU may
  * order the two either way, whatever order the stand-in ran them in. So
  * is any read of a chunk with a copy still in flight. Each is reported,
- * naming the kernel, block, thread and the other warp, and aborts. Plain
- * loads and stores of shared memory are not seen (the orders of
- * CUDA_EMU_ORDER are what catches a barrier missing there). Cleared at
- * each block; phases count the block's __syncthreads releases. */
+ * naming the kernel, block, thread and the other warp, and aborts. The
+ * plain loads and stores are checked below, as are these accesses again
+ * against them. Cleared at each block; phases count the block's
+ * __syncthreads releases. */
 struct chunk_use {
   unsigned wphase, rphase; /* the phase of the last landed write, of the readers */
   unsigned readers;        /* warps (bit w) that read it in rphase */
@@ -469,6 +495,229 @@ static void shared_write(unsigned t, const void *p, bool land) {
   c.inflight++, c.iwarp = (int)w;
 }
 
+/* Races through plain loads and stores of shared memory, whatever the
+ * data. The kernels are compiled for the stand-in with gcc's
+ * -fsanitize=thread instrumentation (ci/cuda_emu/build.sh) and no
+ * ThreadSanitizer runtime: each load and store calls the __tsan_* hooks
+ * below with its address, and the stand-in keeps, for each 2 bytes (a
+ * bf16, the smallest element the kernels store) of the running block's
+ * __shared__ arrays, its last write and its reads since the last
+ * __syncthreads. Two accesses by different threads, at least one a
+ * store, race unless a __syncthreads lies between them or, for two lanes
+ * of one warp, a __syncwarp; each race is reported with the array, the
+ * offset, the other thread or warp and the code (its .cu line), and
+ * aborts. The accesses the stand-in makes itself count too: an ldmatrix
+ * reads its rows, a cp.async writes its 16 bytes when it lands (and races
+ * at its issue with what was read before), and a plain read of bytes
+ * whose cp.async is still in flight is reported as ldmatrix's is. A
+ * block's records go stale at its start (the phase advances), so none is
+ * cleared. Not checked: global memory (the orders of CUDA_EMU_ORDER and
+ * the stream schedule cover it), and a build with ASan, which cannot be
+ * combined with the instrumentation. */
+struct byte_use {
+  unsigned wphase, wepoch; /* the last write: its phase, its warp's epoch */
+  unsigned rphase, repoch; /* reads in rphase; rthr's warp's in repoch */
+  unsigned rwarps;         /* warps (bit w) that read it in rphase */
+  unsigned short wthr;     /* the last write's thread */
+  unsigned short rthr[2];  /* two threads that read it (warp rthr[0] / 32, repoch) */
+  unsigned short inflight; /* cp.async copies to it issued and not landed */
+};
+enum { GRAIN = 2 }; /* bytes a record covers */
+static std::unordered_map<const void *, std::vector<byte_use>> shadows;
+static std::atomic<uintptr_t> plain_lo, plain_span; /* the arrays' hull; 0: none */
+static bool plain_off;                              /* emu_set_plain_races(0) */
+
+void emu_set_plain_races(int on) { plain_off = !on; }
+
+/* Shared array i of the running block, declared: its records (none while
+ * the check is off). In-flight counts left by an aborted block's copies
+ * cannot be: a thread finishing with copies is reported. */
+static void plain_array(unsigned i) {
+  if (plain_off) return;
+  std::vector<byte_use> &v = shadows[fresh.a[i].p];
+  const size_t n = (fresh.a[i].bytes + GRAIN - 1) / GRAIN;
+  if (v.size() < n) v.resize(n, byte_use{0, 0, 0, 0, 0, 0, {0, 0}, 0});
+  fresh.a[i].shadow = v.data();
+  uintptr_t lo = (uintptr_t)fresh.a[i].p, hi = lo + fresh.a[i].bytes;
+  if (plain_span.load(std::memory_order_relaxed)) {
+    uintptr_t olo = plain_lo.load(std::memory_order_relaxed);
+    uintptr_t ohi = olo + plain_span.load(std::memory_order_relaxed);
+    lo = lo < olo ? lo : olo, hi = hi > ohi ? hi : ohi;
+  }
+  plain_lo.store(lo, std::memory_order_relaxed);
+  plain_span.store(hi - lo, std::memory_order_relaxed);
+}
+
+/* The code at pc (a return address), for a report: "symbol+0xoffset"
+ * where the executable exports it (-rdynamic), else the address, then
+ * the source lines addr2line finds for it (the .cu file's, through the
+ * generated source's #line; its inlined callers after " in "), where
+ * there is line information (-g1). */
+static const char *code_name(const void *pc) {
+  static char buf[1024];
+  Dl_info di;
+  if (!dladdr(pc, &di) || !di.dli_fname) {
+    snprintf(buf, sizeof buf, "%p", pc);
+    return buf;
+  }
+  size_t k = 0;
+  if (di.dli_sname) {
+    int st = 1;
+    char *dm = abi::__cxa_demangle(di.dli_sname, nullptr, nullptr, &st);
+    k = (size_t)snprintf(buf, sizeof buf, "%s+%#zx", st == 0 && dm ? dm : di.dli_sname,
+                         (size_t)((const char *)pc - (const char *)di.dli_saddr));
+    free(dm);
+  } else {
+    k = (size_t)snprintf(buf, sizeof buf, "%p", pc);
+  }
+  /* addr2line takes a position-independent file's addresses from its
+   * base, another's as they are (ELF's e_type, 3 for ET_DYN). */
+  unsigned char ehdr[18] = {0};
+  FILE *f = fopen(di.dli_fname, "rb");
+  if (f) {
+    if (fread(ehdr, 1, sizeof ehdr, f) != sizeof ehdr) ehdr[16] = 0;
+    fclose(f);
+  }
+  const uintptr_t at = (uintptr_t)pc - 1 - (ehdr[16] == 3 ? (uintptr_t)di.dli_fbase : 0);
+  char cmd[600], line[400];
+  snprintf(cmd, sizeof cmd, "addr2line -i -e '%s' %#zx 2>/dev/null", di.dli_fname, (size_t)at);
+  FILE *p = strchr(di.dli_fname, '\'') ? nullptr : popen(cmd, "r");
+  const char *sep = "; ";
+  while (p && fgets(line, sizeof line, p) && k < sizeof buf) {
+    line[strcspn(line, "\n")] = 0;
+    if (!strncmp(line, "??", 2)) break;
+    char *disc = strstr(line, " (discriminator");
+    if (disc) *disc = 0;
+    const char *slash = strrchr(line, '/');
+    k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", sep, slash ? slash + 1 : line);
+    sep = " in ";
+  }
+  if (p) pclose(p);
+  return buf;
+}
+
+/* The race at p (record u) that thread t's access meets, reported:
+ * another thread's store, or (write) another thread's or warp's read.
+ * Off the hot path. */
+static void __attribute__((noinline, noreturn))
+plain_race(unsigned t, const char *p, const byte_use &u, int kind, const char *verb,
+           const void *pc) {
+  const unsigned w = t / WARP, e = g.warp_epoch[w];
+  char where[160], who[64];
+  snprintf(where, sizeof where, "%s", shared_name(p));
+  if (kind == 0)
+    fail(t, "%s shared memory (%s) that thread %u (warp %u) stored to, with no %s between (at %s)",
+         verb, where, u.wthr, u.wthr / WARP,
+         u.wthr / WARP == w ? "__syncwarp or __syncthreads" : "__syncthreads", code_name(pc));
+  if (kind == 1)
+    fail(t, "%s shared memory (%s) while a cp.async of warp %d to it is in flight (at %s)", verb,
+         where,
+         chunks.count((uintptr_t)p & ~(uintptr_t)15) ? chunks[(uintptr_t)p & ~(uintptr_t)15].iwarp
+                                                     : -1,
+         code_name(pc));
+  const unsigned others = u.rwarps & ~(1u << w);
+  if (others && u.rthr[0] / WARP != w)
+    snprintf(who, sizeof who, "thread %u (warp %u)", u.rthr[0], u.rthr[0] / WARP);
+  else if (others) /* its thread is not kept */
+    snprintf(who, sizeof who, "warp %u", (unsigned)__builtin_ctz(others));
+  else {
+    const unsigned o = u.rthr[0] != t ? u.rthr[0] : u.rthr[1];
+    (void)e;
+    snprintf(who, sizeof who, "thread %u (warp %u)", o, o / WARP);
+  }
+  fail(t, "%s shared memory (%s) that %s read, with no %s between (at %s)", verb, where, who,
+       others ? "__syncthreads" : "__syncwarp or __syncthreads", code_name(pc));
+}
+
+/* Thread t's access of the bytes [p, p + n) of shared array i, checked
+ * against their records and recorded (check_only: a cp.async's issue,
+ * checked as a store and not recorded: it lands later). */
+static void plain_records(unsigned t, unsigned i, const char *p, size_t n, bool write,
+                          bool check_only, const void *pc) {
+  const char *a = fresh.a[i].p, *end = p + n < a + fresh.a[i].bytes ? p + n : a + fresh.a[i].bytes;
+  const unsigned w = t / WARP, e = g.warp_epoch[w], ph = g.phase;
+  const char *verb = check_only ? "cp.async writes" : write ? "stores to" : "reads";
+  for (size_t k = (size_t)(p - a) / GRAIN; a + k * GRAIN < end; k++) {
+    byte_use &u = fresh.a[i].shadow[k];
+    const char *at = a + k * GRAIN > p ? a + k * GRAIN : p;
+    /* another thread's store with nothing between: another warp's in
+     * this phase, or its own warp's in this epoch */
+    if (u.wphase == ph && u.wthr != t && (u.wthr / WARP != w || u.wepoch == e))
+      plain_race(t, at, u, 0, verb, pc);
+    if (!write) {
+      if (u.inflight) plain_race(t, at, u, 1, verb, pc);
+      if (u.rphase != ph) u.rphase = ph, u.rwarps = 0, u.repoch = e - 1;
+      u.rwarps |= 1u << w;
+      /* rthr: readers of warp rthr[0] / 32's latest epoch (two of them);
+       * another warp's read starts them again, as any store by a third
+       * warp races anyway and one by either is told by rwarps */
+      if (u.repoch != e || u.rthr[0] / WARP != w)
+        u.repoch = e, u.rthr[0] = u.rthr[1] = (unsigned short)t;
+      else if (u.rthr[0] == u.rthr[1] && u.rthr[0] != t)
+        u.rthr[1] = (unsigned short)t;
+      continue;
+    }
+    /* another warp's read in this phase, or another lane's in this epoch
+     * (rthr's warp is w when no other warp read) */
+    if (u.rphase == ph &&
+        ((u.rwarps & ~(1u << w)) || (u.repoch == e && (u.rthr[0] != t || u.rthr[1] != t))))
+      plain_race(t, at, u, 2, verb, pc);
+    if (!check_only) u.wphase = ph, u.wepoch = e, u.wthr = (unsigned short)t;
+  }
+}
+
+/* Thread t's access of n bytes at p, a shared array's or not; or (delta)
+ * a cp.async's issue (+1) or landing (-1) on the 16 bytes at p. */
+static void plain_access(unsigned t, const void *p, size_t n, bool write, bool check_only,
+                         const void *pc, int delta = 0) {
+  const char *b = (const char *)p;
+  for (unsigned i = 0; i < fresh.n; i++) {
+    const char *a = fresh.a[i].p;
+    if (b < a || b >= a + fresh.a[i].bytes) continue;
+    if (!fresh.a[i].shadow) return; /* declared while the check was off */
+    if (delta)
+      for (size_t k = (size_t)(b - a) / GRAIN;
+           k * GRAIN < (size_t)(b - a) + n && k * GRAIN < fresh.a[i].bytes; k++)
+        fresh.a[i].shadow[k].inflight = (unsigned short)(fresh.a[i].shadow[k].inflight + delta);
+    else
+      plain_records(t, i, b, n, write, check_only, pc);
+    return;
+  }
+}
+
+/* The instrumentation's entry: a kernel's access in a block's shared
+ * arrays, by the running thread (one outside them, or not in a kernel,
+ * returns at the first test). */
+static inline __attribute__((always_inline)) void plain_hook(const void *p, size_t n, bool write,
+                                                             const void *pc) {
+  if ((uintptr_t)p - plain_lo.load(std::memory_order_relaxed) >=
+      plain_span.load(std::memory_order_relaxed))
+    return;
+  if (!in_grid || !g.cur) return;
+  plain_access((unsigned)(g.cur - cos), p, n, write, false, pc);
+}
+
+extern "C" {
+void __tsan_init(void) {}
+#define PLAIN_HOOKS(n)                                                                             \
+  void __tsan_read##n(void *p) { plain_hook(p, n, false, __builtin_return_address(0)); }           \
+  void __tsan_write##n(void *p) { plain_hook(p, n, true, __builtin_return_address(0)); }           \
+  void __tsan_unaligned_read##n(void *p) { plain_hook(p, n, false, __builtin_return_address(0)); } \
+  void __tsan_unaligned_write##n(void *p) { plain_hook(p, n, true, __builtin_return_address(0)); }
+PLAIN_HOOKS(1)
+PLAIN_HOOKS(2)
+PLAIN_HOOKS(4)
+PLAIN_HOOKS(8)
+PLAIN_HOOKS(16)
+#undef PLAIN_HOOKS
+void __tsan_read_range(void *p, unsigned long n) {
+  plain_hook(p, n, false, __builtin_return_address(0));
+}
+void __tsan_write_range(void *p, unsigned long n) {
+  plain_hook(p, n, true, __builtin_return_address(0));
+}
+}
+
 /* emu.h's ldmatrix, plain and .trans: the lanes leave their row
  * addresses in the warp's slot (two in turn, as the tensor-core product's
  * fragments), meet at a ballot, then each reads its elements from the
@@ -480,12 +729,15 @@ static struct {
 } ldsm;
 
 /* The rows named for this call (lane0's warp), after the ballot. */
-static const void *const *ldsm_rows(coro *c, const void *row, int num, unsigned *lane0,
-                                    unsigned *l) {
+static const void *const *ldsm_rows(coro *c, const void *row, int num, unsigned *lane0, unsigned *l,
+                                    const void *pc) {
   const unsigned t = (unsigned)(c - cos);
   *lane0 = t / WARP * WARP, *l = t - *lane0;
   if ((uintptr_t)row % 16) fail(t, "passes ldmatrix a row address %p not 16-byte aligned", row);
-  if (*l < 8 * (unsigned)num) shared_read(t, row); /* the lanes whose rows are read */
+  if (*l < 8 * (unsigned)num) { /* the lanes whose rows are read */
+    shared_read(t, row);
+    plain_access(t, row, 16, false, false, pc);
+  }
   const unsigned slot = ldsm.calls[t]++ % 2;
   ldsm.row[slot][t] = row;
   emu_ballot(1);
@@ -494,7 +746,8 @@ static const void *const *ldsm_rows(coro *c, const void *row, int num, unsigned 
 
 void emu_ldmatrix(unsigned *r, int num, const void *row) {
   unsigned lane0, l;
-  const void *const *rows = ldsm_rows(current("ldmatrix"), row, num, &lane0, &l);
+  const void *const *rows =
+      ldsm_rows(current("ldmatrix"), row, num, &lane0, &l, __builtin_return_address(0));
   for (int m = 0; m < num; m++) {
     const uint16_t *p = (const uint16_t *)rows[lane0 + 8 * m + l / 4];
     r[m] = (unsigned)p[l % 4 * 2] | (unsigned)p[l % 4 * 2 + 1] << 16;
@@ -503,7 +756,8 @@ void emu_ldmatrix(unsigned *r, int num, const void *row) {
 
 void emu_ldmatrix_trans(unsigned *r, int num, const void *row) {
   unsigned lane0, l;
-  const void *const *rows = ldsm_rows(current("ldmatrix"), row, num, &lane0, &l);
+  const void *const *rows =
+      ldsm_rows(current("ldmatrix"), row, num, &lane0, &l, __builtin_return_address(0));
   for (int m = 0; m < num; m++) {
     const uint16_t *r0 = (const uint16_t *)rows[lane0 + 8 * m + l % 4 * 2];
     const uint16_t *r1 = (const uint16_t *)rows[lane0 + 8 * m + l % 4 * 2 + 1];
@@ -538,6 +792,8 @@ void emu_cp_async16(void *dst, const void *src, int bytes) {
   if (cpa.n[t] == CP_MAX)
     fail(t, "has %d cp.async copies in flight (the stand-in's limit)", CP_MAX);
   shared_write(t, dst, false);
+  plain_access(t, dst, 16, true, true, __builtin_return_address(0));
+  plain_access(t, dst, 16, true, false, nullptr, +1);
   cpa.q[t][cpa.n[t]++] = {dst, src, bytes, cpa.committed[t]};
 }
 
@@ -558,6 +814,8 @@ void emu_cp_async_wait(int n) {
       shared_write(t, e.dst, true);
       memcpy(e.dst, e.src, (size_t)e.bytes);
       memset((char *)e.dst + e.bytes, 0, (size_t)(16 - e.bytes));
+      plain_access(t, e.dst, 16, true, false, nullptr, -1);
+      plain_access(t, e.dst, 16, true, false, __builtin_return_address(0));
     } else {
       cpa.q[t][keep++] = e;
     }
@@ -650,6 +908,12 @@ static void run_block(void) {
   g.sync = g.done = 0;
   fresh.n = 0;
   chunks.clear();
+  /* a new phase: the plain race check's records of earlier blocks go
+   * stale (and none is of phase 0, which its fresh records carry) */
+  g.phase++;
+  memset(g.warp_epoch, 0, sizeof g.warp_epoch);
+  memset(g.warp_syncwarp, 0, sizeof g.warp_syncwarp);
+  plain_span.store(0, std::memory_order_relaxed);
   memset(g.warp_sync, 0, sizeof g.warp_sync);
   memset(g.warp_ballot, 0, sizeof g.warp_ballot);
   memset(g.warp_done, 0, sizeof g.warp_done);
@@ -727,4 +991,5 @@ void emu_run_grid(dim3 grid, dim3 block, const std::function<void()> &body, cons
   __asm__ volatile("fldcw %0" : : "m"(fpucw));
 #endif
   in_grid = false;
+  plain_span.store(0, std::memory_order_relaxed);
 }

@@ -239,6 +239,46 @@ __global__ void share_kernel(const unsigned short *x, unsigned *out, int mode) {
   out[threadIdx.x] = r[0];
 }
 
+/* Plain loads and stores of shared memory between threads, 64 of them
+ * (two warps), for the race check: mode 1, warp 0 stores and warp 1
+ * reads (no barrier); 2, both warps store the same words; 3, each lane
+ * stores its word and reads the next lane's, no __syncwarp between
+ * (4: with one; 5: warp 1 reads warp 0's after a __syncthreads); 6, warp
+ * 1 reads by ldmatrix what warp 0 stored (no barrier); 7, thread 0 reads
+ * a chunk its cp.async has not landed; 8, half a warp at __syncwarp, half
+ * at a shuffle. out[t] = the word it read. */
+__global__ void plain_kernel(const unsigned short *x, unsigned *out, int mode) {
+  __shared__ __align__(16) unsigned s[64];
+  const unsigned t = threadIdx.x, w = t / 32, l = t % 32;
+  unsigned v = 0;
+  if (mode == 1 || mode == 5) {
+    if (w == 0) s[l] = 100 + l;
+    if (mode == 5) __syncthreads();
+    if (w == 1) v = s[l];
+  } else if (mode == 2) {
+    s[l] = t;
+  } else if (mode == 3 || mode == 4) {
+    s[t] = 100 + t;
+    if (mode == 4) __syncwarp();
+    v = s[w * 32 + (l + 1) % 32];
+  } else if (mode == 6) {
+    unsigned r[1];
+    if (w == 0) s[t] = 100 + t;
+    if (w == 1) emu_ldmatrix(r, 1, (const unsigned short *)s + l % 8 * 8);
+  } else if (mode == 7) {
+    if (t == 0) {
+      emu_cp_async16(s, x, 16);
+      emu_cp_async_commit();
+      v = s[1];
+    }
+    emu_cp_async_wait(0);
+  } else if (mode == 8) {
+    if (w == 0 && l < 16) __syncwarp();
+    if (w == 0 && l >= 16) v = (unsigned)__shfl_sync(0xffffffffu, 1.0f, 0);
+  }
+  out[t] = v;
+}
+
 /* Thread 3 copies to a shared address 8 bytes past a 16-byte boundary. */
 __global__ void cp_async_misaligned_kernel(const unsigned short *x) {
   __shared__ __align__(16) unsigned short s[32 * 16];
@@ -308,8 +348,10 @@ static void copy_kernels(void) {
     unsigned short *x = (unsigned short *)dev(sizeof hx);
     unsigned *d = (unsigned *)dev(64 * 4), h[64];
     cudaMemcpy(x, hx, sizeof hx, cudaMemcpyHostToDevice);
+    emu_set_plain_races(0); /* its read before the wait would be reported */
     cp_async_kernel<<<1, 64>>>(x, d);
-    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost); /* (runs the queued launch) */
+    emu_set_plain_races(1);
     bool good = true;
     for (unsigned t = 0; t < 64; t++) good &= h[t] == 2;
     say(good, "cp.async lands at its wait_group, not before; a short copy fills zeros");
@@ -363,10 +405,14 @@ static void order_kernels(void) {
     }
   };
   bool fwd_lo, rev_lo, fwd_hi, rev_hi, blk_f, blk_r, ignore;
+  /* The orders alone, as in the ASan build, which has no check of plain
+   * accesses (that check reports these races: plain_kernels). */
+  emu_set_plain_races(0);
   run("forward", 0, 0, &fwd_lo, &blk_f);
   run("reverse", 0, 0, &rev_lo, &blk_r);
   run("forward", 0, 1, &fwd_hi, &ignore);
   run("reverse", 0, 1, &rev_hi, &ignore);
+  emu_set_plain_races(1);
   say(fwd_lo && !rev_lo && !fwd_hi && rev_hi,
       "without a barrier, a read of another thread's store is wrong in one order "
       "(CUDA_EMU_ORDER): the lower neighbour's in reverse, the higher's forward");
@@ -532,6 +578,36 @@ static void launch_cp_misaligned(void) {
 static void launch_share(int mode) {
   share_kernel<<<1, 64>>>((const unsigned short *)dev(128), (unsigned *)dev(64 * 4), mode);
 }
+static void launch_plain(int mode) {
+  plain_kernel<<<1, 64>>>((const unsigned short *)dev(16), (unsigned *)dev(64 * 4), mode);
+}
+[[maybe_unused]] static void launch_plain_raw(void) { launch_plain(1); }
+[[maybe_unused]] static void launch_plain_ww(void) { launch_plain(2); }
+[[maybe_unused]] static void launch_plain_lanes(void) { launch_plain(3); }
+[[maybe_unused]] static void launch_plain_ldmatrix(void) { launch_plain(6); }
+[[maybe_unused]] static void launch_plain_inflight(void) { launch_plain(7); }
+[[maybe_unused]] static void launch_plain_mixed(void) { launch_plain(8); }
+
+/* The orderings the plain race check accepts, with the bits read. */
+[[maybe_unused]] static void plain_kernels(void) {
+  unsigned *d = (unsigned *)dev(64 * 4), h[64];
+  bool good = true;
+  for (const char *order : {"forward", "reverse"}) {
+    emu_set_order(order);
+    plain_kernel<<<1, 64>>>((const unsigned short *)dev(16), d, 4);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    for (unsigned t = 0; t < 64; t++) good &= h[t] == 100 + t / 32 * 32 + (t % 32 + 1) % 32;
+    plain_kernel<<<1, 64>>>((const unsigned short *)dev(16), d, 5);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    for (unsigned t = 32; t < 64; t++) good &= h[t] == 100 + t % 32;
+  }
+  emu_set_order("forward");
+  say(good,
+      "lanes reading each other's stores after __syncwarp, warps after __syncthreads: no "
+      "report, in both orders, the bits stored");
+  cudaFree(d);
+}
+
 static void launch_share_raw(void) { launch_share(1); }
 static void launch_share_war(void) { launch_share(2); }
 static void launch_share_inflight(void) { launch_share(3); }
@@ -542,6 +618,37 @@ int main(void) {
   good_kernels();
   order_kernels();
   copy_kernels();
+#if defined(__SANITIZE_THREAD__) /* the instrumentation the check needs (not with ASan) */
+  plain_kernels();
+  must_hang(launch_plain_raw,
+            "plain_kernel, block (0,0,0), thread 32: reads shared memory (s + 0 bytes) that thread "
+            "0 (warp 0) stored to, with no __syncthreads between (at plain_kernel(",
+            "a plain read of another warp's store, with no barrier between, is reported");
+  must_hang(launch_plain_ww,
+            "plain_kernel, block (0,0,0), thread 32: stores to shared memory (s + 0 bytes) that "
+            "thread 0 (warp 0) stored to, with no __syncthreads between",
+            "two warps' plain stores to one word, with no barrier between, are reported");
+  must_hang(launch_plain_lanes,
+            "plain_kernel, block (0,0,0), thread 1: stores to shared memory (s + 4 bytes) that "
+            "thread 0 (warp 0) read, with no __syncwarp or __syncthreads between",
+            "a lane's store over what another lane read, with no __syncwarp between, is reported");
+  must_hang(launch_plain_ldmatrix,
+            "plain_kernel, block (0,0,0), thread 32: reads shared memory (s + 0 bytes) that thread "
+            "0 (warp 0) stored to, with no __syncthreads between",
+            "an ldmatrix of another warp's plain stores, with no barrier between, is reported");
+  must_hang(launch_plain_inflight,
+            "plain_kernel, block (0,0,0), thread 0: reads shared memory (s + 4 bytes) while a "
+            "cp.async of warp 0 to it is in flight",
+            "a plain read of a chunk whose cp.async is in flight is reported");
+  must_hang(launch_plain_mixed,
+            "plain_kernel, block (0,0,0), thread 31: 16 lanes of its warp meet at __syncwarp, the "
+            "others at another warp instruction",
+            "half a warp at __syncwarp and half at a shuffle is reported");
+#else
+  printf(
+      "skip: the race check of plain shared-memory accesses (this build has no "
+      "-fsanitize=thread instrumentation, ci/cuda_emu/build.sh)\n");
+#endif
   must_hang(
       launch_share_raw,
       "share_kernel, block (0,0,0), thread 32: ldmatrix reads shared memory (s + 0 bytes) that "
