@@ -13,8 +13,12 @@
 # validations take seconds on 2 cores, the script a minute or two. Its streams
 # run as late as the program's events allow (CUDA_EMU_SCHEDULE, default
 # lazy) and an unordered access stops it (ci/cuda_emu/emu.h), so a missing
-# event or synchronisation fails here; the run again with the blocks and
-# threads last first (CUDA_EMU_ORDER=reverse) must give the same bits.
+# event or synchronisation fails here, and so does a shared or global
+# memory access that no barrier orders with another thread's (the race
+# check of ci/cuda_emu/grid.cpp: global memory in the first run of each
+# kind, CUDA_EMU_PLAIN=shared in the repeats); the run again with the
+# blocks and threads last first (CUDA_EMU_ORDER=reverse) must give the
+# same bits.
 # Then (unless RESUME=0) a checkpoint at step 1 resumed GPU to GPU, GPU to
 # CPU and CPU to GPU must end on a 2-step run's chain and artifact. pgolf
 # eval --device cuda on the run's artifact writes the CPU's score dumps
@@ -59,7 +63,7 @@ JSON
   # (CUDA_EMU_ORDER=reverse, ci/cuda_emu/grid.cpp): a barrier missing
   # anywhere in a step changes its bits in one of the two orders.
   # shellcheck disable=SC2086
-  if CUDA_EMU_ORDER=reverse "$emu" train $common --device cuda --out "$out/rev-$prec" >"$out/rev-$prec.json" 2>"$out/rev-$prec.err" &&
+  if CUDA_EMU_ORDER=reverse CUDA_EMU_PLAIN=shared "$emu" train $common --device cuda --out "$out/rev-$prec" >"$out/rev-$prec.json" 2>"$out/rev-$prec.err" &&
      [ "$(jq -r .chain "$out/rev-$prec.json")" = "$(jq -r .chain "$out/gpu-$prec.json")" ] &&
      cmp -s "$out/rev-$prec/model.int8.ptz" "$out/gpu-$prec/model.int8.ptz"; then
     echo "ok $prec CUDA_EMU_ORDER=reverse: the same chain and artifact"
@@ -134,18 +138,18 @@ JSON
   # shellcheck disable=SC2086
   PGOLF_TEST_GPU_TREES=1 ./pgolf train --config "$cfg2" $two --out "$out/ref2-$prec" >"$out/ref2-$prec.json"
   # shellcheck disable=SC2086
-  "$emu" train --config "$cfg2" $two --device cuda --stop-after 1 --checkpoint-every 1 \
+  CUDA_EMU_PLAIN=shared "$emu" train --config "$cfg2" $two --device cuda --stop-after 1 --checkpoint-every 1 \
     --out "$out/gstop-$prec" >/dev/null 2>"$out/gstop-$prec.err" || true
   # shellcheck disable=SC2086
   PGOLF_TEST_GPU_TREES=1 ./pgolf train --config "$cfg2" $two --stop-after 1 --checkpoint-every 1 \
     --out "$out/cstop-$prec" >/dev/null
   cp -r "$out/gstop-$prec" "$out/g2c-$prec" 2>/dev/null || true
   mv "$out/cstop-$prec" "$out/c2g-$prec"
-  "$emu" train --resume "$out/gstop-$prec" --device cuda --threads 1 --quiet --json \
+  CUDA_EMU_PLAIN=shared "$emu" train --resume "$out/gstop-$prec" --device cuda --threads 1 --quiet --json \
     >"$out/g2g-$prec.json" 2>"$out/g2g-$prec.err" || true
   PGOLF_TEST_GPU_TREES=1 ./pgolf train --resume "$out/g2c-$prec" --threads 1 --quiet --json \
     >"$out/g2c-$prec.json" 2>"$out/g2c-$prec.err" || true
-  "$emu" train --resume "$out/c2g-$prec" --device cuda --threads 1 --quiet --json \
+  CUDA_EMU_PLAIN=shared "$emu" train --resume "$out/c2g-$prec" --device cuda --threads 1 --quiet --json \
     >"$out/c2g-$prec.json" 2>"$out/c2g-$prec.err" || true
   ref=$(jq -r .chain "$out/ref2-$prec.json")
   for r in g2g:gstop g2c:g2c c2g:c2g; do

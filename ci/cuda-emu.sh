@@ -16,15 +16,17 @@
 # so a missing event or synchronisation fails here; the stand-in's own
 # tests of that, ci/cuda_emu/streams_selftest.cu, and of its barriers
 # (a hang a GPU would have is reported, named), ci/cuda_emu/grid_selftest.cu,
-# run first. A shared-memory access that no barrier orders with another
-# thread's (no __syncthreads between warps, no __syncwarp between lanes)
-# is reported whatever the data: the kernels are built with gcc's
-# -fsanitize=thread instrumentation, which calls the stand-in at each
-# load and store (ci/cuda_emu/grid.cpp). Each test also runs twice:
-# blocks and threads in order, then last first (CUDA_EMU_ORDER=reverse),
-# so a missing barrier shows in the bits of one run (the only check of
-# that kind under CUDA_EMU_SANITIZE, which excludes the instrumentation;
-# and of global memory between blocks).
+# run first. A shared or global memory access that nothing orders with
+# another thread's (no __syncthreads between warps, no __syncwarp between
+# lanes, and nothing at all between two blocks of a launch) is reported
+# whatever the data: the kernels are built with gcc's -fsanitize=thread
+# instrumentation, which calls the stand-in at each load and store
+# (ci/cuda_emu/grid.cpp). Each test also runs twice: blocks and threads
+# in order, then last first (CUDA_EMU_ORDER=reverse, with the check of
+# global memory left out: it is the same in any order and most of the
+# check's cost), so a missing barrier also shows in the bits of one run
+# (the only check of that kind under CUDA_EMU_SANITIZE, which excludes
+# the instrumentation).
 # Needs build/release/libpgolf.a (make build), g++ and python3.
 # CUDA_EMU_SANITIZE=1: the kernels, the stand-in and the tests built with
 # AddressSanitizer and UBSan and linked with make sanitize's library
@@ -126,7 +128,7 @@ for t in ${*:-$(ls tests/test_cuda_*.c | grep -v 'test_cuda_matmul\.c')}; do
   # between two threads' accesses to shared memory, or a block reading
   # another's output, shows in one order or the other
   # (CUDA_EMU_ORDER, ci/cuda_emu/grid.cpp).
-  if CUDA_EMU_ORDER=reverse "$out/$n" >"$out/$n-reverse.txt" 2>&1; then
+  if CUDA_EMU_ORDER=reverse CUDA_EMU_PLAIN=shared "$out/$n" >"$out/$n-reverse.txt" 2>&1; then
     echo "ok $n (CUDA_EMU_ORDER=reverse) on the CPU stand-in: $(sed -n 's/^\[  PASSED  \] //p' "$out/$n-reverse.txt")"
   else
     echo "FAIL $n (CUDA_EMU_ORDER=reverse) on the CPU stand-in: see $out/$n-reverse.txt"
@@ -136,7 +138,7 @@ for t in ${*:-$(ls tests/test_cuda_*.c | grep -v 'test_cuda_matmul\.c')}; do
   # (ci/cuda_emu/emu.h): its results then hold only to the tolerance a GPU
   # is held to, which is what this exercises.
   [ "$n" = test_cuda_attention ] || continue
-  if CUDA_EMU_MMA=wide "$out/$n" >"$out/$n-wide.txt" 2>&1; then
+  if CUDA_EMU_MMA=wide CUDA_EMU_PLAIN=shared "$out/$n" >"$out/$n-wide.txt" 2>&1; then
     echo "ok $n (CUDA_EMU_MMA=wide: the tolerance) on the CPU stand-in: $(sed -n 's/^\[  PASSED  \] //p' "$out/$n-wide.txt")"
   else
     echo "FAIL $n (CUDA_EMU_MMA=wide) on the CPU stand-in: see $out/$n-wide.txt"

@@ -258,6 +258,16 @@ static emu_alloc *alloc_of(const void *p, uintptr_t *base = nullptr) {
   return &it->second;
 }
 
+void emu_device_where(const void *p, char *buf, size_t n) {
+  uintptr_t base = 0;
+  const emu_alloc *a = alloc_of(p, &base);
+  if (a)
+    snprintf(buf, n, "%zu bytes into %s allocation of %zu at %#zx", (size_t)((uintptr_t)p - base),
+             a->pinned ? "a pinned host" : "a device", a->bytes, (size_t)base);
+  else
+    snprintf(buf, n, "%p, in no allocation", p);
+}
+
 static void report(const use &before, const char *kind, const emu_stream *s, const char *name,
                    uintptr_t base, const emu_alloc *a) {
   races_seen++;

@@ -14,11 +14,13 @@
  *     0x7f bytes (3.4e38 as a float; 0xff, NaNs, in reverse order) when a
  *     block's first thread declares it, as a GPU's shared memory starts as
  *     garbage (launches.py adds the call);
- *   - races in shared memory are reported, whatever the data (grid.cpp):
- *     between warps with no __syncthreads between, and between lanes of a
- *     warp with no __syncwarp either, for the kernels' plain loads and
+ *   - races in shared and global memory are reported, whatever the data
+ *     (grid.cpp): between warps with no __syncthreads between, between
+ *     lanes of a warp with no __syncwarp either, and (global memory)
+ *     between blocks of one launch, for the kernels' plain loads and
  *     stores (the kernels are built with gcc's -fsanitize=thread
- *     instrumentation, grid.cpp its hooks) and for cp.async and ldmatrix;
+ *     instrumentation, grid.cpp its hooks; CUDA_EMU_PLAIN=shared leaves
+ *     global memory out, =off both) and for cp.async and ldmatrix;
  *   - device memory is host memory.
  * It checks the kernels' logic: indices, the reduction orders, barriers,
  * aliasing. It cannot check nvcc's code generation: the arithmetic here is
@@ -198,6 +200,10 @@ void emu_ldmatrix_trans(unsigned *r, int num, const void *row);
 void emu_cp_async16(void *dst, const void *src, int bytes);
 void emu_cp_async_commit(void);
 void emu_cp_async_wait(int n);
+
+/* For the stand-in's reports: where p is, as "N bytes into a device
+ * allocation of M at 0x..." (emu.cpp). */
+void emu_device_where(const void *p, char *buf, size_t n);
 
 /* One access of a queued operation to memory at p, for the race check:
  * the whole allocation that holds p. */

@@ -76,6 +76,7 @@ static struct {
   unsigned warp_sync[MAX_WARPS], warp_ballot[MAX_WARPS], warp_done[MAX_WARPS];
   unsigned warp_syncwarp[MAX_WARPS]; /* of warp_ballot: lanes at __syncwarp */
   unsigned warp_epoch[MAX_WARPS];    /* __syncwarp releases of each warp in the block */
+  unsigned launch, blk;              /* launches so far (this one's number); the block, linear */
 } g;
 
 static std::mutex grid_lock;
@@ -511,9 +512,10 @@ static void shared_write(unsigned t, const void *p, bool land) {
  * at its issue with what was read before), and a plain read of bytes
  * whose cp.async is still in flight is reported as ldmatrix's is. A
  * block's records go stale at its start (the phase advances), so none is
- * cleared. Not checked: global memory (the orders of CUDA_EMU_ORDER and
- * the stream schedule cover it), and a build with ASan, which cannot be
- * combined with the instrumentation. */
+ * cleared. Global memory is checked likewise, and between the blocks of
+ * a launch (global_access below). Not checked: a build with ASan, which
+ * cannot be combined with the instrumentation (the orders of
+ * CUDA_EMU_ORDER still run there). */
 struct byte_use {
   unsigned wphase, wepoch; /* the last write: its phase, its warp's epoch */
   unsigned rphase, repoch; /* reads in rphase; rthr's warp's in repoch */
@@ -528,6 +530,25 @@ static std::atomic<uintptr_t> plain_lo, plain_span; /* the arrays' hull; 0: none
 static bool plain_off;                              /* emu_set_plain_races(0) */
 
 void emu_set_plain_races(int on) { plain_off = !on; }
+static int plain_global = -1; /* CUDA_EMU_PLAIN: global memory too; -1: not read yet */
+
+/* CUDA_EMU_PLAIN: "all" (the default: shared and global memory),
+ * "shared" (global memory unchecked: the check is the same in every
+ * order, and global memory's is most of its cost, so a second run in
+ * another order may leave it out) or "off"; read at the first launch. */
+static void plain_mode(void) {
+  const char *v = getenv("CUDA_EMU_PLAIN");
+  plain_global = 1;
+  if (!v || !*v || !strcmp(v, "all")) return;
+  if (!strcmp(v, "shared"))
+    plain_global = 0;
+  else if (!strcmp(v, "off"))
+    plain_global = 0, plain_off = true;
+  else {
+    fprintf(stderr, "cuda-emu: CUDA_EMU_PLAIN=%s: all, shared or off\n", v);
+    abort();
+  }
+}
 
 /* Shared array i of the running block, declared: its records (none while
  * the check is off). In-flight counts left by an aborted block's copies
@@ -596,22 +617,35 @@ static const char *code_name(const void *pc) {
   return buf;
 }
 
+/* Where p is, for a report: "shared memory (name + offset)", or for
+ * global memory the allocation and offset (emu.cpp). */
+static const char *space_name(const char *p, bool global) {
+  static char buf[240];
+  if (global) {
+    char dev[200];
+    emu_device_where(p, dev, sizeof dev);
+    snprintf(buf, sizeof buf, "global memory (%s)", dev);
+  } else {
+    snprintf(buf, sizeof buf, "shared memory (%s)", shared_name(p));
+  }
+  return buf;
+}
+
 /* The race at p (record u) that thread t's access meets, reported:
- * another thread's store, or (write) another thread's or warp's read.
- * Off the hot path. */
+ * another thread's store (kind 0), a copy in flight (1), or (write)
+ * another thread's or warp's read (2). Off the hot path. */
 static void __attribute__((noinline, noreturn))
-plain_race(unsigned t, const char *p, const byte_use &u, int kind, const char *verb,
+plain_race(unsigned t, const char *p, bool global, const byte_use &u, int kind, const char *verb,
            const void *pc) {
-  const unsigned w = t / WARP, e = g.warp_epoch[w];
-  char where[160], who[64];
-  snprintf(where, sizeof where, "%s", shared_name(p));
+  const unsigned w = t / WARP;
+  char where[240], who[64];
+  snprintf(where, sizeof where, "%s", space_name(p, global));
   if (kind == 0)
-    fail(t, "%s shared memory (%s) that thread %u (warp %u) stored to, with no %s between (at %s)",
-         verb, where, u.wthr, u.wthr / WARP,
+    fail(t, "%s %s that thread %u (warp %u) stored to, with no %s between (at %s)", verb, where,
+         u.wthr, u.wthr / WARP,
          u.wthr / WARP == w ? "__syncwarp or __syncthreads" : "__syncthreads", code_name(pc));
   if (kind == 1)
-    fail(t, "%s shared memory (%s) while a cp.async of warp %d to it is in flight (at %s)", verb,
-         where,
+    fail(t, "%s %s while a cp.async of warp %d to it is in flight (at %s)", verb, where,
          chunks.count((uintptr_t)p & ~(uintptr_t)15) ? chunks[(uintptr_t)p & ~(uintptr_t)15].iwarp
                                                      : -1,
          code_name(pc));
@@ -622,48 +656,52 @@ plain_race(unsigned t, const char *p, const byte_use &u, int kind, const char *v
     snprintf(who, sizeof who, "warp %u", (unsigned)__builtin_ctz(others));
   else {
     const unsigned o = u.rthr[0] != t ? u.rthr[0] : u.rthr[1];
-    (void)e;
     snprintf(who, sizeof who, "thread %u (warp %u)", o, o / WARP);
   }
-  fail(t, "%s shared memory (%s) that %s read, with no %s between (at %s)", verb, where, who,
+  fail(t, "%s %s that %s read, with no %s between (at %s)", verb, where, who,
        others ? "__syncthreads" : "__syncwarp or __syncthreads", code_name(pc));
 }
 
-/* Thread t's access of the bytes [p, p + n) of shared array i, checked
- * against their records and recorded (check_only: a cp.async's issue,
- * checked as a store and not recorded: it lands later). */
+/* Thread t's access of the record u (of the bytes at at) within its
+ * block, checked and recorded (check_only: a cp.async's issue, checked
+ * as a store and not recorded: it lands later). Records of other blocks
+ * are stale here: their phases are earlier. */
+static inline void plain_check(unsigned t, const char *at, bool global, byte_use &u, bool write,
+                               bool check_only, const char *verb, const void *pc) {
+  const unsigned w = t / WARP, e = g.warp_epoch[w], ph = g.phase;
+  /* another thread's store with nothing between: another warp's in this
+   * phase, or its own warp's in this epoch */
+  if (u.wphase == ph && u.wthr != t && (u.wthr / WARP != w || u.wepoch == e))
+    plain_race(t, at, global, u, 0, verb, pc);
+  if (!write) {
+    if (u.inflight) plain_race(t, at, global, u, 1, verb, pc);
+    if (u.rphase != ph) u.rphase = ph, u.rwarps = 0, u.repoch = e - 1;
+    u.rwarps |= 1u << w;
+    /* rthr: readers of warp rthr[0] / 32's latest epoch (two of them);
+     * another warp's read starts them again, as any store by a third
+     * warp races anyway and one by either is told by rwarps */
+    if (u.repoch != e || u.rthr[0] / WARP != w)
+      u.repoch = e, u.rthr[0] = u.rthr[1] = (unsigned short)t;
+    else if (u.rthr[0] == u.rthr[1] && u.rthr[0] != t)
+      u.rthr[1] = (unsigned short)t;
+    return;
+  }
+  /* another warp's read in this phase, or another lane's in this epoch
+   * (rthr's warp is w when no other warp read) */
+  if (u.rphase == ph &&
+      ((u.rwarps & ~(1u << w)) || (u.repoch == e && (u.rthr[0] != t || u.rthr[1] != t))))
+    plain_race(t, at, global, u, 2, verb, pc);
+  if (!check_only) u.wphase = ph, u.wepoch = e, u.wthr = (unsigned short)t;
+}
+
+/* Thread t's access of the bytes [p, p + n) of shared array i. */
 static void plain_records(unsigned t, unsigned i, const char *p, size_t n, bool write,
                           bool check_only, const void *pc) {
   const char *a = fresh.a[i].p, *end = p + n < a + fresh.a[i].bytes ? p + n : a + fresh.a[i].bytes;
-  const unsigned w = t / WARP, e = g.warp_epoch[w], ph = g.phase;
   const char *verb = check_only ? "cp.async writes" : write ? "stores to" : "reads";
-  for (size_t k = (size_t)(p - a) / GRAIN; a + k * GRAIN < end; k++) {
-    byte_use &u = fresh.a[i].shadow[k];
-    const char *at = a + k * GRAIN > p ? a + k * GRAIN : p;
-    /* another thread's store with nothing between: another warp's in
-     * this phase, or its own warp's in this epoch */
-    if (u.wphase == ph && u.wthr != t && (u.wthr / WARP != w || u.wepoch == e))
-      plain_race(t, at, u, 0, verb, pc);
-    if (!write) {
-      if (u.inflight) plain_race(t, at, u, 1, verb, pc);
-      if (u.rphase != ph) u.rphase = ph, u.rwarps = 0, u.repoch = e - 1;
-      u.rwarps |= 1u << w;
-      /* rthr: readers of warp rthr[0] / 32's latest epoch (two of them);
-       * another warp's read starts them again, as any store by a third
-       * warp races anyway and one by either is told by rwarps */
-      if (u.repoch != e || u.rthr[0] / WARP != w)
-        u.repoch = e, u.rthr[0] = u.rthr[1] = (unsigned short)t;
-      else if (u.rthr[0] == u.rthr[1] && u.rthr[0] != t)
-        u.rthr[1] = (unsigned short)t;
-      continue;
-    }
-    /* another warp's read in this phase, or another lane's in this epoch
-     * (rthr's warp is w when no other warp read) */
-    if (u.rphase == ph &&
-        ((u.rwarps & ~(1u << w)) || (u.repoch == e && (u.rthr[0] != t || u.rthr[1] != t))))
-      plain_race(t, at, u, 2, verb, pc);
-    if (!check_only) u.wphase = ph, u.wepoch = e, u.wthr = (unsigned short)t;
-  }
+  for (size_t k = (size_t)(p - a) / GRAIN; a + k * GRAIN < end; k++)
+    plain_check(t, a + k * GRAIN > p ? a + k * GRAIN : p, false, fresh.a[i].shadow[k], write,
+                check_only, verb, pc);
 }
 
 /* Thread t's access of n bytes at p, a shared array's or not; or (delta)
@@ -685,16 +723,91 @@ static void plain_access(unsigned t, const void *p, size_t n, bool write, bool c
   }
 }
 
-/* The instrumentation's entry: a kernel's access in a block's shared
- * arrays, by the running thread (one outside them, or not in a kernel,
- * returns at the first test). */
+/* Global memory, likewise: within a block as shared memory (a
+ * __syncthreads orders a block's global accesses too), and between the
+ * blocks of one launch, which nothing orders (pgolf's kernels use no
+ * atomics and no fences), any two accesses of the same bytes, one a
+ * store, race. The records are a table indexed by address, each tagged
+ * with its 2 bytes (a colliding access takes the slot, and what it held
+ * is forgotten: a race may go unseen, none is made up); each carries the
+ * launch it is of, so nothing is cleared. */
+struct global_use {
+  uintptr_t tag;   /* the granule's number + 1; 0: empty */
+  unsigned launch; /* the launch wblk, rblk and rmulti are of */
+  unsigned wblk;   /* the block of the last store (linear), or NONE */
+  unsigned rblk;   /* a block that read it, or NONE */
+  unsigned rmulti; /* a second block read it */
+  byte_use in;     /* within the block: as shared memory's */
+};
+enum : unsigned { NONE = ~0u };
+enum : size_t { GLOBAL_SLOTS = (size_t)1 << 22 };
+static global_use *gtab; /* GLOBAL_SLOTS, mapped at the first use */
+
+/* Block blk of the running launch's grid as "(x,y,z)". */
+static const char *block_name(unsigned blk) {
+  static char buf[48];
+  const dim3 gd = emu_here.grid_dim;
+  snprintf(buf, sizeof buf, "(%u,%u,%u)", blk % gd.x, blk / gd.x % gd.y, blk / gd.x / gd.y);
+  return buf;
+}
+
+/* Thread t's access of n bytes of global memory at p. */
+static void global_access(unsigned t, const char *p, size_t n, bool write, const void *pc) {
+  if (!gtab) {
+    void *m = mmap(NULL, GLOBAL_SLOTS * sizeof *gtab, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+      perror("cuda-emu: the global race check's table");
+      abort();
+    }
+    gtab = (global_use *)m;
+  }
+  const char *verb = write ? "stores to" : "reads";
+  const unsigned blk = g.blk;
+  for (uintptr_t k = (uintptr_t)p / GRAIN; k * GRAIN < (uintptr_t)p + n; k++) {
+    global_use &r = gtab[k % GLOBAL_SLOTS];
+    if (r.tag != k + 1) r = global_use{k + 1, 0, NONE, NONE, 0, byte_use{}};
+    const char *at = (const char *)(k * GRAIN) > p ? (const char *)(k * GRAIN) : p;
+    if (r.launch != g.launch) r.launch = g.launch, r.wblk = r.rblk = NONE, r.rmulti = 0;
+    if (r.wblk != NONE && r.wblk != blk) {
+      char where[240];
+      snprintf(where, sizeof where, "%s", space_name(at, true));
+      fail(t, "%s %s that block %s stored to in the same launch (nothing orders two blocks; at %s)",
+           verb, where, block_name(r.wblk), code_name(pc));
+    }
+    if (write && (r.rmulti || (r.rblk != NONE && r.rblk != blk))) {
+      char where[240], who[64];
+      snprintf(where, sizeof where, "%s", space_name(at, true));
+      if (r.rblk != blk)
+        snprintf(who, sizeof who, "block %s", block_name(r.rblk));
+      else
+        snprintf(who, sizeof who, "another block");
+      fail(t, "%s %s that %s read in the same launch (nothing orders two blocks; at %s)", verb,
+           where, who, code_name(pc));
+    }
+    if (write)
+      r.wblk = blk;
+    else if (r.rblk == NONE)
+      r.rblk = blk;
+    else if (r.rblk != blk)
+      r.rmulti = 1;
+    plain_check(t, at, true, r.in, write, false, verb, pc);
+  }
+}
+
+/* The instrumentation's entry: a kernel's access, by the running thread
+ * (one not in a kernel, or of its own stack, returns at the first tests). */
 static inline __attribute__((always_inline)) void plain_hook(const void *p, size_t n, bool write,
                                                              const void *pc) {
-  if ((uintptr_t)p - plain_lo.load(std::memory_order_relaxed) >=
-      plain_span.load(std::memory_order_relaxed))
-    return;
   if (!in_grid || !g.cur) return;
-  plain_access((unsigned)(g.cur - cos), p, n, write, false, pc);
+  const uintptr_t a = (uintptr_t)p;
+  if (a - (uintptr_t)stacks < slot * MAX_THREADS) return;
+  if (a - plain_lo.load(std::memory_order_relaxed) < plain_span.load(std::memory_order_relaxed)) {
+    plain_access((unsigned)(g.cur - cos), p, n, write, false, pc);
+    return;
+  }
+  if (!plain_off && plain_global)
+    global_access((unsigned)(g.cur - cos), (const char *)p, n, write, pc);
 }
 
 extern "C" {
@@ -978,11 +1091,14 @@ void emu_run_grid(dim3 grid, dim3 block, const std::function<void()> &body, cons
   emu_here.thread = {0, 0, 0};
   emu_here.block_dim = block, emu_here.grid_dim = grid;
   const bool rev = order_reverse();
+  g.launch++;
+  if (plain_global < 0) plain_mode();
   for (unsigned bz = 0; bz < grid.z; bz++)
     for (unsigned by = 0; by < grid.y; by++)
       for (unsigned bx = 0; bx < grid.x; bx++) {
         emu_here.block =
             rev ? dim3(grid.x - 1 - bx, grid.y - 1 - by, grid.z - 1 - bz) : dim3(bx, by, bz);
+        g.blk = emu_here.block.x + grid.x * (emu_here.block.y + grid.y * emu_here.block.z);
         run_block();
       }
   emu_here = host;

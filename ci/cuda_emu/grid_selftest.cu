@@ -84,7 +84,7 @@ __global__ void early_out_kernel(unsigned *out) {
   s[threadIdx.x] = threadIdx.x;
   __syncthreads();
   if (threadIdx.x % 2) return;
-  out[threadIdx.x] = s[threadIdx.x + 1];
+  out[blockIdx.x * 256 + threadIdx.x] = s[threadIdx.x + 1];
 }
 
 /* Each thread stores salt + t in shared memory, then (after a barrier,
@@ -279,6 +279,29 @@ __global__ void plain_kernel(const unsigned short *x, unsigned *out, int mode) {
   out[t] = v;
 }
 
+/* Global memory between blocks and threads, for the race check (two
+ * blocks of 64 threads, x of 256 words): mode 1, both blocks store x[t];
+ * 2, block 0 stores x[t] and block 1 reads it; 3, block 0 reads x[t] and
+ * block 1 stores it; 4, block 0's threads store x[t] and read x[t ^ 32]
+ * with no barrier between (5: with a __syncthreads, each block in its own
+ * words). */
+__global__ void plain_global_kernel(unsigned *x, int mode) {
+  const unsigned t = threadIdx.x, b = blockIdx.x;
+  if (mode == 1) {
+    x[t] = b;
+  } else if (mode == 2) {
+    if (b == 0) x[t] = 1;
+    if (b == 1) x[128 + t] = x[t];
+  } else if (mode == 3) {
+    if (b == 0) x[128 + t] = x[t];
+    if (b == 1) x[t] = 2;
+  } else if (b == 0 || mode == 5) {
+    x[b * 64 + t] = 100 + t;
+    if (mode == 5) __syncthreads();
+    x[128 + b * 64 + t] = x[b * 64 + (t ^ 32)];
+  }
+}
+
 /* Thread 3 copies to a shared address 8 bytes past a 16-byte boundary. */
 __global__ void cp_async_misaligned_kernel(const unsigned short *x) {
   __shared__ __align__(16) unsigned short s[32 * 16];
@@ -406,13 +429,13 @@ static void order_kernels(void) {
   };
   bool fwd_lo, rev_lo, fwd_hi, rev_hi, blk_f, blk_r, ignore;
   /* The orders alone, as in the ASan build, which has no check of plain
-   * accesses (that check reports these races: plain_kernels). */
+   * accesses (that check reports these races: plain_kernels; and the
+   * blocks' reads of each other's stores even with the barrier). */
   emu_set_plain_races(0);
   run("forward", 0, 0, &fwd_lo, &blk_f);
   run("reverse", 0, 0, &rev_lo, &blk_r);
   run("forward", 0, 1, &fwd_hi, &ignore);
   run("reverse", 0, 1, &rev_hi, &ignore);
-  emu_set_plain_races(1);
   say(fwd_lo && !rev_lo && !fwd_hi && rev_hi,
       "without a barrier, a read of another thread's store is wrong in one order "
       "(CUDA_EMU_ORDER): the lower neighbour's in reverse, the higher's forward");
@@ -425,6 +448,7 @@ static void order_kernels(void) {
   run("reverse", 1, 1, &d, &ignore);
   say(a && b && c && d, "with the barrier, both neighbours' stores are read in both orders");
   emu_set_order("forward");
+  emu_set_plain_races(1);
   cudaFree(out), cudaFree(first), cudaFree(seen);
 }
 
@@ -517,20 +541,21 @@ static void good_kernels(void) {
   }
   /* early out */
   {
-    unsigned *d = (unsigned *)dev(256 * 4), h[256];
+    unsigned *d = (unsigned *)dev(2 * 256 * 4), h[2 * 256];
     cudaMemset(d, 0, sizeof h);
     early_out_kernel<<<2, 256>>>(d);
     cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
     bool good = true;
-    for (unsigned t = 0; t < 256; t++) good &= h[t] == (t % 2 ? 0 : t + 1);
+    for (unsigned t = 0; t < 2 * 256; t++) good &= h[t] == (t % 2 ? 0 : t % 256 + 1);
     say(good, "threads that return after the last barrier do not hang the block");
     cudaFree(d);
   }
 }
 
 /* In a child: run launch, which must abort with a report that contains
- * want. */
-static void must_hang(void (*launch)(void), const char *want, const char *what) {
+ * want (and want2, if given). */
+static void must_hang(void (*launch)(void), const char *want, const char *what,
+                      const char *want2 = nullptr) {
   int fd[2];
   fflush(stdout);
   if (pipe(fd)) abort();
@@ -551,7 +576,8 @@ static void must_hang(void (*launch)(void), const char *want, const char *what) 
   close(fd[0]);
   int st;
   if (waitpid(pid, &st, 0) != pid) abort();
-  bool good = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && err.find(want) != std::string::npos;
+  bool good = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && err.find(want) != std::string::npos &&
+              (!want2 || err.find(want2) != std::string::npos);
   say(good, what);
   if (!good)
     printf("  wanted SIGABRT and \"%s\"; got %s %d and: %s\n", want,
@@ -587,6 +613,13 @@ static void launch_plain(int mode) {
 [[maybe_unused]] static void launch_plain_ldmatrix(void) { launch_plain(6); }
 [[maybe_unused]] static void launch_plain_inflight(void) { launch_plain(7); }
 [[maybe_unused]] static void launch_plain_mixed(void) { launch_plain(8); }
+static void launch_plain_global(int mode) {
+  plain_global_kernel<<<2, 64>>>((unsigned *)dev(256 * 4), mode);
+}
+[[maybe_unused]] static void launch_global_ww(void) { launch_plain_global(1); }
+[[maybe_unused]] static void launch_global_raw(void) { launch_plain_global(2); }
+[[maybe_unused]] static void launch_global_war(void) { launch_plain_global(3); }
+[[maybe_unused]] static void launch_global_threads(void) { launch_plain_global(4); }
 
 /* The orderings the plain race check accepts, with the bits read. */
 [[maybe_unused]] static void plain_kernels(void) {
@@ -606,6 +639,19 @@ static void launch_plain(int mode) {
       "lanes reading each other's stores after __syncwarp, warps after __syncthreads: no "
       "report, in both orders, the bits stored");
   cudaFree(d);
+  unsigned *x = (unsigned *)dev(256 * 4), hx[256];
+  good = true;
+  for (const char *order : {"forward", "reverse"}) {
+    emu_set_order(order);
+    plain_global_kernel<<<2, 64>>>(x, 5);
+    cudaMemcpy(hx, x, sizeof hx, cudaMemcpyDeviceToHost);
+    for (unsigned i = 128; i < 256; i++) good &= hx[i] == 100 + (i % 64 ^ 32);
+  }
+  emu_set_order("forward");
+  say(good,
+      "each block in its own global words, its threads' after a __syncthreads: no report, "
+      "in both orders, the bits stored");
+  cudaFree(x);
 }
 
 static void launch_share_raw(void) { launch_share(1); }
@@ -640,6 +686,28 @@ int main(void) {
             "plain_kernel, block (0,0,0), thread 0: reads shared memory (s + 4 bytes) while a "
             "cp.async of warp 0 to it is in flight",
             "a plain read of a chunk whose cp.async is in flight is reported");
+  must_hang(launch_global_ww,
+            "plain_global_kernel, block (1,0,0), thread 0: stores to global memory (0 bytes into a "
+            "device allocation of 1024 at ",
+            "two blocks' stores to one global word in a launch are reported",
+            "that block (0,0,0) stored to in the same launch (nothing orders two blocks");
+  must_hang(launch_global_raw,
+            "plain_global_kernel, block (1,0,0), thread 0: reads global memory (0 bytes into a "
+            "device allocation of 1024 at ",
+            "a block's read of another block's global store in the same launch is reported",
+            "that block (0,0,0) stored to in the same launch");
+  must_hang(launch_global_war,
+            "plain_global_kernel, block (1,0,0), thread 0: stores to global memory (0 bytes into a "
+            "device allocation of 1024 at ",
+            "a block's store over what another block read in the same launch is reported",
+            "that block (0,0,0) read in the same launch");
+  must_hang(
+      launch_global_threads,
+      "plain_global_kernel, block (0,0,0), thread 32: stores to global memory (128 bytes into "
+      "a device allocation of 1024 at ",
+      "a thread's global store over what another warp of its block read, with no barrier "
+      "between, is reported",
+      "that thread 0 (warp 0) read, with no __syncthreads between");
   must_hang(launch_plain_mixed,
             "plain_kernel, block (0,0,0), thread 31: 16 lanes of its warp meet at __syncwarp, the "
             "others at another warp instruction",
