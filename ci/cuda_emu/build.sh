@@ -2,7 +2,7 @@
 # root by ci/cuda-emu.sh (which builds it all), ci/cuda-emu-train.sh and
 # ci/emu-barriers.sh (which rebuild one kernel), so they cannot drift.
 # Sets emu_out (the build folder), emu_lib (the CPU library the tests
-# link), emu_opt, emu_san and CXXFLAGS. CUDA_EMU_SANITIZE=1: ASan and
+# link), emu_opt, emu_san, emu_plain and CXXFLAGS. CUDA_EMU_SANITIZE=1: ASan and
 # UBSan on make sanitize's library, in build/cuda-emu-sanitize, with the
 # sanitizers' options exported (leaks unchecked: the tests' device memory
 # lives to the end).
@@ -12,8 +12,8 @@ emu_lib=build/release/libpgolf.a
 emu_opt=-O2
 emu_san=""
 # The kernels' loads and stores reported to the stand-in's race check of
-# shared memory (gcc's ThreadSanitizer instrumentation, with grid.cpp's
-# hooks for its runtime); not with ASan, which excludes it.
+# shared and global memory (gcc's ThreadSanitizer instrumentation, with
+# grid.cpp's hooks for its runtime); not with ASan, which excludes it.
 emu_plain="-fsanitize=thread --param tsan-instrument-func-entry-exit=0"
 if [ "${CUDA_EMU_SANITIZE:-0}" = 1 ]; then
   emu_out=build/cuda-emu-sanitize

@@ -230,9 +230,10 @@ bool emu_launch_ok(dim3 grid, dim3 block, unsigned bounds, const char *name);
 
 /* For emu-only tests: choose the schedule (as CUDA_EMU_SCHEDULE), the
  * race reaction (as CUDA_EMU_RACES) and the blocks' and threads' order (as
- * CUDA_EMU_ORDER; grid.cpp); turn the race check of plain shared-memory
- * accesses off (0) or on (1, the default; it applies to the blocks that
- * start after); the races reported so far. */
+ * CUDA_EMU_ORDER; grid.cpp); turn the race check within blocks (shared
+ * and global memory, cp.async and ldmatrix) off (0) or on (1, the
+ * default; it applies to the blocks that start after); the races
+ * reported so far. */
 void emu_set_schedule(const char *schedule);
 void emu_set_races(const char *mode);
 void emu_set_order(const char *mode);

@@ -433,69 +433,6 @@ static const char *shared_name(const void *p) {
   return buf;
 }
 
-/* Races in shared memory between warps, for the accesses the stand-in
- * carries out itself: a cp.async writes its 16 bytes at any moment from
- * its issue to the wait_group that lands it, and an ldmatrix reads its
- * rows. Between two __syncthreads a 16-byte chunk that one warp writes
- * and another reads (either way round) or writes is a race: a GPU may
- * order the two either way, whatever order the stand-in ran them in. So
- * is any read of a chunk with a copy still in flight. Each is reported,
- * naming the kernel, block, thread and the other warp, and aborts. The
- * plain loads and stores are checked below, as are these accesses again
- * against them. Cleared at each block; phases count the block's
- * __syncthreads releases. */
-struct chunk_use {
-  unsigned wphase, rphase; /* the phase of the last landed write, of the readers */
-  unsigned readers;        /* warps (bit w) that read it in rphase */
-  unsigned inflight;       /* copies issued and not landed */
-  int wwarp, iwarp;        /* the last landed write's warp, the in-flight one's */
-};
-static std::unordered_map<uintptr_t, chunk_use> chunks;
-
-static chunk_use &chunk_at(const void *p) {
-  auto it = chunks.find((uintptr_t)p);
-  if (it == chunks.end()) it = chunks.emplace((uintptr_t)p, chunk_use{0, 0, 0, 0, -1, -1}).first;
-  return it->second;
-}
-
-/* Thread t (warp t / 32) reads the 16 bytes at p by ldmatrix. */
-static void shared_read(unsigned t, const void *p) {
-  chunk_use &c = chunk_at(p);
-  const unsigned w = t / WARP;
-  if (c.inflight)
-    fail(t, "ldmatrix reads shared memory (%s) while a cp.async of warp %d to it is in flight",
-         shared_name(p), c.iwarp);
-  if (c.wwarp >= 0 && c.wphase == g.phase && (unsigned)c.wwarp != w)
-    fail(t,
-         "ldmatrix reads shared memory (%s) that warp %d's cp.async wrote with no __syncthreads "
-         "between",
-         shared_name(p), c.wwarp);
-  if (c.rphase != g.phase) c.rphase = g.phase, c.readers = 0;
-  c.readers |= 1u << w;
-}
-
-/* Thread t's cp.async to the 16 bytes at p: issued (land 0) or landed. */
-static void shared_write(unsigned t, const void *p, bool land) {
-  chunk_use &c = chunk_at(p);
-  const unsigned w = t / WARP;
-  if (land) { /* any read since the issue was reported then (in flight) */
-    c.inflight--, c.wphase = g.phase, c.wwarp = (int)w;
-    return;
-  }
-  if (c.rphase == g.phase && (c.readers & ~(1u << w)))
-    fail(t,
-         "cp.async writes shared memory (%s) that warp %d read by ldmatrix with no __syncthreads "
-         "between",
-         shared_name(p), __builtin_ctz(c.readers & ~(1u << w)));
-  if ((c.inflight && (unsigned)c.iwarp != w) ||
-      (c.wwarp >= 0 && c.wphase == g.phase && (unsigned)c.wwarp != w))
-    fail(
-        t,
-        "cp.async writes shared memory (%s) that warp %d also writes with no __syncthreads between",
-        shared_name(p), c.inflight ? c.iwarp : c.wwarp);
-  c.inflight++, c.iwarp = (int)w;
-}
-
 /* Races through plain loads and stores of shared memory, whatever the
  * data. The kernels are compiled for the stand-in with gcc's
  * -fsanitize=thread instrumentation (ci/cuda_emu/build.sh) and no
@@ -508,9 +445,11 @@ static void shared_write(unsigned t, const void *p, bool land) {
  * of one warp, a __syncwarp; each race is reported with the array, the
  * offset, the other thread or warp and the code (its .cu line), and
  * aborts. The accesses the stand-in makes itself count too: an ldmatrix
- * reads its rows, a cp.async writes its 16 bytes when it lands (and races
- * at its issue with what was read before), and a plain read of bytes
- * whose cp.async is still in flight is reported as ldmatrix's is. A
+ * reads its rows, and a cp.async writes its 16 bytes at any moment from
+ * its issue to the wait_group that lands it, so it races at its issue
+ * with what was read or stored before (or is in flight from another
+ * thread), is recorded as a store when it lands, and any read of its
+ * bytes in between is reported. A
  * block's records go stale at its start (the phase advances), so none is
  * cleared. Global memory is checked likewise, and between the blocks of
  * a launch (global_access below). Not checked: a build with ASan, which
@@ -523,6 +462,7 @@ struct byte_use {
   unsigned short wthr;     /* the last write's thread */
   unsigned short rthr[2];  /* two threads that read it (warp rthr[0] / 32, repoch) */
   unsigned short inflight; /* cp.async copies to it issued and not landed */
+  unsigned short ithr;     /* the thread of the latest of those */
 };
 enum { GRAIN = 2 }; /* bytes a record covers */
 static std::unordered_map<const void *, std::vector<byte_use>> shadows;
@@ -535,7 +475,8 @@ static int plain_global = -1; /* CUDA_EMU_PLAIN: global memory too; -1: not read
 /* CUDA_EMU_PLAIN: "all" (the default: shared and global memory),
  * "shared" (global memory unchecked: the check is the same in every
  * order, and global memory's is most of its cost, so a second run in
- * another order may leave it out) or "off"; read at the first launch. */
+ * another order may leave it out) or "off" (no race check in a block at
+ * all, cp.async's and ldmatrix's included); read at the first launch. */
 static void plain_mode(void) {
   const char *v = getenv("CUDA_EMU_PLAIN");
   plain_global = 1;
@@ -557,7 +498,7 @@ static void plain_array(unsigned i) {
   if (plain_off) return;
   std::vector<byte_use> &v = shadows[fresh.a[i].p];
   const size_t n = (fresh.a[i].bytes + GRAIN - 1) / GRAIN;
-  if (v.size() < n) v.resize(n, byte_use{0, 0, 0, 0, 0, 0, {0, 0}, 0});
+  if (v.size() < n) v.resize(n, byte_use{0, 0, 0, 0, 0, 0, {0, 0}, 0, 0});
   fresh.a[i].shadow = v.data();
   uintptr_t lo = (uintptr_t)fresh.a[i].p, hi = lo + fresh.a[i].bytes;
   if (plain_span.load(std::memory_order_relaxed)) {
@@ -632,8 +573,9 @@ static const char *space_name(const char *p, bool global) {
 }
 
 /* The race at p (record u) that thread t's access meets, reported:
- * another thread's store (kind 0), a copy in flight (1), or (write)
- * another thread's or warp's read (2). Off the hot path. */
+ * another thread's store (kind 0), a copy in flight (1: another thread's,
+ * or for a read any), or (write) another thread's or warp's read (2).
+ * Off the hot path. */
 static void __attribute__((noinline, noreturn))
 plain_race(unsigned t, const char *p, bool global, const byte_use &u, int kind, const char *verb,
            const void *pc) {
@@ -645,10 +587,8 @@ plain_race(unsigned t, const char *p, bool global, const byte_use &u, int kind, 
          u.wthr, u.wthr / WARP,
          u.wthr / WARP == w ? "__syncwarp or __syncthreads" : "__syncthreads", code_name(pc));
   if (kind == 1)
-    fail(t, "%s %s while a cp.async of warp %d to it is in flight (at %s)", verb, where,
-         chunks.count((uintptr_t)p & ~(uintptr_t)15) ? chunks[(uintptr_t)p & ~(uintptr_t)15].iwarp
-                                                     : -1,
-         code_name(pc));
+    fail(t, "%s %s while a cp.async of thread %u (warp %u) to it is in flight (at %s)", verb, where,
+         u.ithr, u.ithr / WARP, code_name(pc));
   const unsigned others = u.rwarps & ~(1u << w);
   if (others && u.rthr[0] / WARP != w)
     snprintf(who, sizeof who, "thread %u (warp %u)", u.rthr[0], u.rthr[0] / WARP);
@@ -691,23 +631,25 @@ static inline void plain_check(unsigned t, const char *at, bool global, byte_use
   if (u.rphase == ph &&
       ((u.rwarps & ~(1u << w)) || (u.repoch == e && (u.rthr[0] != t || u.rthr[1] != t))))
     plain_race(t, at, global, u, 2, verb, pc);
+  if (u.inflight && u.ithr != t) plain_race(t, at, global, u, 1, verb, pc);
   if (!check_only) u.wphase = ph, u.wepoch = e, u.wthr = (unsigned short)t;
 }
 
-/* Thread t's access of the bytes [p, p + n) of shared array i. */
+/* Thread t's access of the bytes [p, p + n) of shared array i; verb
+ * names it in a report. */
 static void plain_records(unsigned t, unsigned i, const char *p, size_t n, bool write,
-                          bool check_only, const void *pc) {
+                          bool check_only, const char *verb, const void *pc) {
   const char *a = fresh.a[i].p, *end = p + n < a + fresh.a[i].bytes ? p + n : a + fresh.a[i].bytes;
-  const char *verb = check_only ? "cp.async writes" : write ? "stores to" : "reads";
   for (size_t k = (size_t)(p - a) / GRAIN; a + k * GRAIN < end; k++)
     plain_check(t, a + k * GRAIN > p ? a + k * GRAIN : p, false, fresh.a[i].shadow[k], write,
                 check_only, verb, pc);
 }
 
-/* Thread t's access of n bytes at p, a shared array's or not; or (delta)
+/* Thread t's access of n bytes at p, a shared array's or not (verb
+ * names it in a report: by default "stores to" or "reads"); or (delta)
  * a cp.async's issue (+1) or landing (-1) on the 16 bytes at p. */
 static void plain_access(unsigned t, const void *p, size_t n, bool write, bool check_only,
-                         const void *pc, int delta = 0) {
+                         const void *pc, int delta = 0, const char *verb = nullptr) {
   const char *b = (const char *)p;
   for (unsigned i = 0; i < fresh.n; i++) {
     const char *a = fresh.a[i].p;
@@ -715,10 +657,13 @@ static void plain_access(unsigned t, const void *p, size_t n, bool write, bool c
     if (!fresh.a[i].shadow) return; /* declared while the check was off */
     if (delta)
       for (size_t k = (size_t)(b - a) / GRAIN;
-           k * GRAIN < (size_t)(b - a) + n && k * GRAIN < fresh.a[i].bytes; k++)
-        fresh.a[i].shadow[k].inflight = (unsigned short)(fresh.a[i].shadow[k].inflight + delta);
+           k * GRAIN < (size_t)(b - a) + n && k * GRAIN < fresh.a[i].bytes; k++) {
+        byte_use &u = fresh.a[i].shadow[k];
+        u.inflight = (unsigned short)(u.inflight + delta);
+        if (delta > 0) u.ithr = (unsigned short)t;
+      }
     else
-      plain_records(t, i, b, n, write, check_only, pc);
+      plain_records(t, i, b, n, write, check_only, verb ? verb : write ? "stores to" : "reads", pc);
     return;
   }
 }
@@ -847,10 +792,8 @@ static const void *const *ldsm_rows(coro *c, const void *row, int num, unsigned 
   const unsigned t = (unsigned)(c - cos);
   *lane0 = t / WARP * WARP, *l = t - *lane0;
   if ((uintptr_t)row % 16) fail(t, "passes ldmatrix a row address %p not 16-byte aligned", row);
-  if (*l < 8 * (unsigned)num) { /* the lanes whose rows are read */
-    shared_read(t, row);
-    plain_access(t, row, 16, false, false, pc);
-  }
+  if (*l < 8 * (unsigned)num) /* the lanes whose rows are read */
+    plain_access(t, row, 16, false, false, pc, 0, "ldmatrix reads");
   const unsigned slot = ldsm.calls[t]++ % 2;
   ldsm.row[slot][t] = row;
   emu_ballot(1);
@@ -904,8 +847,7 @@ void emu_cp_async16(void *dst, const void *src, int bytes) {
     fail(t, "cp.async of 16 bytes from %p to %p: both must be 16-byte aligned", src, dst);
   if (cpa.n[t] == CP_MAX)
     fail(t, "has %d cp.async copies in flight (the stand-in's limit)", CP_MAX);
-  shared_write(t, dst, false);
-  plain_access(t, dst, 16, true, true, __builtin_return_address(0));
+  plain_access(t, dst, 16, true, true, __builtin_return_address(0), 0, "cp.async writes");
   plain_access(t, dst, 16, true, false, nullptr, +1);
   cpa.q[t][cpa.n[t]++] = {dst, src, bytes, cpa.committed[t]};
 }
@@ -924,7 +866,6 @@ void emu_cp_async_wait(int n) {
   for (unsigned i = 0; i < cpa.n[t]; i++) {
     auto &e = cpa.q[t][i];
     if (e.group < done) {
-      shared_write(t, e.dst, true);
       memcpy(e.dst, e.src, (size_t)e.bytes);
       memset((char *)e.dst + e.bytes, 0, (size_t)(16 - e.bytes));
       plain_access(t, e.dst, 16, true, false, nullptr, -1);
@@ -1020,7 +961,6 @@ static void run_block(void) {
   emu_place p = emu_here;
   g.sync = g.done = 0;
   fresh.n = 0;
-  chunks.clear();
   /* a new phase: the plain race check's records of earlier blocks go
    * stale (and none is of phase 0, which its fresh records carry) */
   g.phase++;

@@ -215,11 +215,22 @@ __global__ void cp_async_unwaited_kernel(const unsigned short *x) {
  * barrier it needs: mode 1, warp 1 reads what warp 0 copied (and
  * waited for) with no __syncthreads between; mode 2, warp 0 reads s and
  * then warp 1 copies into it with none between; mode 3, a __syncthreads
- * comes before warp 0 waits for its copy, so warp 1 reads it in flight. */
+ * comes before warp 0 waits for its copy, so warp 1 reads it in flight;
+ * mode 4, likewise, but warp 1 copies into it in flight. */
 __global__ void share_kernel(const unsigned short *x, unsigned *out, int mode) {
   __shared__ __align__(16) unsigned short s[8][8];
   const unsigned w = threadIdx.x / 32, l = threadIdx.x % 32;
   unsigned r[1] = {0};
+  if (mode == 4) { /* (a barrier does not land a copy: only its wait does) */
+    if (w == 0 && l < 8) emu_cp_async16(&s[l][0], &x[l * 8], 16);
+    emu_cp_async_commit();
+    __syncthreads();
+    if (w == 1 && l < 8) emu_cp_async16(&s[l][0], &x[l * 8], 16);
+    emu_cp_async_commit();
+    __syncthreads();
+    emu_cp_async_wait(0);
+    return;
+  }
   if (mode == 2) {
     for (unsigned i = threadIdx.x; i < 64; i += 64) s[i / 8][i % 8] = 0;
     __syncthreads();
@@ -657,6 +668,7 @@ static void launch_plain_global(int mode) {
 static void launch_share_raw(void) { launch_share(1); }
 static void launch_share_war(void) { launch_share(2); }
 static void launch_share_inflight(void) { launch_share(3); }
+static void launch_share_ww(void) { launch_share(4); }
 
 int main(void) {
   /* The reports below name the thread that gets there first: forward. */
@@ -678,13 +690,14 @@ int main(void) {
             "plain_kernel, block (0,0,0), thread 1: stores to shared memory (s + 4 bytes) that "
             "thread 0 (warp 0) read, with no __syncwarp or __syncthreads between",
             "a lane's store over what another lane read, with no __syncwarp between, is reported");
-  must_hang(launch_plain_ldmatrix,
-            "plain_kernel, block (0,0,0), thread 32: reads shared memory (s + 0 bytes) that thread "
-            "0 (warp 0) stored to, with no __syncthreads between",
-            "an ldmatrix of another warp's plain stores, with no barrier between, is reported");
+  must_hang(
+      launch_plain_ldmatrix,
+      "plain_kernel, block (0,0,0), thread 32: ldmatrix reads shared memory (s + 0 bytes) that "
+      "thread 0 (warp 0) stored to, with no __syncthreads between",
+      "an ldmatrix of another warp's plain stores, with no barrier between, is reported");
   must_hang(launch_plain_inflight,
             "plain_kernel, block (0,0,0), thread 0: reads shared memory (s + 4 bytes) while a "
-            "cp.async of warp 0 to it is in flight",
+            "cp.async of thread 0 (warp 0) to it is in flight",
             "a plain read of a chunk whose cp.async is in flight is reported");
   must_hang(launch_global_ww,
             "plain_global_kernel, block (1,0,0), thread 0: stores to global memory (0 bytes into a "
@@ -720,18 +733,23 @@ int main(void) {
   must_hang(
       launch_share_raw,
       "share_kernel, block (0,0,0), thread 32: ldmatrix reads shared memory (s + 0 bytes) that "
-      "warp 0's cp.async wrote with no __syncthreads between",
+      "thread 0 (warp 0) stored to, with no __syncthreads between",
       "an ldmatrix of what another warp's cp.async wrote, with no barrier between, is reported");
   must_hang(
       launch_share_war,
       "share_kernel, block (0,0,0), thread 32: cp.async writes shared memory (s + 0 bytes) that "
-      "warp 0 read by ldmatrix with no __syncthreads between",
+      "thread 0 (warp 0) read, with no __syncthreads between",
       "a cp.async over what another warp read by ldmatrix, with no barrier between, is reported");
   must_hang(
       launch_share_inflight,
       "share_kernel, block (0,0,0), thread 32: ldmatrix reads shared memory (s + 0 bytes) while a "
-      "cp.async of warp 0 to it is in flight",
+      "cp.async of thread 0 (warp 0) to it is in flight",
       "an ldmatrix of a chunk whose cp.async is in flight is reported");
+  must_hang(
+      launch_share_ww,
+      "share_kernel, block (0,0,0), thread 32: cp.async writes shared memory (s + 0 bytes) while a "
+      "cp.async of thread 0 (warp 0) to it is in flight",
+      "a cp.async over a chunk another warp's cp.async has in flight is reported");
   must_hang(launch_cp_misaligned,
             "cp_async_misaligned_kernel, block (0,0,0), thread 3: cp.async of 16 bytes from",
             "a cp.async to an address that is not 16-byte aligned is reported");
