@@ -20,8 +20,9 @@ ci/gpu_profile_table.py), averaged over its launches, it prints:
     as a percentage of its peak, the largest first: a pipe near 100 is
     the bound (fp64 for the exponentials, tensor for the products).
 Any of these a CSV lacks is printed as "-" (an older ncu, another
-section set); no duration column or no launch is an error (exit 1), with
-the metrics the CSV has, so a lease's output says what to ask for.
+section set), and a last line then lists the metrics the CSV has, so a
+lease's output says what to ask for; no duration column or no launch is
+an error (exit 1), naming the metrics too.
     python3 ci/gpu_stalls_table.py RAW.csv [TOP]
 TOP (default 5) is how many stall reasons and pipes a kernel lists.
 """
@@ -141,6 +142,10 @@ def main(path, n_top=5):
         print(f"  waiting for: {top(shares, n_top)}")
         busy = {p: mean(k, "p:" + p) for p in pipes}
         print(f"  pipes busy: {top({p: v for p, v in busy.items() if v is not None}, n_top)}")
+    if not stalls or not pipes:  # say what the report has, to ask for the right metrics next time
+        have = [h for h in header if "__" in h]
+        print(f"(no {'stall' if not stalls else 'pipe'} columns among the report's {len(have)} metrics: "
+              f"{', '.join(have[:60])})")
     return 0
 
 
