@@ -13,8 +13,9 @@ ci/gpu_profile_table.py), averaged over its launches, it prints:
   - what the warps waited for: ncu's stall reasons, each as a share of
     all of them (the columns smsp__warp_issue_stalled_REASON_per_warp_
     active.pct, or where absent smsp__average_warps_issue_stalled_REASON_
-    per_issue_active.ratio), the largest first. "selected" (the warp was
-    issuing) is left out;
+    per_issue_active.ratio, or else the sampled smsp__pcsamp_warps_issue_
+    stalled_REASON), the largest first. "selected" (the warp was issuing)
+    is left out;
   - the busiest pipes (the columns sm__pipe_PIPE_cycles_active and
     sm__inst_executed_pipe_PIPE, .avg.pct_of_peak_sustained_active), each
     as a percentage of its peak, the largest first: a pipe near 100 is
@@ -37,6 +38,7 @@ from gpu_profile_table import TO_MS, bare_name  # noqa: E402
 STALL_FAMILIES = (
     re.compile(r"^smsp__warp_issue_stalled_([a-z0-9_]+?)_per_warp_active\.pct$"),
     re.compile(r"^smsp__average_warps_issue_stalled_([a-z0-9_]+?)_per_issue_active\.ratio$"),
+    re.compile(r"^smsp__pcsamp_warps_issue_stalled_([a-z0-9_]+?)(?<!_not_issued)$"),
 )
 PIPE = re.compile(r"^sm__(pipe_([a-z0-9_]+?)_cycles_active|inst_executed_pipe_([a-z0-9_]+?))"
                   r"\.avg\.pct_of_peak_sustained_active$")

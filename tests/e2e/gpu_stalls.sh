@@ -76,6 +76,16 @@ rc=$?
 [ "$rc" -eq 0 ] && grep -qx '  waiting for: long_scoreboard 50%, barrier 25%' "$TMP/out" &&
   ok gpu-stalls-ratio-columns || fail gpu-stalls-ratio-columns "exit $rc: $(cat "$TMP/out" "$TMP/err" | head -c 600)"
 
+# The sampled counts (SourceCounters), where neither is there; their
+# _not_issued twins are left out.
+sed -e 's/smsp__warp_issue_stalled_\([a-z_]*\)_per_warp_active\.pct/smsp__pcsamp_warps_issue_stalled_\1/g' \
+  -e 's/"ID",/"smsp__pcsamp_warps_issue_stalled_barrier_not_issued","ID",/' -e 's/^"\([0-9]\)",/"1000","\1",/' \
+  -e 's/^"",/"","",/' "$TMP/raw.csv" >"$TMP/raw2.csv"
+python3 "$HERE/ci/gpu_stalls_table.py" "$TMP/raw2.csv" 3 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 0 ] && grep -qx '  waiting for: long_scoreboard 50%, barrier 25%, math_pipe_throttle 25%' "$TMP/out" &&
+  ok gpu-stalls-sampled-columns || fail gpu-stalls-sampled-columns "exit $rc: $(cat "$TMP/out" "$TMP/err" | head -c 600)"
+
 # A source page ncu cannot print is noted; the table still comes.
 : >"$TMP/ncu.args"
 st NO_SOURCE=1
