@@ -26,14 +26,8 @@ skip=${PROFILE_SKIP:-400}
 count=${PROFILE_COUNT:-3000}
 out=${PROFILE_OUT:-/tmp/pgolf-profile}
 case $skip$count in *[!0-9]*) echo "gpu-profile: PROFILE_SKIP and PROFILE_COUNT must be whole numbers" >&2; exit 2 ;; esac
-case $preset in '' | *[!a-z0-9_-]*) echo "gpu-profile: '$preset' is no preset name (pgolf train --help lists them)" >&2; exit 2 ;; esac
-ncu=${PROFILE_NCU:-$(command -v ncu 2>/dev/null || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)}
-[ -n "$ncu" ] && [ -x "$ncu" ] ||
-  { echo "gpu-profile: no ncu (Nsight Compute) on PATH, in /usr/local/cuda/bin or /opt/nvidia${PROFILE_NCU:+ (PROFILE_NCU=$PROFILE_NCU)}" >&2; exit 2; }
-rm -rf "$out" && mkdir -p "$out"
-cat >"$out/config.json" <<JSON
-{"preset": "$preset", "precision": "mixed", "val_loss_every": 0, "train_log_every": 1}
-JSON
+. ci/ncu_lib.sh
+ncu_setup gpu-profile
 
 # The run stops after 2 steps (the launches past PROFILE_COUNT run
 # unprofiled); the report's presence is what counts.

@@ -28,15 +28,9 @@ count=${STALLS_COUNT:-30}
 kernels=${STALLS_KERNELS:-attention_mma_|q_gain_dg|rmsnorm_backward}
 out=${STALLS_OUT:-/tmp/pgolf-stalls}
 case $skip$count in *[!0-9]*) echo "gpu-stalls: STALLS_SKIP and STALLS_COUNT must be whole numbers" >&2; exit 2 ;; esac
-case $preset in '' | *[!a-z0-9_-]*) echo "gpu-stalls: '$preset' is no preset name (pgolf train --help lists them)" >&2; exit 2 ;; esac
 case $kernels in '' | *[!A-Za-z0-9_\|^\$.]*) echo "gpu-stalls: STALLS_KERNELS '$kernels' is not a regex of names (letters, digits, _ | ^ \$ .)" >&2; exit 2 ;; esac
-ncu=${PROFILE_NCU:-$(command -v ncu 2>/dev/null || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)}
-[ -n "$ncu" ] && [ -x "$ncu" ] ||
-  { echo "gpu-stalls: no ncu (Nsight Compute) on PATH, in /usr/local/cuda/bin or /opt/nvidia${PROFILE_NCU:+ (PROFILE_NCU=$PROFILE_NCU)}" >&2; exit 2; }
-rm -rf "$out" && mkdir -p "$out"
-cat >"$out/config.json" <<JSON
-{"preset": "$preset", "precision": "mixed", "val_loss_every": 0, "train_log_every": 1}
-JSON
+. ci/ncu_lib.sh
+ncu_setup gpu-stalls
 
 # The sections by their identifiers (ncu --list-sections); the launches
 # past STALLS_COUNT run unprofiled, and the report's presence is what
