@@ -179,12 +179,22 @@ __device__ static __forceinline__ void am_wait() {
  * GEMMs and qk_norm leave them), copied eight at a time by cp.async (16-
  * byte aligned: the launchers check); the staged bits are the same. The
  * packed copies complete at am_wait (the floats at once), so a tile can be
- * staged while the one before it is used. */
-template <int HD>
-__device__ static void am_stage(uint16_t *rm, const float *x, size_t width, size_t col, int r0,
-                                int R, int n) {
-  constexpr int H4 = HD / 4;
-  for (int i = threadIdx.x; i < R * H4; i += AM_THREADS) {
+ * staged while the one before it is used. R is a template argument so
+ * that a thread's copies (R * HD / 8 over the block's threads: 2 for a
+ * 64-wide tile of 32 rows) unroll into straight code; with R a runtime
+ * bound the compiler made each call a loop unrolled by four with a
+ * remainder loop, about 100 instructions of index arithmetic for the
+ * two copies. */
+template <int HD, int R>
+__device__ static __forceinline__ void am_stage(uint16_t *rm, const float *x, size_t width,
+                                                size_t col, int r0, int n) {
+  constexpr int H4 = HD / 4, N = R * H4;
+  /* two copies in flight a thread: more spill the float-input 64-wide
+   * forward at its 128 registers (ptxas) */
+  #pragma unroll 2
+  for (int c = 0; c < N; c += AM_THREADS) {
+    const int i = c + threadIdx.x;
+    if (N % AM_THREADS != 0 && i >= N) break;
     const int r = i / H4, d = i % H4 * 4;
     float4 v = float4{0.0f, 0.0f, 0.0f, 0.0f};
     if (r0 + r < n) v = am_load4(x + (size_t)(r0 + r) * width + col + d);
@@ -193,11 +203,14 @@ __device__ static void am_stage(uint16_t *rm, const float *x, size_t width, size
     w[1] = am_pack(v.z, v.w);
   }
 }
-template <int HD>
-__device__ static void am_stage(uint16_t *rm, const uint16_t *x, size_t width, size_t col, int r0,
-                                int R, int n) {
-  constexpr int H8 = HD / 8;
-  for (int i = threadIdx.x; i < R * H8; i += AM_THREADS) {
+template <int HD, int R>
+__device__ static __forceinline__ void am_stage(uint16_t *rm, const uint16_t *x, size_t width,
+                                                size_t col, int r0, int n) {
+  constexpr int H8 = HD / 8, N = R * H8;
+  #pragma unroll
+  for (int c = 0; c < N; c += AM_THREADS) {
+    const int i = c + threadIdx.x;
+    if (N % AM_THREADS != 0 && i >= N) break;
     const int r = i / H8, d = i % H8 * 8, in = r0 + r < n;
     /* a row past n reads nothing: its address is row 0's, which exists */
     am_cp16(rm + r * (HD + AM_PAD) + d, x + (in ? (size_t)(r0 + r) * width : 0) + col + d,
@@ -390,8 +403,8 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
    * iteration waits for tile i's copies, and its barrier makes them
    * visible and frees the other buffer (its tile i - 1 has been used). */
   const int tiles = last / AM_BC + 1;
-  am_stage<HD>(qs, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, AM_BR, T);
-  am_stage<HD>(ks[0], kb, kw, (size_t)kvh * HD, 0, AM_BC, T);
+  am_stage<HD, AM_BR>(qs, q + (size_t)b * T * qw, qw, (size_t)h * HD, t0, T);
+  am_stage<HD, AM_BC>(ks[0], kb, kw, (size_t)kvh * HD, 0, T);
   am_commit();
   am_wait<0>();
   __syncthreads();
@@ -407,7 +420,7 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
     am_wait<0>();
     __syncthreads();
     if (i + 1 < tiles)
-      am_stage<HD>(ks[(i + 1) % 2], kb, kw, (size_t)kvh * HD, j0 + AM_BC, AM_BC, T);
+      am_stage<HD, AM_BC>(ks[(i + 1) % 2], kb, kw, (size_t)kvh * HD, j0 + AM_BC, T);
     am_commit();
     if (first >= T || j0 > wlast) continue; /* the whole warp: no key it sees */
     float s[AM_NT][4];
@@ -433,16 +446,16 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
   for (int o = 0; o < ON; o++) acc[o][0] = acc[o][1] = acc[o][2] = acc[o][3] = 0.0f;
   float l = 0.0f;
   __syncthreads(); /* pass 1's last tile used before tile 0 is staged anew */
-  am_stage<HD>(ks[0], kb, kw, (size_t)kvh * HD, 0, AM_BC, T);
-  am_stage<HD>(vs[0], vb, kw, (size_t)kvh * HD, 0, AM_BC, T);
+  am_stage<HD, AM_BC>(ks[0], kb, kw, (size_t)kvh * HD, 0, T);
+  am_stage<HD, AM_BC>(vs[0], vb, kw, (size_t)kvh * HD, 0, T);
   am_commit();
   for (int i = 0; i < tiles; i++) {
     const int j0 = i * AM_BC;
     am_wait<0>();
     __syncthreads();
     if (i + 1 < tiles) {
-      am_stage<HD>(ks[(i + 1) % 2], kb, kw, (size_t)kvh * HD, j0 + AM_BC, AM_BC, T);
-      am_stage<HD>(vs[(i + 1) % 2], vb, kw, (size_t)kvh * HD, j0 + AM_BC, AM_BC, T);
+      am_stage<HD, AM_BC>(ks[(i + 1) % 2], kb, kw, (size_t)kvh * HD, j0 + AM_BC, T);
+      am_stage<HD, AM_BC>(vs[(i + 1) % 2], vb, kw, (size_t)kvh * HD, j0 + AM_BC, T);
     }
     am_commit();
     if (first >= T || j0 > wlast) continue;
@@ -531,11 +544,15 @@ __device__ static __forceinline__ int am_ds_written(int j, int tc) {
 /* Keys [j0, j0 + 32) of ds (the head's rows, stride ts) for queries [t0,
  * t0 + 64) into tile (row stride AM_BR + AM_PAD), 8 queries a cp.async;
  * what dkv did not write, keys past T and queries past T are zeros,
- * copied from nowhere (cp.async reading 0 bytes). */
-__device__ static void am_stage_ds(uint16_t *tile, const uint16_t *ds, size_t ts, int j0, int t0,
-                                   int T) {
+ * copied from nowhere (cp.async reading 0 bytes). A thread's two copies
+ * unroll into straight code, as am_stage's. */
+__device__ static __forceinline__ void am_stage_ds(uint16_t *tile, const uint16_t *ds, size_t ts,
+                                                   int j0, int t0, int T) {
   constexpr int C8 = AM_BR / 8;
-  for (int i = threadIdx.x; i < AM_BC * C8; i += AM_THREADS) {
+  static_assert(AM_BC * C8 % AM_THREADS == 0, "whole copies a thread: straight code");
+  #pragma unroll
+  for (int c = 0; c < AM_BC * C8; c += AM_THREADS) {
+    const int i = c + threadIdx.x;
     const int r = i / C8, tc = t0 + i % C8 * 8, j = j0 + r;
     const int in = j < T && tc < T && am_ds_written(j, tc);
     const int bytes = in ? 2 * am_min(8, T - tc) : 0;
@@ -570,7 +587,7 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DQ_BLOCKS)
   /* Key tile i + 1 staged while tile i is used (as in the forward). */
   const int tiles = last / AM_BC + 1;
   am_stage_ds(dt[0], dh, ts, 0, t0, T);
-  am_stage<HD>(ks[0], kb, kw, (size_t)kvh * HD, 0, AM_BC, T);
+  am_stage<HD, AM_BC>(ks[0], kb, kw, (size_t)kvh * HD, 0, T);
   am_commit();
   for (int i = 0; i < tiles; i++) {
     const int j0 = i * AM_BC;
@@ -578,7 +595,7 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DQ_BLOCKS)
     __syncthreads();
     if (i + 1 < tiles) {
       am_stage_ds(dt[(i + 1) % 2], dh, ts, j0 + AM_BC, t0, T);
-      am_stage<HD>(ks[(i + 1) % 2], kb, kw, (size_t)kvh * HD, j0 + AM_BC, AM_BC, T);
+      am_stage<HD, AM_BC>(ks[(i + 1) % 2], kb, kw, (size_t)kvh * HD, j0 + AM_BC, T);
     }
     am_commit();
     if (first >= T || j0 > wlast) continue;
@@ -603,8 +620,8 @@ template <int HD, typename In>
 __device__ static void am_dkv_stage(uint16_t *qs, uint16_t *gs, float *ls, float *ds, const In *qb,
                                     const In *gb, const float *lse, const float *D, size_t qw,
                                     int b, int h, int t0, int T, int heads) {
-  am_stage<HD>(qs, qb, qw, (size_t)h * HD, t0, AM_BC, T);
-  am_stage<HD>(gs, gb, qw, (size_t)h * HD, t0, AM_BC, T);
+  am_stage<HD, AM_BC>(qs, qb, qw, (size_t)h * HD, t0, T);
+  am_stage<HD, AM_BC>(gs, gb, qw, (size_t)h * HD, t0, T);
   if ((int)threadIdx.x < AM_BC) {
     const size_t row0 = ((size_t)b * heads + h) * T;
     const int t = t0 + threadIdx.x;
@@ -642,8 +659,8 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
   const int tiles = group * nt;
   /* k and v stay staged: their fragments are loaded where used (held in
    * registers all along, the 64-wide kernel spilled). */
-  am_stage<HD>(ks, k + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
-  am_stage<HD>(vs, v + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, AM_BR, T);
+  am_stage<HD, AM_BR>(ks, k + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, T);
+  am_stage<HD, AM_BR>(vs, v + (size_t)b * T * kw, kw, (size_t)kvh * HD, j0, T);
   am_dkv_stage<HD>(qs[0], gs[0], ls[0], ds_[0], qb, gb, lse, D, qw, b, kvh * group, tstart, T,
                    heads);
   am_commit();
