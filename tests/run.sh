@@ -33,8 +33,20 @@ $(printf '%s\n' "$2" | grep -E '^(\[  FAILED  \] [^0-9]|\[  ERROR   \]|FAIL )' |
   printf '%s\n' "$2"
 }
 
+# report_line FILE PASSED FAILED SKIPPED START: one file's counts and its
+# wall-clock seconds, so that a CI log says which files its minutes went to.
+report_line() {
+  secs=$(($(date +%s) - $5))
+  if [ "$4" -ne 0 ]; then
+    printf '%-40s %4d passed %4d failed %4d skipped %5d s\n' "$(basename "$1")" "$2" "$3" "$4" "$secs"
+  else
+    printf '%-40s %4d passed %4d failed %17d s\n' "$(basename "$1")" "$2" "$3" "$secs"
+  fi
+}
+
 for t in "$build"/tests/test_*; do
   [ -x "$t" ] || continue
+  t0=$(date +%s)
   out=$("$t" 2>&1)
   rc=$?
   p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' | awk '{s+=$1} END {print s+0}')
@@ -50,16 +62,13 @@ for t in "$build"/tests/test_*; do
   passed=$((passed + p))
   failed=$((failed + f))
   [ "$f" -ne 0 ] && record_failure "$t" "$out"
-  if [ "$k" -ne 0 ]; then
-    printf '%-40s %4d passed %4d failed %4d skipped\n' "$(basename "$t")" "$p" "$f" "$k"
-  else
-    printf '%-40s %4d passed %4d failed\n' "$(basename "$t")" "$p" "$f"
-  fi
+  report_line "$t" "$p" "$f" "$k" "$t0"
 done
 
 for t in tests/e2e/*.sh; do
   [ -f "$t" ] || continue
   case "$t" in */lib.sh) continue ;; esac
+  t0=$(date +%s)
   out=$(sh "$t" 2>&1)
   rc=$?
   p=$(printf '%s\n' "$out" | grep -c '^ok ' || true)
@@ -74,11 +83,7 @@ $(printf '%s\n' "$out" | sed -n "s|^SKIP |  $(basename "$t"): |p")"
   passed=$((passed + p))
   failed=$((failed + f))
   [ "$f" -ne 0 ] && record_failure "$t" "$out"
-  if [ "$k" -ne 0 ]; then
-    printf '%-40s %4d passed %4d failed %4d skipped\n' "$(basename "$t")" "$p" "$f" "$k"
-  else
-    printf '%-40s %4d passed %4d failed\n' "$(basename "$t")" "$p" "$f"
-  fi
+  report_line "$t" "$p" "$f" "$k" "$t0"
 done
 
 # Repeated here, next to the summary, because a CI log is often read from
