@@ -118,14 +118,16 @@ demo:
 	@$(MAKE) --no-print-directory pgolf
 	@sh ci/demo.sh
 
-# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer,
+# but for the e2e files that check the sources rather than a build
+# ("# suite: sources", run by make test; tests/run.sh).
 SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -O1
 sanitize:
 	@sh ci/deps.sh test
 	@$(MAKE) --no-print-directory BUILD=build/sanitize EXTRA_CFLAGS="$(SAN_FLAGS)" \
 	  build/sanitize/pgolf $(TEST_SRC:tests/%.c=build/sanitize/tests/%) build/sanitize/tests/libfake_nvml.so
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  sh tests/run.sh build/sanitize
+	  PGOLF_SOURCES_CHECKED=1 sh tests/run.sh build/sanitize
 
 # libFuzzer targets, one per parser of outside input (clang only).
 FUZZ_FLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -O1 -g

@@ -6,6 +6,7 @@
 # meant for the tensor cores without HMMA in its SASS, and a grid-stride
 # loop that divides its index per element (unless the allow-list names
 # the kernel). Without nvcc every check is a SKIP with that reason.
+# suite: sources (reads the tree and its tools, not the build: tests/run.sh)
 . "$(dirname "$0")/lib.sh"
 
 out=$(sh ci/cuda-static.sh 2>&1)
@@ -126,17 +127,5 @@ else
   else
     fail "an allow-list line without a reason is refused, naming the line" \
       "exit $rc: $(grep -i division "$TMP/div3.out" | head -c 400)"
-  fi
-fi
-
-# No GPU here: the gpu verb and the GPU tests refuse cleanly, exit 2 / skip.
-if "$PGOLF" gpu >"$TMP/gpu.out" 2>"$TMP/gpu.err"; then
-  skip "pgolf gpu without a GPU exits 2" "this machine has a GPU: $(head -n 1 "$TMP/gpu.out")"
-else
-  rc=$?
-  if [ "$rc" -eq 2 ] && grep -q '^pgolf: no CUDA device: ' "$TMP/gpu.err"; then
-    ok "pgolf gpu without a GPU exits 2 naming the runtime's reason"
-  else
-    fail "pgolf gpu without a GPU exits 2 naming the runtime's reason" "exit $rc: $(cat "$TMP/gpu.err")"
   fi
 fi

@@ -64,3 +64,16 @@ jq -e '.gpus[5].throttle_reasons == 32 and .gpus[5].thermal_throttle == "SW ther
 PGOLF_NVML_LIBRARY=$FAKE FAKE_NVML_THROTTLE=0x4 expect_rc attest-power-cap-quiet 0 "$PGOLF" gpu attest
 grep -q HARDWARE_THROTTLED "$TMP/err" && fail attest-power-cap-no-warning "$(cat "$TMP/err")" ||
   ok attest-power-cap-no-warning
+
+# Without a GPU the gpu verb refuses cleanly: exit 2, naming the
+# runtime's reason (or, in a build without nvcc, saying so).
+if "$PGOLF" gpu >"$TMP/gpu.out" 2>"$TMP/gpu.err"; then
+  skip "pgolf gpu without a GPU exits 2" "this machine has a GPU: $(head -n 1 "$TMP/gpu.out")"
+else
+  rc=$?
+  if [ "$rc" -eq 2 ] && grep -qE '^pgolf: (no CUDA device: |this pgolf was built without CUDA)' "$TMP/gpu.err"; then
+    ok "pgolf gpu without a GPU exits 2 naming the runtime's reason"
+  else
+    fail "pgolf gpu without a GPU exits 2 naming the runtime's reason" "exit $rc: $(cat "$TMP/gpu.err")"
+  fi
+fi

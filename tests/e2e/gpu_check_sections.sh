@@ -4,6 +4,7 @@
 # in one failing "sections not run" row, so that a proof split over two
 # calls never reads as a whole one; an unknown section, or a timeout that
 # is not whole seconds, is refused.
+# suite: sources (reads the tree and its tools, not the build: tests/run.sh)
 . "$(dirname "$0")/lib.sh"
 tree=$TMP/tree
 copy_tree "$tree"

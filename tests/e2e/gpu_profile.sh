@@ -7,6 +7,7 @@
 # each kernel's DRAM bytes and rate; without ncu, without
 # a report, or with a CSV lacking the columns, it fails and says why; a
 # launch count or preset name it cannot use is refused.
+# suite: sources (reads the tree and its tools, not the build: tests/run.sh)
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 cat >"$TMP/ncu" <<'SH'

@@ -7,6 +7,7 @@
 # details and source pages are kept; without ncu, without a report, with
 # a CSV lacking the duration, or with a count, preset or kernel regex it
 # cannot use, it fails and says why.
+# suite: sources (reads the tree and its tools, not the build: tests/run.sh)
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 cat >"$TMP/ncu" <<'SH'

@@ -2,6 +2,7 @@
 # The include order of the parts (ci/layers.sh): the tree obeys it, and the
 # check catches an include of a part above, but not one below or an
 # allowed re-run.
+# suite: sources (reads the tree and its tools, not the build: tests/run.sh)
 . "$(dirname "$0")/lib.sh"
 
 if out=$(sh ci/layers.sh . 2>&1); then ok "no part includes a part above it"; else
