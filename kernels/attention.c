@@ -1,5 +1,6 @@
 #include "kernels/attention.h"
 
+#include "kernels/det_expf32.h"
 #include "kernels/det_math.h"
 #include "kernels/gemm.h"
 #include "kernels/scratch.h"
@@ -8,6 +9,22 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The attention's exponential: det_expf in float32, det_expf32 (float32
+ * arithmetic alone, within a unit of det_expf: kernels/det_expf32.h)
+ * under KERNEL_BF16, as the GPU's kernels take it. */
+static float attention_exp(float x, int flags) {
+  return (flags & KERNEL_BF16) ? det_expf32_hd(x) : det_expf(x);
+}
+
+/* y[i] = attention_exp(x[i] - sub) for i < n (y may be x). */
+static void attention_exp_shift(float *y, const float *x, float sub, size_t n, int flags) {
+  if (!(flags & KERNEL_BF16)) {
+    det_expf_shift_array(y, x, sub, n);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) y[i] = det_expf32_hd(x[i] - sub);
+}
 
 /* d ascending, one fused multiply-add per term (kernels/gemm.h's sum). */
 static float dot(const float *a, const float *b, int n) {
@@ -68,7 +85,7 @@ void attention_forward_simple(float *y, float *lse, const float *q, const float 
       }
       float l = 0.0f;
       for (int j = 0; j <= t; j++) {
-        s[j] = det_expf(s[j] - m);
+        s[j] = attention_exp(s[j] - m, flags);
         l += s[j];
       }
       for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
@@ -122,7 +139,7 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
       for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
       for (int j = 0; j <= t; j++) {
         const float *kj = kb + (size_t)j * kw;
-        float p = det_expf(dot(q + qoff, kj, head_dim) * scale - lse[row]);
+        float p = attention_exp(dot(q + qoff, kj, head_dim) * scale - lse[row], flags);
         float ds =
             kernel_round(p * (dot(dy + qoff, vb + (size_t)j * kw, head_dim) - D[row]), flags);
         for (int d = 0; d < head_dim; d++) acc[d] = fmaf(ds, kj[d], acc[d]);
@@ -140,7 +157,7 @@ void attention_backward_simple(float *dq, float *dk, float *dv, const float *dy,
         for (int t = j; t < T; t++) {
           size_t qoff = ((size_t)b * T + t) * qw + (size_t)h * head_dim;
           long qrow = ((long)b * heads + h) * T + t;
-          float p = det_expf(dot(q + qoff, k + koff, head_dim) * scale - lse[qrow]);
+          float p = attention_exp(dot(q + qoff, k + koff, head_dim) * scale - lse[qrow], flags);
           float ds = kernel_round(p * (dot(dy + qoff, v + koff, head_dim) - D[qrow]), flags);
           p = kernel_round(p, flags);
           for (int d = 0; d < head_dim; d++) {
@@ -225,7 +242,7 @@ static void backward_probs(float *S, float *G, size_t ld, const float *lse, cons
   for (int t = t0; t < t1; t++) {
     float *s = S + (size_t)(t - t0) * ld, *g = G + (size_t)(t - t0) * ld;
     scale_row(s, t + 1, scale);
-    det_expf_shift_array(s, s, lse[t], (size_t)t + 1); /* p */
+    attention_exp_shift(s, s, lse[t], (size_t)t + 1, flags); /* p */
     score_grads(g, s, t + 1, D[t]);
     if (flags & KERNEL_BF16)
       for (int j = 0; j <= t; j++) {
@@ -349,7 +366,7 @@ static void forward_probs(float *S, size_t ld, float *lse, float *lsum, int t0, 
   for (int t = t0; t < t1; t++) {
     float *s = S + (size_t)(t - t0) * ld;
     mx[t - t0] = scale_max(s, t + 1, scale);
-    det_expf_shift_array(s, s, mx[t - t0], (size_t)t + 1);
+    attention_exp_shift(s, s, mx[t - t0], (size_t)t + 1, flags);
   }
   for (int r = 0; r < t1 - t0; r += 4) { /* rows past t1 repeat the last */
     float *s4[4], l4[4];

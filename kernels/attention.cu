@@ -17,9 +17,10 @@
  * heads), and adds no float atomically. Scores, exponentials and roundings
  * are the PGOLF_HD functions the CPU uses (det_math_hd.h, bf16.h,
  * flags.h; the exponential through det_expf_fast.h, proved to give
- * det_expf's bits); the scale 1/sqrt(head_dim) is computed on the host as
- * attention.c computes it. In mixed precision with head_dim up to 64 the
- * entry points run attention_mma.cu's tensor-core kernels instead.
+ * det_expf's bits, or under KERNEL_BF16 det_expf32.h's, as attention.c);
+ * the scale 1/sqrt(head_dim) is computed on the host as attention.c
+ * computes it. In mixed precision with head_dim up to 64 the entry points
+ * run attention_mma.cu's tensor-core kernels instead.
  *
  * Shapes: head_dim a multiple of ATT_HD_STEP up to ATT_HD_MAX (tiles are
  * staged at full head width and read a float4 at a time; each thread owns
@@ -28,6 +29,7 @@
 #include "kernels/attention.h"
 #include "kernels/bf16.h"
 #include "kernels/cuda_common.h"
+#include "kernels/det_expf32.h"
 #include "kernels/det_expf_fast.h"
 #include "kernels/det_math_hd.h"
 #include "kernels/flags.h"
@@ -77,6 +79,12 @@ __device__ static float att_dot4(const float *a, const float *b, int n) {
     s = fmaf(x.w, y.w, s);
   }
   return s;
+}
+
+/* The exponential, as attention.c's: det_expf's bits (by the fast path)
+ * in float32, det_expf32's under KERNEL_BF16. */
+__device__ static __forceinline__ float att_exp(float x, int flags) {
+  return (flags & KERNEL_BF16) ? det_expf32_hd(x) : det_expf_fast_hd(x);
 }
 
 /* acc + w * the float4 at x, component by component (one fmaf each). */
@@ -182,7 +190,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
       __syncthreads();
       float e = 0.0f;
       if (t < T && j0 + c <= t) {
-        e = det_expf_fast_hd(att_dot4(qs[r], ks[c], hd) * scale - mrow[r]);
+        e = att_exp(att_dot4(qs[r], ks[c], hd) * scale - mrow[r], flags);
         if (pass == 3) e = e / lrow[r];
       }
       es[r][c] = e;
@@ -266,7 +274,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
     __syncthreads();
     float ds = 0.0f;
     if (t < T && j0 + c <= t) {
-      float p = det_expf_fast_hd(att_dot4(qs[r], ks[c], hd) * scale - lrow[r]);
+      float p = att_exp(att_dot4(qs[r], ks[c], hd) * scale - lrow[r], flags);
       ds = kernel_round(p * (att_dot4(gs[r], vs[c], hd) - drow[r]), flags);
     }
     dss[r][c] = ds;
@@ -325,7 +333,7 @@ __global__ void __launch_bounds__(ATT_THREADS, 2)
       int t = t0 + r;
       float p = 0.0f, ds = 0.0f;
       if (t < T && j < T && t >= j) {
-        p = det_expf_fast_hd(att_dot4(qs[r], ks[c], hd) * scale - lrow[r]);
+        p = att_exp(att_dot4(qs[r], ks[c], hd) * scale - lrow[r], flags);
         ds = kernel_round(p * (att_dot4(gs[r], vs[c], hd) - drow[r]), flags);
         p = kernel_round(p, flags);
       }

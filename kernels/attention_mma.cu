@@ -9,8 +9,9 @@
  * flops per causal pair and cannot reach the official step time at any
  * efficiency (docs/GPU-RUNS.md); these put the products of a pair (the
  * scores, dy.v, and the output sums) on the tensor cores and keep on the
- * CUDA cores only what is per element: the exponentials, the roundings
- * and the sum of exponentials. The backward evaluates the scores, dy.v
+ * CUDA cores only what is per element: the exponentials (det_expf32.h,
+ * float32 arithmetic, as attention.c takes them in mixed precision), the
+ * roundings and the sum of exponentials. The backward evaluates the scores, dy.v
  * and the exponentials once, in the dk/dv kernel, which stores ds (bf16,
  * exact) in caller-supplied scratch; the dq kernel sums dq from it. No
  * float is added atomically.
@@ -54,7 +55,7 @@
 #include "kernels/attention.h"
 #include "kernels/bf16.h"
 #include "kernels/cuda_common.h"
-#include "kernels/det_expf_fast.h"
+#include "kernels/det_expf32.h"
 #include "kernels/det_math_hd.h"
 #include "kernels/flags.h"
 
@@ -340,16 +341,15 @@ __device__ static __forceinline__ float am_max4(const float *m) {
 /* A lane's element i of n-tile n as a bit of a 16-bit tile mask. */
 __device__ static __forceinline__ unsigned am_bit(int n, int i) { return 1u << (4 * n + i); }
 
-/* x[n][i] = det_expf(x[n][i]) where live has am_bit(n, i), else +0.0 (a
- * masked term enters the chains as an exact zero; its x may be anything):
- * det_expf_fast_group over G n-tiles (4 G exponentials) at a time. G is
- * ptxas's: the largest that leaves each kernel without spills at its
- * register cap (ci/cuda-static.sh checks). */
-template <int G, int g = 0>
+/* x[n][i] = det_expf32(x[n][i]) where live has am_bit(n, i), else +0.0
+ * (a masked term enters the chains as an exact zero; its x may be
+ * anything, NaN included): float32 arithmetic with no branch, so the
+ * tile's 16 exponentials interleave as the compiler schedules them. */
 __device__ static __forceinline__ void am_exp_tile(float (*x)[4], unsigned live) {
-  static_assert(AM_NT % G == 0, "whole groups");
-  det_expf_fast_group<4 * G, 4 * g>(&x[g][0], live);
-  if constexpr (g + G < AM_NT) am_exp_tile<G, g + G>(x, live);
+  #pragma unroll
+  for (int n = 0; n < AM_NT; n++)
+    #pragma unroll
+    for (int i = 0; i < 4; i++) x[n][i] = live & am_bit(n, i) ? det_expf32_hd(x[n][i]) : 0.0f;
 }
 
 /* Two adjacent results (p even): two floats, or two bf16s in one word
@@ -470,8 +470,7 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
         if (t < T && j <= t) live |= am_bit(n, i);
         s[n][i] = s[n][i] * scale - mrow[i / 2];
       }
-    /* groups of 8 (of 16, the packed 64-wide instance spills) */
-    am_exp_tile<2>(s, live);
+    am_exp_tile(s, live);
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll
@@ -696,9 +695,7 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
         if (j < T && t < T && t >= j) live |= am_bit(n, e);
         p[n][e] = p[n][e] * scale - ls[x][c];
       }
-    /* groups of 8; of 4 where the inputs are floats and in the packed
-     * 48-wide instance (each spills with 8) */
-    am_exp_tile<sizeof(In) == 2 ? 2 : 1>(p, live);
+    am_exp_tile(p, live);
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll

@@ -145,41 +145,4 @@ PGOLF_HD float det_expf_fast_hd(float x) {
   return slow ? det_expf_hd(x) : y;
 }
 
-#if defined(__CUDACC__) || defined(PGOLF_CUDA_EMU) /* the stand-in's C++ */
-/* x[k] = det_expf(x[k]) for k < N where live has bit B + k, +0.0 elsewhere
- * (a masked x may be anything, NaN included), on registers: x is an
- * array the caller's unrolled code indexes by constants. The N fast
- * paths go first with no branch between them, so they run interleaved;
- * then, one at a time, the fallbacks they ask for (about one input in
- * 2^18), each input and result moved by selects: one inlined copy of
- * det_expf_hd, no call, no register array indexed at run time. The bits
- * are det_expf_fast_hd's. B is x[0]'s bit in live (one mask may cover a
- * tile of several groups). */
-template <int N, int B>
-__device__ __forceinline__ void det_expf_fast_group(float *x, unsigned live) {
-  static_assert(B >= 0 && N >= 1 && B + N <= 32, "a group's mask is 32 bits");
-  float e[N];
-  unsigned slow = 0;
-  #pragma unroll
-  for (int k = 0; k < N; k++) {
-    unsigned bit;
-    e[k] = det_expf_fast_try_hd(x[k], &bit);
-    if (bit) slow |= 1u << (B + k);
-  }
-  for (slow &= live; slow; slow &= slow - 1) {
-    const unsigned low = slow & (0u - slow);
-    float xs = 0.0f;
-    #pragma unroll
-    for (int k = 0; k < N; k++)
-      if (low == 1u << (B + k)) xs = x[k];
-    const float ys = det_expf_hd(xs);
-    #pragma unroll
-    for (int k = 0; k < N; k++)
-      if (low == 1u << (B + k)) e[k] = ys;
-  }
-  #pragma unroll
-  for (int k = 0; k < N; k++) x[k] = live & 1u << (B + k) ? e[k] : 0.0f;
-}
-#endif
-
 #endif

@@ -17,6 +17,7 @@
 
 #include "kernels/bf16.h"
 #include "kernels/col_dot.h"
+#include "kernels/det_expf32.h"
 #include "kernels/det_math.h"
 #include "kernels/embedding.h"
 #include "kernels/l2norm.h"
@@ -716,8 +717,8 @@ static void test_softcap_ce(void **state) {
  * hardware's). det_expf_fast_hd is held to det_expf's bits; the last
  * chosen values are inputs where it falls back (tests/
  * test_det_expf_fast.c proves the two equal on every float, on the CPU).
- * So is det_expf_fast_group, 16 inputs a thread: chosen[16..20], five
- * fallbacks, share a group, and the sweep's last group is partly masked. */
+ * det_expf32_hd, float32 arithmetic alone, is held to the CPU's bits of
+ * the same function (not det_expf's, which it is within a unit of). */
 static void test_det_math_sweep(void **state) {
   (void)state;
   NEED_GPU();
@@ -735,10 +736,11 @@ static void test_det_math_sweep(void **state) {
   float *d_x = to_device(x, n), *d_a = to_device(x, n), *d_b = to_device(x, n);
   pg_error err;
   const char *names[] = {"det_expf",    "det_logf",      "det_tanhf",
-                         "det_sincosf", "det_expf_fast", "det_expf_fast_group"};
-  for (int fn = DET_FN_EXPF; fn <= DET_FN_EXPF_GROUP; fn++) {
+                         "det_sincosf", "det_expf_fast", "det_expf32"};
+  for (int fn = DET_FN_EXPF; fn <= DET_FN_EXPF32; fn++) {
     for (size_t j = 0; j < n; j++) {
-      if (fn == DET_FN_EXPF || fn >= DET_FN_EXPF_FAST) a[j] = det_expf(x[j]);
+      if (fn == DET_FN_EXPF || fn == DET_FN_EXPF_FAST) a[j] = det_expf(x[j]);
+      if (fn == DET_FN_EXPF32) a[j] = det_expf32_hd(x[j]);
       if (fn == DET_FN_LOGF) a[j] = det_logf(x[j]);
       if (fn == DET_FN_TANHF) a[j] = det_tanhf(x[j]);
       if (fn == DET_FN_SINCOSF) det_sincosf(x[j], &a[j], &b[j]);
