@@ -343,13 +343,16 @@ __device__ static __forceinline__ unsigned am_bit(int n, int i) { return 1u << (
 
 /* x[n][i] = det_expf32(x[n][i]) where live has am_bit(n, i), else +0.0
  * (a masked term enters the chains as an exact zero; its x may be
- * anything, NaN included): float32 arithmetic with no branch, so the
- * tile's 16 exponentials interleave as the compiler schedules them. */
+ * anything, NaN included). A masked x is replaced by -inf, whose
+ * exponential is +0.0, rather than its result by a select: with the
+ * select, nvcc put each exponential under a branch of its lane's bit
+ * (16 divergent regions a tile); this way the tile's 16 are straight
+ * float32 code, interleaved as the compiler schedules them. */
 __device__ static __forceinline__ void am_exp_tile(float (*x)[4], unsigned live) {
   #pragma unroll
   for (int n = 0; n < AM_NT; n++)
     #pragma unroll
-    for (int i = 0; i < 4; i++) x[n][i] = live & am_bit(n, i) ? det_expf32_hd(x[n][i]) : 0.0f;
+    for (int i = 0; i < 4; i++) x[n][i] = det_expf32_hd(live & am_bit(n, i) ? x[n][i] : -INFINITY);
 }
 
 /* Two adjacent results (p even): two floats, or two bf16s in one word
@@ -702,10 +705,13 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
       for (int e = 0; e < 4; e++) {
         const int c = am_col(n, e);
         const int on = (live & am_bit(n, e)) != 0;
-        ds[n][e] = on ? kernel_round(p[n][e] * (ds[n][e] - ds_[x][c]), flags) : 0.0f;
-        p[n][e] = on ? kernel_round(p[n][e], flags) : 0.0f;
+        /* bf16_round, not kernel_round: these kernels run only under
+         * KERNEL_BF16 (am_refuse), so the flags' test is not repeated
+         * 32 times a tile */
+        ds[n][e] = on ? bf16_round(p[n][e] * (ds[n][e] - ds_[x][c])) : 0.0f;
+        p[n][e] = on ? bf16_round(p[n][e]) : 0.0f;
       }
-    /* p and ds are bf16 values (kernel_round above, or +0.0) */
+    /* p and ds are bf16 values (rounded above, or +0.0) */
     am_accumulate<HD, true>(ak, ds, qs[x]);
     am_put_ds(dsm + ((size_t)b * heads + kvh * group + i / nt) * T * ts, ts, first, t0, T, ds);
     am_accumulate<HD, true>(av, p, gs[x]);
