@@ -1,13 +1,13 @@
 /* det_expf_fast_hd(x): det_expf_hd(x)'s bits at about a third of its
  * cost.
  *
- * Why: the GPU attention computes two exponentials per causal pair (one
- * in the forward, one in dk/dv: 3.9e10 a baseline step), and det_expf_hd
- * evaluates each as a degree-13 polynomial in double (about 34 double
- * operations; no fused multiply-add, which the pinned flags keep from
- * being contracted). Once the products run on the tensor cores, those
- * double operations are most of the attention's arithmetic
- * (docs/GPU-RUNS.md).
+ * Why: the GPU kernels that need det_expf's bits (the float32 attention
+ * on the CUDA cores, two exponentials per causal pair) would otherwise
+ * evaluate each as det_expf_hd's degree-13 polynomial in double (about
+ * 34 double operations; no fused multiply-add, which the pinned flags
+ * keep from being contracted). The mixed-precision attention takes
+ * det_expf32.h's float32 exponential instead (docs/GPU-RUNS.md, item
+ * 21).
  *
  * How: e^x = 2^m 2^(j/32) e^r with k = 32 m + j = round(x 32 / ln 2) and
  * |r| <= ln 2 / 64, so a degree-5 polynomial and a table of 32 doubles
@@ -110,11 +110,10 @@ PGOLF_HD double det_exp_fast_core(double x) {
  * exponentials together: the fast path with no branch, which sets *slow
  * where its value is not det_expf's (there the caller computes
  * det_expf_hd(x) instead; an x out of range is computed as 0 and marked
- * slow). Why: on a GPU the fallback's branch made each det_expf_fast_hd
- * a region of its own, so a lane's 16 exponentials of an attention tile
- * ran as 16 chains of about 20 dependent float64 operations, one after
- * another (docs/GPU-RUNS.md); without the branch the compiler
- * interleaves them.
+ * slow). The split let the tensor-core attention run a tile's fast paths
+ * with no branch between them (docs/GPU-RUNS.md, item 8) before it took
+ * det_expf32; test_det_expf_fast still holds the fast half alone to
+ * det_expf's bits wherever it does not ask for the fallback.
  *
  * The rounding to float is integer arithmetic on the part's bits, which
  * also applies 2^m: the float's exponent field is the double's less

@@ -53,9 +53,9 @@ void det_tanhf_array(float *y, const float *x, size_t n);
 
 /* The functions a GPU sweep can evaluate (det_math_eval_cuda).
  * DET_FN_EXPF_FAST is det_expf_fast_hd (kernels/det_expf_fast.h), whose
- * bits are det_expf's; DET_FN_EXPF32 is
- * det_expf32_hd (kernels/det_expf32.h, the mixed-precision attention's
- * exponential), float32 arithmetic whose bits must be gcc's too. */
+ * bits are det_expf's; DET_FN_EXPF32 is det_expf32_hd (kernels/
+ * det_expf32.h, the mixed-precision attention's exponential), float32
+ * arithmetic whose bits must be gcc's too. */
 enum {
   DET_FN_EXPF = 0,
   DET_FN_LOGF = 1,

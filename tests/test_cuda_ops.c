@@ -718,14 +718,18 @@ static void test_softcap_ce(void **state) {
  * chosen values are inputs where it falls back (tests/
  * test_det_expf_fast.c proves the two equal on every float, on the CPU).
  * det_expf32_hd, float32 arithmetic alone, is held to the CPU's bits of
- * the same function (not det_expf's, which it is within a unit of). */
+ * the same function (not det_expf's, which it is within a unit of),
+ * chosen[21..25] at its range's edges. */
 static void test_det_math_sweep(void **state) {
   (void)state;
   NEED_GPU();
-  const float chosen[] = {0.0f,   -0.0f,   INFINITY, -INFINITY, 0x1p-149f, -0x1p-149f,
-                          88.72f, -103.9f, 20.0f,    0x1p-4f,   0x1p-30f,  1.0f,
-                          0.5f,   0x1p20f, -0x1p20f, 3.1415927f,
-                          0x1.ffff8p-25f, 0x1.0d5f92p-1f, 0x1.036492p+1f, -0x1.03e2ap-1f, -0x1.09314p+1f};
+  const float chosen[] = {0.0f, -0.0f, INFINITY, -INFINITY, 0x1p-149f, -0x1p-149f, 88.72f, -103.9f,
+                          20.0f, 0x1p-4f, 0x1p-30f, 1.0f, 0.5f, 0x1p20f, -0x1p20f, 3.1415927f,
+                          0x1.ffff8p-25f, 0x1.0d5f92p-1f, 0x1.036492p+1f, -0x1.03e2ap-1f,
+                          -0x1.09314p+1f,
+                          /* det_expf32's range tests: -104, the overflow threshold and the
+                           * float below it, 89, the smallest subnormal result */
+                          -104.0f, 88.72283935546875f, 88.72283172607421875f, 89.0f, -103.2789f};
   size_t nc = sizeof chosen / sizeof chosen[0], n = nc;
   for (uint64_t u = 0; u < 0x100000000ull; u += 4093) n++;
   float *x = malloc(n * sizeof *x), *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
