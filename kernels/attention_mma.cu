@@ -111,6 +111,22 @@ __device__ static __forceinline__ uint32_t am_pack_bf16(float lo, float hi) {
   return hd_float_bits(lo) >> 16 | (hd_float_bits(hi) & 0xffff0000u);
 }
 
+/* A lane's 16 x 32 tile of accumulators (x[n][i], n-tiles of 8) rounded
+ * to bf16 as the words of mma A fragments: w[n][r] holds x[n][2 r] (low
+ * half) and x[n][2 r + 1], a row's two adjacent columns (am_row, am_col).
+ * These tiles (the forward's probabilities, dkv's probabilities and ds)
+ * are only ever mma operands, so they take bf16_pack2_mma: on the GPU
+ * one conversion a pair, a NaN there the hardware's NaN, and the GPU's
+ * contract for these kernels is a tolerance (attention.h); on the
+ * stand-in, as on the CPU, bf16_from_float's bits, which it must equal
+ * bit for bit. */
+__device__ static __forceinline__ void am_round_tile(uint32_t (*w)[2], const float (*x)[4]) {
+  #pragma unroll
+  for (int n = 0; n < AM_NT; n++)
+    #pragma unroll
+    for (int r = 0; r < 2; r++) w[n][r] = bf16_pack2_mma(x[n][2 * r], x[n][2 * r + 1]);
+}
+
 /* Four 8 x 8 matrices of a staged tile (ldmatrix): lane 8 m + i passes
  * row i of matrix m (16 bytes, 16-byte aligned); r[m] receives, in lane
  * 4 g + t, the elements (g, 2 t) and (g, 2 t + 1) of matrix m: an A
@@ -246,18 +262,6 @@ __device__ static __forceinline__ void am_load_b2(uint32_t b[4], const uint16_t 
   am_ldsm4<false>(b, tile + ((o + m / 2) * 8 + lane % 8) * s + kc * 16 + m % 2 * 8);
 }
 
-/* The A fragment of a 16 x 16 slice held as two n-tiles of accumulators
- * (x[2 kc], x[2 kc + 1]): an accumulator's layout is the A operand's.
- * EXACT: the values are bf16 already (am_pack_bf16), else rounded. */
-template <bool EXACT>
-__device__ static __forceinline__ void am_acc_to_a(uint32_t a[4], const float (*x)[4], int kc) {
-  #pragma unroll
-  for (int h = 0; h < 4; h++) {
-    const float lo = x[2 * kc + h / 2][h % 2 * 2], hi = x[2 * kc + h / 2][h % 2 * 2 + 1];
-    a[h] = EXACT ? am_pack_bf16(lo, hi) : am_pack(lo, hi);
-  }
-}
-
 /* s[n] = the 16 x 32 products of the warp's A fragments (KC of them) with
  * the rows of a staged row-major tile: a dot product over d ascending.
  * The B fragments of two n-tiles come by one ldmatrix (PAIRS), or of
@@ -306,16 +310,16 @@ __device__ static __forceinline__ void am_accumulate_kc(float (*acc)[4], const u
   }
 }
 
-/* acc[o] += x (16 x 32, accumulator layout, rounded to bf16 by the
- * packing unless EXACT says its values are bf16 already) times the
- * staged row-major tile rm (32 rows j). */
-template <int HD, bool EXACT = false>
-__device__ static __forceinline__ void am_accumulate(float (*acc)[4], const float (*x)[4],
+/* acc[o] += x (16 x 32 bf16s as am_round_tile's words) times the staged
+ * row-major tile rm (32 rows j). An accumulator's layout is the A
+ * operand's: the A fragment of columns [16 kc, 16 kc + 16) is n-tiles
+ * 2 kc and 2 kc + 1, rows 0-7 then 8-15 of each. */
+template <int HD>
+__device__ static __forceinline__ void am_accumulate(float (*acc)[4], const uint32_t (*w)[2],
                                                      const uint16_t *rm) {
   #pragma unroll
   for (int kc = 0; kc < AM_BC / 16; kc++) {
-    uint32_t a[4];
-    am_acc_to_a<EXACT>(a, x, kc);
+    const uint32_t a[4] = {w[2 * kc][0], w[2 * kc][1], w[2 * kc + 1][0], w[2 * kc + 1][1]};
     am_accumulate_kc<HD>(acc, a, rm, kc);
   }
 }
@@ -479,7 +483,9 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
       #pragma unroll
       for (int r = 0; r < 2; r++)
         *(float2 *)&es[w0 + am_row(2 * r)][am_col(n, 0)] = float2{s[n][2 * r], s[n][2 * r + 1]};
-    am_accumulate<HD>(acc, s, vs[i % 2]);
+    uint32_t sw[AM_NT][2];
+    am_round_tile(sw, s);
+    am_accumulate<HD>(acc, sw, vs[i % 2]);
     __syncwarp();
     /* The row's exponentials j ascending; a masked one is +0.0, which
      * leaves l's bits as they are (l starts at +0.0 and adds no negative
@@ -515,22 +521,21 @@ __global__ void __launch_bounds__(AM_THREADS, AM_FWD_BLOCKS)
 }
 
 /* dkv's ds for the warp's keys [first, first + 16) and queries [t0, t0 +
- * 32) into the head's matrix (ds[j][t], row stride ts, even), two
- * queries a 32-bit store (bf16 values: exact); keys and queries past T
- * are not stored. */
+ * 32) (am_round_tile's words) into the head's matrix (ds[j][t], row
+ * stride ts), two queries a 32-bit store; keys past T are not stored,
+ * nor pairs that start past T. A pair that starts at T - 1 (T odd) also
+ * writes column T, a masked +0.0: ts is T rounded up to 8
+ * (attention_ds_stride), so that is the row's padding, which nothing
+ * reads (am_stage_ds copies columns below T only). One store, where a
+ * single bf16's store for the last column made a branch of each pair. */
 __device__ static __forceinline__ void am_put_ds(uint16_t *dh, size_t ts, int first, int t0, int T,
-                                                 const float (*ds)[4]) {
+                                                 const uint32_t (*w)[2]) {
   #pragma unroll
   for (int n = 0; n < AM_NT; n++)
     #pragma unroll
     for (int r = 0; r < 2; r++) {
       const int j = first + am_row(2 * r), t = t0 + am_col(n, 0);
-      if (j >= T || t >= T) continue;
-      uint16_t *p = dh + (size_t)j * ts + t;
-      if (t + 1 < T)
-        am_put2(p, ds[n][2 * r], ds[n][2 * r + 1]);
-      else
-        *p = bf16_from_float(ds[n][2 * r]);
+      if (j < T && t < T) *(uint32_t *)(dh + (size_t)j * ts + t) = w[n][r];
     }
 }
 
@@ -699,22 +704,29 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
         p[n][e] = p[n][e] * scale - ls[x][c];
       }
     am_exp_tile(p, live);
+    /* D of the lane's 8 columns, loaded before the masks' selects (with
+     * the loads under them nvcc branched around each of the 32 terms) */
+    float dc[AM_NT][2];
+    #pragma unroll
+    for (int n = 0; n < AM_NT; n++)
+      #pragma unroll
+      for (int e = 0; e < 2; e++) dc[n][e] = ds_[x][am_col(n, e)];
     #pragma unroll
     for (int n = 0; n < AM_NT; n++)
       #pragma unroll
       for (int e = 0; e < 4; e++) {
-        const int c = am_col(n, e);
-        const int on = (live & am_bit(n, e)) != 0;
-        /* bf16_round, not kernel_round: these kernels run only under
-         * KERNEL_BF16 (am_refuse), so the flags' test is not repeated
-         * 32 times a tile */
-        ds[n][e] = on ? bf16_round(p[n][e] * (ds[n][e] - ds_[x][c])) : 0.0f;
-        p[n][e] = on ? bf16_round(p[n][e]) : 0.0f;
+        const float g = p[n][e] * (ds[n][e] - dc[n][e % 2]);
+        ds[n][e] = live & am_bit(n, e) ? g : 0.0f;
       }
-    /* p and ds are bf16 values (rounded above, or +0.0) */
-    am_accumulate<HD, true>(ak, ds, qs[x]);
-    am_put_ds(dsm + ((size_t)b * heads + kvh * group + i / nt) * T * ts, ts, first, t0, T, ds);
-    am_accumulate<HD, true>(av, p, gs[x]);
+    /* Rounded to bf16 by the packing (these kernels run only under
+     * KERNEL_BF16, am_refuse). A masked p is +0.0 already (am_exp_tile),
+     * which the rounding keeps, so it needs no select of its own. */
+    uint32_t pw[AM_NT][2], dw[AM_NT][2];
+    am_round_tile(dw, ds);
+    am_round_tile(pw, p);
+    am_accumulate<HD>(ak, dw, qs[x]);
+    am_put_ds(dsm + ((size_t)b * heads + kvh * group + i / nt) * T * ts, ts, first, t0, T, dw);
+    am_accumulate<HD>(av, pw, gs[x]);
   }
   if (first >= T) return;
   const size_t head = (size_t)b * T * kw + (size_t)kvh * HD;

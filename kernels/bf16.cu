@@ -27,6 +27,13 @@ __global__ void __launch_bounds__(CUDA_EW_THREADS) bf16_round_kernel(float *x, s
     x[i] = bf16_round(x[i]);
 }
 
+__global__ void __launch_bounds__(CUDA_EW_THREADS)
+    bf16_pack2_mma_kernel(uint32_t *dst, const float *src, size_t pairs) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < pairs; i += stride)
+    dst[i] = bf16_pack2_mma(src[2 * i], src[2 * i + 1]);
+}
+
 /* ---- launchers ---- */
 
 extern "C" int bf16_pack_cuda(uint16_t *dst, const float *src, size_t n, cudaStream_t stream,
@@ -48,4 +55,11 @@ extern "C" int bf16_round_array_cuda(float *x, size_t n, cudaStream_t stream, pg
   if (n == 0) return 0;
   bf16_round_kernel<<<cuda_ew_blocks(n), CUDA_EW_THREADS, 0, stream>>>(x, n);
   return cuda_check_launch(err, "bf16_round_kernel");
+}
+
+extern "C" int bf16_pack2_mma_cuda(uint32_t *dst, const float *src, size_t pairs,
+                                   cudaStream_t stream, pg_error *err) {
+  if (pairs == 0) return 0;
+  bf16_pack2_mma_kernel<<<cuda_ew_blocks(pairs), CUDA_EW_THREADS, 0, stream>>>(dst, src, pairs);
+  return cuda_check_launch(err, "bf16_pack2_mma_kernel");
 }

@@ -43,6 +43,25 @@ PGOLF_HD float bf16_to_float(uint16_t h) { return hd_bits_float((uint32_t)h << 1
 /* float32 -> nearest bf16 value, returned as float32. */
 PGOLF_HD float bf16_round(float x) { return bf16_to_float(bf16_from_float(x)); }
 
+/* Two floats -> bf16 bits packed in a word, lo in the low half, each
+ * rounded as bf16_from_float rounds it, for words that are only ever
+ * tensor-core (mma) operands, whose product is NaN whatever NaN enters:
+ * the probabilities and ds of kernels/attention_mma.cu. On the GPU the
+ * pair is one conversion instruction (cvt.rn.bf16x2.f32, where
+ * bf16_from_float's test for NaN costs about six instructions a value),
+ * so a NaN input gives the hardware's NaN, not bf16_from_float's; every
+ * other input gets its bits (test_cuda_bf16, on all 2^32 floats). On the
+ * CPU and the stand-in, bf16_from_float's bits throughout. */
+PGOLF_HD uint32_t bf16_pack2_mma(float lo, float hi) {
+#if defined(__CUDA_ARCH__)
+  uint32_t w;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo)); /* hi into the high half */
+  return w;
+#else
+  return (uint32_t)bf16_from_float(lo) | (uint32_t)bf16_from_float(hi) << 16;
+#endif
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -69,6 +88,10 @@ int bf16_pack_cuda(uint16_t *dst, const float *src, size_t n, cudaStream_t strea
 int bf16_unpack_cuda(float *dst, const uint16_t *src, size_t n, int flags, cudaStream_t stream,
                      pg_error *err);
 int bf16_round_array_cuda(float *x, size_t n, cudaStream_t stream, pg_error *err);
+/* dst[i] = bf16_pack2_mma(src[2 i], src[2 i + 1]) for i < pairs: the
+ * device's pair conversion, for test_cuda_bf16's sweep. */
+int bf16_pack2_mma_cuda(uint32_t *dst, const float *src, size_t pairs, cudaStream_t stream,
+                        pg_error *err);
 #endif
 
 #ifdef __cplusplus
