@@ -22,18 +22,18 @@
  * about 0.1 of a unit); then 2^n as two exact powers of two (n split in
  * halves), so that only the last product rounds, also where the result
  * is subnormal. Below -104 the result is +0 (e^-104 is under half the
- * smallest subnormal), above ln(FLT_MAX) +inf, and NaN is returned as it
- * came. Every operation is a separate IEEE float multiply or add: no
- * fused multiply-add (explicit or contracted: gcc -ffp-contract=off,
- * nvcc --fmad=false), no library call and, on the GPU, no branch (the
- * range's cases are selects), so gcc's code and nvcc's give the same
- * bits. (gcc keeps a float comparison that may trap, on NaN, as a branch
- * and so does not vectorize a loop of these; integer masks would let it,
- * at about 130 more SASS instructions an attention tile, which is where
- * the time is.) tests/test_det_expf_fast.c checks the
- * bound against det_expf on every float, tests/test_det_expf32.c the
- * ends of the range, and the GPU's det_math sweep nvcc's bits against
- * gcc's. */
+ * smallest subnormal), above ln(FLT_MAX) +inf, both by the arithmetic
+ * itself, and NaN is returned as it came. Every operation is a separate
+ * IEEE float multiply or add: no fused multiply-add (explicit or
+ * contracted: gcc -ffp-contract=off, nvcc --fmad=false), no library call
+ * and, on the GPU, no branch (the clamp and NaN's case are selects), so
+ * gcc's code and nvcc's give the same bits. (gcc keeps a float
+ * comparison that may trap, on NaN, as a branch and so does not vectorize
+ * a loop of these; integer masks would let it, at about 130 more SASS
+ * instructions an attention tile, which is where the time is.)
+ * tests/test_det_expf_fast.c checks the bound against det_expf on every
+ * float, tests/test_det_expf32.c the ends of the range, and the GPU's
+ * det_math sweep nvcc's bits against gcc's. */
 #ifndef PGOLF_DET_EXPF32_H
 #define PGOLF_DET_EXPF32_H
 
@@ -65,12 +65,14 @@ PGOLF_HD float det_expf32_poly_hd(float x, float c7) {
   const int k1 = k >> 1, k2 = k - k1;
   const float y =
       p * hd_bits_float((uint32_t)(k1 + 127) << 23) * hd_bits_float((uint32_t)(k2 + 127) << 23);
-  /* +0 below the range, +inf above it (e^x overflows above
-   * 88.72283935546875, and at it the arithmetic gives +inf too), NaN as
-   * it came */
-  float e = x > -104.0f ? y : 0.0f;
-  e = x > 88.72283935546875f ? hd_bits_float(0x7f800000u) : e;
-  return x != x ? x : e;
+  /* The range's ends need no select of their own: at xc = -104 the
+   * product is under half the smallest subnormal and rounds to +0; for
+   * every float above the largest whose e^x is finite
+   * (88.72283172607421875), n is 128, r > 0 so p >= 1, and p 2^64 2^64
+   * overflows to +inf (test_det_expf32 checks both ends, the exhaustive
+   * sweep every float). NaN, which the clamp takes as -104, is returned
+   * as it came. */
+  return x != x ? x : y;
 }
 
 PGOLF_HD float det_expf32_hd(float x) { return det_expf32_poly_hd(x, DET_EXPF32_C7); }
