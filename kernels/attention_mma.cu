@@ -700,7 +700,7 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
       #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int j = first + am_row(e), c = am_col(n, e), t = t0 + c;
-        if (j < T && t < T && t >= j) live |= am_bit(n, e);
+        if (t < T && t >= j) live |= am_bit(n, e); /* so j < T */
         p[n][e] = p[n][e] * scale - ls[x][c];
       }
     am_exp_tile(p, live);
