@@ -100,7 +100,11 @@ int attention_backward_cuda(float *dq, float *dk, float *dv, const float *dy, co
  * (a bf16 output can round the other way: one bf16 step is 2^-8 of it,
  * and the backward's sums carry such steps of their terms), and equal run
  * to run; on ci/cuda-emu.sh's stand-in, whose mma is an fmaf chain, equal
- * to the CPU bit for bit. The backward takes D[b, h, t] = dot(dy_t, y_t)
+ * to the CPU bit for bit. NaN is the one exception to "the CPU's
+ * roundings": the probabilities and ds, which are only mma operands, are
+ * rounded by bf16_pack2_mma (kernels/bf16.h), whose NaN on a GPU is the
+ * hardware's, so an output that is NaN on the CPU is NaN there too, not
+ * necessarily the same NaN. The backward takes D[b, h, t] = dot(dy_t, y_t)
  * (attention_backward_cuda computes it in its scratch) and ds, room for
  * every head's matrix ds[j][t] (B * heads * T rows of attention_ds_stride(T)
  * bf16s, 16-byte aligned): the dk/dv kernel stores there the ds it
