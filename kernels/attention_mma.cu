@@ -676,14 +676,19 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
   for (int o = 0; o < ON; o++)
     #pragma unroll
     for (int i = 0; i < 4; i++) ak[o][i] = av[o][i] = 0.0f;
-  /* Query tile i + 1 staged while tile i is used (as in the forward). */
+  /* Query tile i + 1 staged while tile i is used (as in the forward).
+   * Tile i is (head hn, tile tn) of i = hn nt + tn before the top of
+   * iteration i advances them to tile i + 1's: counted, not divided (an
+   * integer division by nt was about 20 instructions). */
+  int hn = 0, tn = 0;
   for (int i = 0; i < tiles; i++) {
-    const int t0 = tstart + i % nt * AM_BC, x = i % 2;
+    const int h = kvh * group + hn, t0 = tstart + tn * AM_BC, x = i % 2;
+    if (++tn == nt) tn = 0, hn++;
     am_wait<0>();
     __syncthreads();
     if (i + 1 < tiles)
       am_dkv_stage<HD>(qs[1 - x], gs[1 - x], ls[1 - x], ds_[1 - x], qb, gb, lse, D, qw, b,
-                       kvh * group + (i + 1) / nt, tstart + (i + 1) % nt * AM_BC, T, heads);
+                       kvh * group + hn, tstart + tn * AM_BC, T, heads);
     am_commit();
     if (first >= T || t0 + AM_BC <= first) continue; /* every query before the warp's keys */
     float p[AM_NT][4], ds[AM_NT][4];
@@ -725,7 +730,7 @@ __global__ void __launch_bounds__(AM_THREADS, AM_DKV_BLOCKS)
     am_round_tile(dw, ds);
     am_round_tile(pw, p);
     am_accumulate<HD>(ak, dw, qs[x]);
-    am_put_ds(dsm + ((size_t)b * heads + kvh * group + i / nt) * T * ts, ts, first, t0, T, dw);
+    am_put_ds(dsm + ((size_t)b * heads + h) * T * ts, ts, first, t0, T, dw);
     am_accumulate<HD>(av, pw, gs[x]);
   }
   if (first >= T) return;
