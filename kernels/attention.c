@@ -17,13 +17,13 @@ static float attention_exp(float x, int flags) {
   return (flags & KERNEL_BF16) ? det_expf32_hd(x) : det_expf(x);
 }
 
-/* y[i] = attention_exp(x[i] - sub) for i < n (y may be x). */
+/* y[i] = attention_exp(x[i] - sub) for i < n (y may be x), vectorised
+ * (kernels/det_math.h). */
 static void attention_exp_shift(float *y, const float *x, float sub, size_t n, int flags) {
-  if (!(flags & KERNEL_BF16)) {
+  if (flags & KERNEL_BF16)
+    det_expf32_shift_array(y, x, sub, n);
+  else
     det_expf_shift_array(y, x, sub, n);
-    return;
-  }
-  for (size_t i = 0; i < n; i++) y[i] = det_expf32_hd(x[i] - sub);
 }
 
 /* d ascending, one fused multiply-add per term (kernels/gemm.h's sum). */

@@ -27,37 +27,54 @@
  * IEEE float multiply or add: no fused multiply-add (explicit or
  * contracted: gcc -ffp-contract=off, nvcc --fmad=false), no library call
  * and, on the GPU, no branch (the clamp and NaN's case are selects), so
- * gcc's code and nvcc's give the same bits. (gcc keeps a float
+ * gcc's code and nvcc's give the same bits. gcc keeps a float
  * comparison that may trap, on NaN, as a branch and so does not vectorize
- * a loop of these; integer masks would let it, at about 130 more SASS
- * instructions an attention tile, which is where the time is.)
- * tests/test_det_expf_fast.c checks the bound against det_expf on every
- * float, tests/test_det_expf32.c the ends of the range, and the GPU's
- * det_math sweep nvcc's bits against gcc's. */
+ * a loop of these; on the CPU, arrays take det_expf32_shift_array
+ * (kernels/det_math.c), the same operations on vectors with integer
+ * masks (which on the GPU cost about 130 more SASS instructions an
+ * attention tile). tests/test_det_expf_fast.c checks the bound against
+ * det_expf and the vector twin's bits on every float,
+ * tests/test_det_expf32.c the ends of the range, and the GPU's det_math
+ * sweep nvcc's bits against gcc's. */
 #ifndef PGOLF_DET_EXPF32_H
 #define PGOLF_DET_EXPF32_H
 
 #include "kernels/hd.h"
 
-/* The polynomial's coefficients for e^r = 1 + r + r^2 (c2 + c3 r + ...):
- * the classic minimax set for float expf on [-ln 2 / 2, ln 2 / 2]
- * (Cephes). DET_EXPF32_C7 is exposed for the test's negative check. */
+/* The constants, named once for this function and its vector twin
+ * (det_expf32_shift_array, kernels/det_math.c). The polynomial's
+ * coefficients for e^r = 1 + r + r^2 (c2 + c3 r + ...) are the classic
+ * minimax set for float expf on [-ln 2 / 2, ln 2 / 2] (Cephes);
+ * DET_EXPF32_C7 is exposed for the test's negative check. */
+#define DET_EXPF32_LO (-104.0f)
+#define DET_EXPF32_HI 89.0f
+#define DET_EXPF32_LOG2E 1.44269502f
+#define DET_EXPF32_SHIFT 12582912.0f            /* 1.5 * 2^23: n in the sum's low bits */
+#define DET_EXPF32_SHIFT_BITS 0x4b400000u       /* its bit pattern */
+#define DET_EXPF32_NLN2_HI (-0.693145751953125f) /* -ln2_hi: n ln2_hi exact, the sum too */
+#define DET_EXPF32_NLN2_LO (-1.428606765330187e-06f)
 #define DET_EXPF32_C7 1.9875691500e-4f
+#define DET_EXPF32_C6 1.3981999507e-3f
+#define DET_EXPF32_C5 8.3334519073e-3f
+#define DET_EXPF32_C4 4.1665795894e-2f
+#define DET_EXPF32_C3 1.6666665459e-1f
+#define DET_EXPF32_C2 5.0000001201e-1f
 
 PGOLF_HD float det_expf32_poly_hd(float x, float c7) {
-  float xc = x > -104.0f ? x : -104.0f; /* NaN takes -104 here, and is put back below */
-  xc = xc < 89.0f ? xc : 89.0f;
-  const float t = xc * 1.44269502f + 12582912.0f; /* 1.5 * 2^23: n in the low bits */
-  const float n = t - 12582912.0f;
-  const int k = (int)(hd_float_bits(t) - 0x4b400000u);
-  float r = n * -0.693145751953125f + xc; /* ln2_hi: n ln2_hi exact, the sum too */
-  r = n * -1.428606765330187e-06f + r;    /* ln2_lo */
+  /* NaN takes DET_EXPF32_LO here, and is put back below */
+  float xc = x > DET_EXPF32_LO ? x : DET_EXPF32_LO;
+  xc = xc < DET_EXPF32_HI ? xc : DET_EXPF32_HI;
+  const float t = xc * DET_EXPF32_LOG2E + DET_EXPF32_SHIFT;
+  const float n = t - DET_EXPF32_SHIFT;
+  const int k = (int)(hd_float_bits(t) - DET_EXPF32_SHIFT_BITS);
+  float r = n * DET_EXPF32_NLN2_HI + xc;
+  r = n * DET_EXPF32_NLN2_LO + r;
   float p = c7;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  p = p * r + DET_EXPF32_C6;
+  p = p * r + DET_EXPF32_C5;
+  p = p * r + DET_EXPF32_C4;
+  p = p * r + DET_EXPF32_C3;
+  p = p * r + DET_EXPF32_C2;
   p = p * (r * r) + r;
   p = p + 1.0f;
   /* 2^k as 2^k1 2^k2, each a normal float (|k1|, |k2| <= 75): p 2^k1 is

@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/det_expf32.h"
 #include "kernels/det_math_hd.h"
 
 typedef double v4df __attribute__((vector_size(32)));
@@ -170,8 +171,57 @@ VECTOR_CLONES static void tanhf_array(float *y, const float *x, size_t n) {
   }
 }
 
+/* det_expf32_hd on 8 lanes: float32 vectors and integer masks, the
+ * scalar function's operations in its order (kernels/det_expf32.h), so
+ * each lane gets its bits (test_det_expf_fast compares the two on every
+ * float). gcc does not vectorize the scalar function itself: it keeps its
+ * float comparisons, which may trap on NaN, as branches. */
+typedef float v8sf __attribute__((vector_size(32)));
+typedef int v8si __attribute__((vector_size(32)));
+#define SPLATF8(a) ((v8sf){0} + (a))
+#define SELECTF8(m, a, b) ((v8sf)(((v8si)(a) & (m)) | ((v8si)(b) & ~(m))))
+
+ALWAYS_INLINE void expf32_core(v8sf *px) {
+  const v8sf x = *px, lo = SPLATF8(DET_EXPF32_LO), hi = SPLATF8(DET_EXPF32_HI);
+  v8sf xc = SELECTF8(x > lo, x, lo); /* NaN: lo, as the scalar's */
+  xc = SELECTF8(xc < hi, xc, hi);
+  const v8sf t = xc * DET_EXPF32_LOG2E + DET_EXPF32_SHIFT;
+  const v8sf n = t - DET_EXPF32_SHIFT;
+  const v8si k = (v8si)t - (int)DET_EXPF32_SHIFT_BITS;
+  v8sf r = n * DET_EXPF32_NLN2_HI + xc;
+  r = n * DET_EXPF32_NLN2_LO + r;
+  v8sf p = SPLATF8(DET_EXPF32_C7);
+  p = p * r + DET_EXPF32_C6;
+  p = p * r + DET_EXPF32_C5;
+  p = p * r + DET_EXPF32_C4;
+  p = p * r + DET_EXPF32_C3;
+  p = p * r + DET_EXPF32_C2;
+  p = p * (r * r) + r;
+  p = p + 1.0f;
+  const v8si k1 = k >> 1, k2 = k - k1; /* k1 + 127 and k2 + 127 are positive */
+  const v8sf y = p * (v8sf)((k1 + 127) << 23) * (v8sf)((k2 + 127) << 23);
+  *px = SELECTF8(x != x, x, y);
+}
+
+VECTOR_CLONES static void expf32_shift_array(float *y, const float *x, float sub, size_t n) {
+  const v8sf s = SPLATF8(sub);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v8sf f;
+    memcpy(&f, x + i, sizeof f);
+    f = f - s;
+    expf32_core(&f);
+    memcpy(y + i, &f, sizeof f);
+  }
+  for (; i < n; i++) y[i] = det_expf32_hd(x[i] - sub);
+}
+
 void det_expf_shift_array(float *y, const float *x, float sub, size_t n) {
   expf_shift_array(y, x, sub, n);
+}
+
+void det_expf32_shift_array(float *y, const float *x, float sub, size_t n) {
+  expf32_shift_array(y, x, sub, n);
 }
 
 void det_tanhf_array(float *y, const float *x, size_t n) { tanhf_array(y, x, n); }

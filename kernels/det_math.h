@@ -48,6 +48,10 @@ double det_log(double x);
 /* y[i] = det_expf(x[i] - sub), the subtraction in float32 (softmax and
  * log-sum-exp shifts). */
 void det_expf_shift_array(float *y, const float *x, float sub, size_t n);
+/* y[i] = det_expf32_hd(x[i] - sub) (kernels/det_expf32.h: the mixed
+ * precision attention's float32 exponential), its bits, eight at a time
+ * (y may be x). */
+void det_expf32_shift_array(float *y, const float *x, float sub, size_t n);
 /* y[i] = det_tanhf(x[i]). */
 void det_tanhf_array(float *y, const float *x, size_t n);
 
