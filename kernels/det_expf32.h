@@ -60,23 +60,33 @@
 #define DET_EXPF32_C3 1.6666665459e-1f
 #define DET_EXPF32_C2 5.0000001201e-1f
 
+/* The float arithmetic from the clamped xc to t (whose low bits hold n)
+ * and p = e^r, written once for the scalar function below and its vector
+ * twin: the variables may be floats or GCC vectors of floats (c7 then a
+ * vector too), the operations and their order are the same. */
+#define DET_EXPF32_STEPS(xc, t, n, r, p, c7)          \
+  do {                                                \
+    (t) = (xc) * DET_EXPF32_LOG2E + DET_EXPF32_SHIFT; \
+    (n) = (t) - DET_EXPF32_SHIFT;                     \
+    (r) = (n) * DET_EXPF32_NLN2_HI + (xc);            \
+    (r) = (n) * DET_EXPF32_NLN2_LO + (r);             \
+    (p) = (c7);                                       \
+    (p) = (p) * (r) + DET_EXPF32_C6;                  \
+    (p) = (p) * (r) + DET_EXPF32_C5;                  \
+    (p) = (p) * (r) + DET_EXPF32_C4;                  \
+    (p) = (p) * (r) + DET_EXPF32_C3;                  \
+    (p) = (p) * (r) + DET_EXPF32_C2;                  \
+    (p) = (p) * ((r) * (r)) + (r);                    \
+    (p) = (p) + 1.0f;                                 \
+  } while (0)
+
 PGOLF_HD float det_expf32_poly_hd(float x, float c7) {
   /* NaN takes DET_EXPF32_LO here, and is put back below */
   float xc = x > DET_EXPF32_LO ? x : DET_EXPF32_LO;
   xc = xc < DET_EXPF32_HI ? xc : DET_EXPF32_HI;
-  const float t = xc * DET_EXPF32_LOG2E + DET_EXPF32_SHIFT;
-  const float n = t - DET_EXPF32_SHIFT;
+  float t, n, r, p;
+  DET_EXPF32_STEPS(xc, t, n, r, p, c7);
   const int k = (int)(hd_float_bits(t) - DET_EXPF32_SHIFT_BITS);
-  float r = n * DET_EXPF32_NLN2_HI + xc;
-  r = n * DET_EXPF32_NLN2_LO + r;
-  float p = c7;
-  p = p * r + DET_EXPF32_C6;
-  p = p * r + DET_EXPF32_C5;
-  p = p * r + DET_EXPF32_C4;
-  p = p * r + DET_EXPF32_C3;
-  p = p * r + DET_EXPF32_C2;
-  p = p * (r * r) + r;
-  p = p + 1.0f;
   /* 2^k as 2^k1 2^k2, each a normal float (|k1|, |k2| <= 75): p 2^k1 is
    * exact, and the last product rounds once. */
   const int k1 = k >> 1, k2 = k - k1;

@@ -172,7 +172,8 @@ VECTOR_CLONES static void tanhf_array(float *y, const float *x, size_t n) {
 }
 
 /* det_expf32_hd on 8 lanes: float32 vectors and integer masks, the
- * scalar function's operations in its order (kernels/det_expf32.h), so
+ * scalar function's operations in its order (its arithmetic is
+ * det_expf32.h's DET_EXPF32_STEPS itself), so
  * each lane gets its bits (test_det_expf_fast compares the two on every
  * float). gcc does not vectorize the scalar function itself: it keeps its
  * float comparisons, which may trap on NaN, as branches. */
@@ -185,19 +186,9 @@ ALWAYS_INLINE void expf32_core(v8sf *px) {
   const v8sf x = *px, lo = SPLATF8(DET_EXPF32_LO), hi = SPLATF8(DET_EXPF32_HI);
   v8sf xc = SELECTF8(x > lo, x, lo); /* NaN: lo, as the scalar's */
   xc = SELECTF8(xc < hi, xc, hi);
-  const v8sf t = xc * DET_EXPF32_LOG2E + DET_EXPF32_SHIFT;
-  const v8sf n = t - DET_EXPF32_SHIFT;
+  v8sf t, n, r, p;
+  DET_EXPF32_STEPS(xc, t, n, r, p, SPLATF8(DET_EXPF32_C7));
   const v8si k = (v8si)t - (int)DET_EXPF32_SHIFT_BITS;
-  v8sf r = n * DET_EXPF32_NLN2_HI + xc;
-  r = n * DET_EXPF32_NLN2_LO + r;
-  v8sf p = SPLATF8(DET_EXPF32_C7);
-  p = p * r + DET_EXPF32_C6;
-  p = p * r + DET_EXPF32_C5;
-  p = p * r + DET_EXPF32_C4;
-  p = p * r + DET_EXPF32_C3;
-  p = p * r + DET_EXPF32_C2;
-  p = p * (r * r) + r;
-  p = p + 1.0f;
   const v8si k1 = k >> 1, k2 = k - k1; /* k1 + 127 and k2 + 127 are positive */
   const v8sf y = p * (v8sf)((k1 + 127) << 23) * (v8sf)((k2 + 127) << 23);
   *px = SELECTF8(x != x, x, y);
