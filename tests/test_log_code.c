@@ -67,6 +67,15 @@ static void test_same_and_layout(void **st) {
   }
   r = run("", stamped);
   assert_int_equal(r.cls, LC_SAME);
+  /* torchrun's --tee tag on every line, a logger's clock on the first. */
+  k = (size_t)snprintf(stamped, sizeof stamped, "[2026-03-23 04:39:13] INFO: ");
+  for (const char *p = script; *p;) {
+    const char *nl = strchr(p, '\n');
+    k += (size_t)snprintf(stamped + k, sizeof stamped - k, "[default0]:%.*s\n", (int)(nl - p), p);
+    p = nl + 1;
+  }
+  r = run("", stamped);
+  assert_int_equal(r.cls, LC_SAME);
   r = run("nohup: ignoring input\n", script);
   assert_int_equal(r.cls, LC_SAME);
   assert_int_equal(r.first, 2);

@@ -185,6 +185,108 @@ static void test_timestamps_and_warnings(void **st) {
   log_free(&l);
 }
 
+/* A launcher's or logger's prefix is not part of what the script printed:
+ * each form alone and in a row, with its exact length; look-alikes are
+ * left as they are. */
+static void test_prefix_lengths(void **st) {
+  (void)st;
+  static const struct {
+    const char *line;
+    size_t len;
+  } cases[] = {
+      {"1776142348.135 step:1/2", 15},
+      {"1776142348 step:1/2", 11},
+      {"[default0]:step:1/2", 11},
+      {"[rank3]:[W318 14:38:18.835 Utils.hpp:112] Warning", 8},
+      {"[04:52:28] step:1/2", 11},
+      {"[2026-03-23 04:39:13] INFO: step:1/2", 28},
+      {"[2026-03-23 04:39:13,512] INFO: step:1/2", 32},
+      {"2026-03-23 04:39:13,512 - INFO - step:1/2", 33},
+      {"2026-04-30T12:00:00Z step:1/2", 21},
+      {"2026-04-30 12:00:00+00:00 step:1/2", 26},
+      {"2026-04-30 12:00:00.123-0500 step:1/2", 29},
+      {"[12:00:00] [INFO] step:1/2", 18},
+      {"[default0]:[2026-03-23 04:39:13] WARNING: x", 42},
+      {"1776142348.135 [default0]:x", 26},
+      /* not prefixes: a custom tag, a level alone, a clock without
+       * seconds or blank, a date alone, too few or many digits, code */
+      {"[train] step:1/2", 0},
+      {"INFO: step:1/2", 0},
+      {"[12:00] step:1/2", 0},
+      {"12:00:00step:1/2", 0},
+      {"2026-04-30 step:1/2", 0},
+      {"17761423 step:1/2", 0},
+      {"[default]:x", 0},
+      {"[0]:x", 0},
+      {"[x1] x", 0},
+      {"[12:00:00]x", 0},
+      {"", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    size_t got = log_prefix_len(cases[i].line, strlen(cases[i].line));
+    if (got != cases[i].len) fail_msg("\"%s\": %zu, want %zu", cases[i].line, got, cases[i].len);
+  }
+  /* The level's "INFO:" is taken only as a level, not "INFO:root:". */
+  const char *r = "[04:52:28] INFO:root:step:1/2";
+  assert_int_equal(log_prefix_len(r, strlen(r)), 11);
+}
+
+/* Prefixed lines parse as the bare ones do, their script copy included. */
+static void test_prefixed_lines(void **st) {
+  (void)st;
+  pg_log l;
+  parse(
+      "[default0]:import os\n"
+      "[default0]:print(1)\n"
+      "[default0]:"
+      "====================================================================\n"
+      "[default0]:Hyperparameters:\n"
+      "[default0]:  seed: 42\n"
+      "[default0]:step:1/20000 train_loss:6.9357 train_time:43ms step_avg:43.00ms\n"
+      "[05:06:00] 4000/20000 val_loss: 2.8722 val_bpb: 1.1119\n"
+      "[2026-03-23 04:40:41] INFO: stopping_early: wallclock_cap train_time:600038ms step:2/20000\n"
+      "2026-04-30T12:00:00Z quantized_ttt val_loss:2.77095943 val_bpb:1.07272475 "
+      "eval_time:308075ms\n",
+      &l);
+  assert_int_equal(l.code_end_line, 3);
+  assert_true(l.seed.line == 5 && l.seed.v == 42);
+  assert_true(l.n_train == 1 && l.train[0].line == 6);
+  assert_true(l.n_val == 1 && l.val[0].line == 7 && l.val[0].val_bpb.v == 1.1119);
+  assert_true(l.stop.line == 8 && l.stop.train_ms == 600038);
+  assert_int_equal(l.n_metrics, 1);
+  assert_string_equal(l.metrics[0].prefix, "quantized_ttt");
+  assert_int_equal(l.figure_line, 0);
+  log_free(&l);
+}
+
+/* Loss or bpb figures in shapes of their own mark a log pgolf cannot
+ * read; Python, figures without a fraction and longer words do not. */
+static void test_figure_line(void **st) {
+  (void)st;
+  pg_log l;
+  parse(
+      "=== GDN Hybrid ===\n"
+      "loss = 0.5 * x\n"
+      "lossy 1.5\n"
+      "loss 5\n"
+      "print(f\"loss {x:.4f}\")\n"
+      "    Quantized BPB: 1.026927\n"
+      "step     1/9999 | loss 6.9311 | lr_mul 0.0500\n"
+      "Final BPB: 1.1070\n",
+      &l);
+  assert_int_equal(l.figure_line, 7);
+  assert_int_equal(l.n_train + l.n_val + l.n_metrics, 0);
+  log_free(&l);
+  static const char *one[] = {"s:0/20000 vl:6.9279 bpb:4.1031 tt:0ms\n", "val_bpb=0.0049\n",
+                              "[2026-03-26 18:55:16] [RANK 0] BPB 1.1189\n",
+                              "Loss: 1.0054, Val Loss: 0.9487\n"};
+  for (size_t i = 0; i < sizeof one / sizeof *one; i++) {
+    parse(one[i], &l);
+    if (l.figure_line != 1) fail_msg("%s: figure_line %u", one[i], l.figure_line);
+    log_free(&l);
+  }
+}
+
 /* Lines of Python never count, inside or outside a leading source block. */
 static void test_code_lines_ignored(void **st) {
   (void)st;
@@ -327,12 +429,21 @@ static void test_segments(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_train_and_val_steps), cmocka_unit_test(test_stop_and_train_end),
-      cmocka_unit_test(test_sizes),               cmocka_unit_test(test_metrics),
-      cmocka_unit_test(test_gptq_eval_seed),      cmocka_unit_test(test_hparams_and_config),
-      cmocka_unit_test(test_timestamps_and_warnings), cmocka_unit_test(test_code_lines_ignored),
-      cmocka_unit_test(test_bad_numbers_rejected), cmocka_unit_test(test_long_lines_and_nul),
-      cmocka_unit_test(test_empty_and_file),      cmocka_unit_test(test_segments),
+      cmocka_unit_test(test_train_and_val_steps),
+      cmocka_unit_test(test_stop_and_train_end),
+      cmocka_unit_test(test_sizes),
+      cmocka_unit_test(test_metrics),
+      cmocka_unit_test(test_gptq_eval_seed),
+      cmocka_unit_test(test_hparams_and_config),
+      cmocka_unit_test(test_timestamps_and_warnings),
+      cmocka_unit_test(test_code_lines_ignored),
+      cmocka_unit_test(test_bad_numbers_rejected),
+      cmocka_unit_test(test_long_lines_and_nul),
+      cmocka_unit_test(test_empty_and_file),
+      cmocka_unit_test(test_segments),
+      cmocka_unit_test(test_prefix_lengths),
+      cmocka_unit_test(test_prefixed_lines),
+      cmocka_unit_test(test_figure_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 
 #include "common/fileio.h"
 #include "verifier/code_count.h"
+#include "verifier/log_parse.h"
 #include "verifier/pysrc.h"
 #include "verifier/seq_diff.h"
 
@@ -80,19 +81,6 @@ static size_t overlap(const cand *a, const cand *b) {
 
 /* ---- the log's copy ---- */
 
-static size_t ts_len(const char *s, size_t n) {
-  size_t i = 0;
-  while (i < n && isdigit((unsigned char)s[i])) i++;
-  if (i < 9 || i > 11) return 0;
-  if (i < n && s[i] == '.') {
-    size_t j = i + 1;
-    while (j < n && isdigit((unsigned char)s[j])) j++;
-    if (j == i + 1) return 0;
-    i = j;
-  }
-  return i < n && s[i] == ' ' ? i + 1 : 0;
-}
-
 static int starts_script(const char *s, size_t n) {
   static const char *w[] = {"import ", "from ", "#", "\"", "'", "def ", "class ", "@", "r\"\"\""};
   for (size_t i = 0; i < sizeof w / sizeof *w; i++)
@@ -100,8 +88,8 @@ static int starts_script(const char *s, size_t n) {
   return 0;
 }
 
-/* Lines [first, last] of the log, timestamps removed when the copy has
- * them, from the first line a script can start with; *start is that
+/* Lines [first, last] of the log, prefixes (log_prefix_len) removed when
+ * the copy has them, from the first line a script can start with; *start is that
  * line. NULL when there is none. */
 static char *extract(const char *log, size_t len, uint32_t first, uint32_t last, uint32_t *start,
                      size_t *out_len) {
@@ -116,8 +104,8 @@ static char *extract(const char *log, size_t len, uint32_t first, uint32_t last,
     const char *s = log + off;
     off += n + 1;
     if (++line < first) continue;
-    if (stamped < 0) stamped = ts_len(s, n) > 0;
-    size_t t = stamped ? ts_len(s, n) : 0;
+    if (stamped < 0) stamped = log_prefix_len(s, n) > 0;
+    size_t t = stamped ? log_prefix_len(s, n) : 0;
     s += t, n -= t;
     if (!begun) {
       if (!starts_script(s, n)) continue;

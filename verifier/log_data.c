@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "verifier/log_parse.h"
+
 /* The value of `key:N`, `key: N` or `key=N` where key starts a word. */
 static int key_int(const char *s, size_t n, const char *key, long long *out) {
   size_t k = strlen(key);
@@ -33,15 +35,6 @@ void log_data_dataset(const char *s, size_t n, char *out, size_t cap) {
   }
 }
 
-static size_t strip_stamp(const char *s, size_t n) {
-  size_t i = 0;
-  while (i < n && isdigit((unsigned char)s[i])) i++;
-  if (i < 9 || i > 11) return 0;
-  if (i < n && s[i] == '.')
-    for (i++; i < n && isdigit((unsigned char)s[i]);) i++;
-  return i < n && s[i] == ' ' ? i + 1 : 0;
-}
-
 void log_data_scan(const char *text, size_t len, uint32_t skip, log_data *d) {
   memset(d, 0, sizeof *d);
   d->train_shards = d->val_tokens = -1;
@@ -52,7 +45,7 @@ void log_data_scan(const char *text, size_t len, uint32_t skip, log_data *d) {
     const char *s = text + off;
     off += n + 1;
     if (++line <= skip) continue;
-    size_t t = strip_stamp(s, n);
+    size_t t = log_prefix_len(s, n);
     s += t, n -= t;
     /* Printed results start at the margin and hold no Python. */
     if (!n || s[0] == ' ' || s[0] == '\t' || memchr(s, '"', n) || memchr(s, '{', n) ||

@@ -1,7 +1,7 @@
 /* Challenge training logs, line by line. See log_parse.h for the shapes.
  *
- * Every shape is matched against the start of the line (after an optional
- * Unix timestamp), and every number must be a whole decimal: that is what
+ * Every shape is matched against the start of the line (after the
+ * prefixes of log_prefix_len), and every number must be a whole decimal: that is what
  * keeps the script source that many logs begin with from being read as
  * results. A Python line either starts with indentation, starts with a call
  * or keyword, or holds a quote or a brace; none of those is a result. */
@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/fileio.h"
 #include "common/grow.h"
@@ -476,24 +477,144 @@ static bool is_torchrun_warning(span s) {
   return false;
 }
 
-/* "1776142348.135 " or "1776142348 " (9 to 11 digits). */
-static span strip_timestamp(span s) {
-  size_t i = 0;
-  while (i < s.n && isdigit((unsigned char)s.p[i])) i++;
-  if (i < 9 || i > 11) return s;
-  if (i < s.n && s.p[i] == '.') {
-    size_t j = i + 1;
-    while (j < s.n && isdigit((unsigned char)s.p[j])) j++;
-    if (j == i + 1) return s;
-    i = j;
+/* Digits at s[i..]: how many (0 if none). */
+static size_t digits_at(const char *s, size_t n, size_t i) {
+  size_t k = i;
+  while (k < n && isdigit((unsigned char)s[k])) k++;
+  return k - i;
+}
+
+/* "1776142348.135 " or "1776142348 " (9 to 11 digits, then a blank). */
+static size_t unix_time_len(const char *s, size_t n) {
+  size_t i = digits_at(s, n, 0);
+  if (i < 9 || i > 11) return 0;
+  if (i < n && s[i] == '.') {
+    size_t f = digits_at(s, n, i + 1);
+    if (!f) return 0;
+    i += 1 + f;
   }
-  if (i < s.n && s.p[i] == ' ') return drop(s, i + 1);
-  return s;
+  return i < n && s[i] == ' ' ? i + 1 : 0;
+}
+
+/* "[default0]:" or "[rank3]:": a role (letters) and a process number in
+ * brackets, then a colon, as torchrun's --tee and PyTorch's per-rank
+ * logging put before each line a process printed. */
+static size_t rank_tag_len(const char *s, size_t n) {
+  size_t i = 1;
+  if (!n || s[0] != '[') return 0;
+  while (i < n && i < 33 && isalpha((unsigned char)s[i])) i++;
+  size_t d = digits_at(s, n, i);
+  if (i == 1 || !d || d > 5 || i + d + 1 >= n || s[i + d] != ']' || s[i + d + 1] != ':') return 0;
+  return i + d + 2;
+}
+
+/* A clock: HH:MM:SS with an optional fraction (".135" or ",135"),
+ * optionally after a date "YYYY-MM-DD" and a blank or 'T', optionally
+ * followed by a zone ("Z", "+00:00", "-0500"). Its length, 0 if none. */
+static size_t clock_len(const char *s, size_t n) {
+  size_t i = 0;
+  if (digits_at(s, n, 0) == 4 && n > 10 && s[4] == '-' && digits_at(s, n, 5) == 2 && s[7] == '-' &&
+      digits_at(s, n, 8) == 2 && (s[10] == ' ' || s[10] == 'T'))
+    i = 11;
+  for (int part = 0; part < 3; part++) { /* HH, MM, SS */
+    if (digits_at(s, n, i) != 2) return 0;
+    i += 2;
+    if (part == 2) break;
+    if (i >= n || s[i] != ':') return 0;
+    i++;
+  }
+  size_t frac = i + 1 < n && (s[i] == '.' || s[i] == ',') ? digits_at(s, n, i + 1) : 0;
+  if (frac) i += 1 + frac;
+  if (i < n && s[i] == 'Z') {
+    i++;
+  } else if (i < n && (s[i] == '+' || s[i] == '-')) {
+    size_t h = digits_at(s, n, i + 1);
+    if (h == 4)
+      i += 5; /* -0500 */
+    else if (h == 2 && i + 3 < n && s[i + 3] == ':' && digits_at(s, n, i + 4) == 2)
+      i += 6;
+  }
+  return i;
+}
+
+/* A clock as a logger prints it before a line: "[04:52:28] ",
+ * "[2026-03-23 04:39:13,123] ", "2026-04-30T12:00:00Z ", then optionally a
+ * level ("INFO: ", "INFO - ", "- INFO - ", "[INFO] "). 0 if none. */
+static size_t clock_prefix_len(const char *s, size_t n) {
+  size_t i = n && s[0] == '[', c = clock_len(s + i, n - i);
+  if (!c) return 0;
+  i += c;
+  if (s[0] == '[') {
+    if (i >= n || s[i] != ']') return 0;
+    i++;
+  }
+  if (i >= n || s[i] != ' ') return 0;
+  while (i < n && s[i] == ' ') i++;
+  static const char *levels[] = {"INFO", "WARNING", "DEBUG", "ERROR", "CRITICAL"};
+  size_t j = i;
+  if (j + 1 < n && s[j] == '-' && s[j + 1] == ' ') j += 2;
+  int bracket = j < n && s[j] == '[';
+  j += (size_t)bracket;
+  for (size_t k = 0; k < sizeof levels / sizeof *levels; k++) {
+    size_t m = strlen(levels[k]);
+    if (n - j < m + 1 || memcmp(s + j, levels[k], m)) continue;
+    size_t e = j + m;
+    if (bracket ? s[e] == ']' : s[e] == ':')
+      e++;
+    else if (!bracket && e + 1 < n && s[e] == ' ' && s[e + 1] == '-')
+      e += 2;
+    else
+      break;
+    if (e < n && s[e] != ' ') break;
+    while (e < n && s[e] == ' ') e++;
+    return e;
+  }
+  return i;
+}
+
+size_t log_prefix_len(const char *s, size_t n) {
+  size_t i = 0;
+  for (int k = 0; k < 3; k++) {
+    size_t t = unix_time_len(s + i, n - i);
+    if (!t) t = rank_tag_len(s + i, n - i);
+    if (!t) t = clock_prefix_len(s + i, n - i);
+    if (!t) break;
+    i += t;
+  }
+  return i;
+}
+
+static span strip_prefix(span s) { return drop(s, log_prefix_len(s.p, s.n)); }
+
+/* A loss or bpb figure in a shape of its own: "loss 6.9311", "Final BPB:
+ * 1.1070", "bpb=0.4311" (the word ends there, a decimal with a fraction
+ * follows after blanks and at most one ':' or '='; " = " is Python's
+ * assignment, not a log's). Marks a log that pgolf cannot read. */
+static bool loose_figure(span s) {
+  for (size_t i = 0; i + 3 <= s.n; i++) {
+    size_t w = 0;
+    if (i + 4 <= s.n && strncasecmp(s.p + i, "loss", 4) == 0)
+      w = 4;
+    else if (strncasecmp(s.p + i, "bpb", 3) == 0)
+      w = 3;
+    if (!w || (i + w < s.n && is_ident_char(s.p[i + w]))) continue;
+    span r = drop(s, i + w);
+    bool blank = r.n && r.p[0] == ' ';
+    r = skip_blanks(r);
+    if (r.n && (r.p[0] == ':' || r.p[0] == '=')) {
+      if (blank && r.p[0] == '=' && r.n > 1 && r.p[1] == ' ') continue;
+      r = skip_blanks(drop(r, 1));
+    }
+    log_num v;
+    size_t k = scan_number(r, &v);
+    if (k && v.decimals > 0) return true;
+  }
+  return false;
 }
 
 static void parse_line(parser *ps, uint32_t ln, span s) {
   pg_log *l = ps->log;
-  s = strip_timestamp(s);
+  s = strip_prefix(s);
   if (ps->in_hparams) {
     if (hparam_line(ps, ln, s)) return;
     ps->in_hparams = false;
@@ -555,8 +676,9 @@ static void parse_line(parser *ps, uint32_t ln, span s) {
     if ((k = scan_int(v, &sd)) && k == v.n) set_seed(ps, ln, (double)sd);
   } else if (find_key(s, "val_loss", &(span){0}) && find_key(s, "val_bpb", &(span){0})) {
     metric_line(ps, ln, s);
-  } else if (!ps->training) {
-    config_line(ps, ln, s);
+  } else {
+    if (!l->figure_line && loose_figure(s)) l->figure_line = ln;
+    if (!ps->training) config_line(ps, ln, s);
   }
 }
 
@@ -570,7 +692,7 @@ static uint32_t leading_code_end(const char *text, size_t len) {
   while (off < len) {
     const char *nl = memchr(text + off, '\n', len - off);
     size_t n = nl ? (size_t)(nl - (text + off)) : len - off;
-    span s = strip_timestamp((span){text + off, n});
+    span s = strip_prefix((span){text + off, n});
     ln++;
     if (s.n && s.p[s.n - 1] == '\r') s.n--;
     if (s.n && strchr("ifdc\"#", s.p[0]) &&

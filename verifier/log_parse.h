@@ -8,8 +8,9 @@
  * taken as a result only if it has the exact shape the script prints, with
  * numbers where numbers belong: `log0(f"step:{step}/...")`, an indented
  * f-string continuation or a line inside the leading source block is never
- * a result. Recognised shapes (after an optional Unix-timestamp prefix such
- * as `1776142348.135 `):
+ * a result. Recognised shapes (after the prefixes log_prefix_len strips:
+ * a Unix time such as `1776142348.135 `, torchrun's `[default0]:`, a
+ * logger's clock and level):
  *
  *   step:N/M train_loss:X train_time:Tms step_avg:Sms      (also `N/M ...`,
  *   N/M train_loss: X train_time: 8.8m tok/s: ...           spaces after ':')
@@ -160,12 +161,25 @@ typedef struct pg_log {
   uint32_t code_end_line;     /* last line of a leading script-source block, 0 if none */
   uint32_t long_lines;        /* lines skipped for length or NUL bytes */
   uint32_t torchrun_warnings; /* W0318 ..., [W318 ...], [rank0]:[W...] lines */
+  uint32_t figure_line;       /* first line printing a loss or bpb figure in no shape
+                                 above ("loss 6.93", "Final BPB: 1.107"), 0 if none */
 } pg_log;
 
 /* Parse text[0..len) (which need not be NUL-terminated). name is used in
  * errors only. Fails only if len > LOG_MAX_BYTES or memory runs out; a log
  * with nothing recognisable parses to an empty pg_log. */
 int log_parse(const char *text, size_t len, const char *name, pg_log *out, pg_error *err);
+
+/* How many bytes of the line s[0..n) are what a logger or launcher put
+ * before what the script printed (0 if none), any of these in a row:
+ *   1776142348.135             a Unix time (9 to 11 digits), then a blank
+ *   [default0]:  [rank3]:      torchrun's --tee and PyTorch's per-process tag
+ *   [04:52:28]  [2026-03-23 04:39:13,123]  2026-04-30T12:00:00Z  2026-04-30 12:00:00+00:00
+ *                              a clock, bracketed or not, then a blank and
+ *                              optionally a level: "INFO: ", "INFO - ", "[INFO] "
+ * Every reader of a log's lines (this parser, the script copy of
+ * log_code.h, the data lines of log_data.h) strips the same. */
+size_t log_prefix_len(const char *s, size_t n);
 int log_parse_file(const char *path, pg_log *out, pg_error *err);
 void log_free(pg_log *log);
 

@@ -5,7 +5,12 @@
  * Submissions without the full set of requirements will not be accepted."
  *
  * The train log is missing when the folder holds no log at all; logs that
- * hold no final metric are NO_FINAL_METRIC's (one finding per cause). */
+ * hold no final metric are NO_FINAL_METRIC's (one finding per cause). A
+ * .log/.txt that prints loss or bpb figures in shapes pgolf does not read
+ * ("step 1/9999 | loss 6.9311", "Final BPB: 1.1070") is a train log all
+ * the same: the README fixes no format, so its absence is not shown, and
+ * that pgolf cannot check the claims against it is LOG_UNREADABLE's
+ * warning, as an unreadable script is CODE_UNREADABLE's. */
 #include <string.h>
 
 #include "verifier/rules.h"
@@ -35,7 +40,19 @@ void rule_files(const submission *s, finding_list *f) {
       findings_add(f, "MISSING_FILE", SEV_ERROR, "train_gpt.py", 0,
                    "no train_gpt.py and no other non-empty entry script");
   }
-  if (!s->n_logs)
+  if (s->n_logs) return;
+  int figures = 0;
+  for (size_t i = 0; i < s->n_other_logs; i++) {
+    const sub_file *o = &s->other_logs[i];
+    if (!o->figure_line) continue;
+    figures++;
+    findings_add(f, "LOG_UNREADABLE", SEV_WARNING, o->rel, o->figure_line,
+                 "a train log in a format pgolf does not read: it prints loss or bpb figures "
+                 "(line %u) but no `step:N/M ...` or `PREFIX val_loss:X val_bpb:Y` line, so "
+                 "none of the claims (score, time, size, seeds) is checked against it",
+                 (unsigned)o->figure_line);
+  }
+  if (!figures)
     findings_add(f, "MISSING_FILE", SEV_ERROR, NULL, 0,
                  "no train log: no .log or .txt file with step or metric lines%s",
                  s->n_other_logs ? " (the .log/.txt files here hold none)" : "");

@@ -70,7 +70,7 @@ static int push_file(sub_file **v, size_t *n, const entry *e) {
   *v = nv;
   char *r = strdup(e->rel);
   if (!r) return -1;
-  (*v)[(*n)++] = (sub_file){r, e->size};
+  (*v)[(*n)++] = (sub_file){r, e->size, 0};
   return 0;
 }
 
@@ -128,8 +128,13 @@ static void add_log(submission *s, const entry *e, parsed_log *p, finding_list *
   lg.log = p->log;
   const pg_log *l = &lg.log;
   if (!l->n_train && !l->n_val && !l->n_metrics && !l->stop.line) {
+    uint32_t fig = l->figure_line;
     log_free(&lg.log);
-    push_file(&s->other_logs, &s->n_other_logs, e);
+    if (push_file(&s->other_logs, &s->n_other_logs, e)) {
+      f->oom = 1;
+      return;
+    }
+    s->other_logs[s->n_other_logs - 1].figure_line = fig;
     return;
   }
   lg.rel = strdup(e->rel);
@@ -243,7 +248,7 @@ int submission_load(const char *dir, int forced_track, submission *s, finding_li
     const char *rel = e[i].rel, *b = base_name(rel);
     int top = strchr(rel, '/') == NULL;
     if (top && strcmp(b, "README.md") == 0) s->has_readme = 1;
-    if (top && strcmp(b, "train_gpt.py") == 0) s->entry = (sub_file){strdup(rel), e[i].size};
+    if (top && strcmp(b, "train_gpt.py") == 0) s->entry = (sub_file){strdup(rel), e[i].size, 0};
     if (ends_with(b, ".py")) push_file(&s->code, &s->n_code, &e[i]);
     if (ends_with(b, ".model")) push_file(&s->tokenizers, &s->n_tokenizers, &e[i]);
     if (top && strncmp(b, "submission", 10) == 0 && ends_with(b, ".json")) add_json(s, &e[i], f);

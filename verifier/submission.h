@@ -34,6 +34,8 @@ typedef enum sub_track { TRACK_RECORD, TRACK_NONRECORD } sub_track;
 typedef struct sub_file {
   char *rel; /* path relative to the folder */
   int64_t size;
+  uint32_t figure_line; /* other_logs: a line printing a loss or bpb figure
+                           in a shape pgolf does not read (pg_log), 0 if none */
 } sub_file;
 
 typedef struct sub_log {

@@ -155,6 +155,27 @@ grep -q "FAIL (1 error" "$TMP/out" && ok check_table_fail || fail check_table_fa
 d=$(variant empty_entry); : >"$d/train_gpt.py"
 has check_empty_entry MISSING_FILE error "empty" "$d"
 
+# Logs as a launcher or a logger writes them: torchrun's --tee tag before
+# every line (the script's copy at the top included), a logging clock and
+# level, an ISO time. The same runs: nothing to report, the same score.
+d=$(variant prefixed)
+sed -i 's/^/[default0]:/' "$d/train_seed1337.log"
+sed -i 's/^[0-9]*[.][0-9]* /[2026-03-23 04:39:13,512] INFO: /' "$d/train_seed42.log"
+sed -i 's/^/2026-04-30T12:00:00Z /' "$d/train_seed2025.log"
+clean check_prefixed_logs "$d"
+grep -q '"val_bpb": 1.2243657,' "$TMP/out" && grep -q '"seed": 1337,' "$TMP/out" && ok check_prefixed_logs_read ||
+  fail check_prefixed_logs_read "$(grep -E 'val_bpb|seed' "$TMP/out" | head -4 | tr -d '\n')"
+# A train log in a format of its own (the README fixes none) is not a
+# missing one: a warning that no claim is checked against it. A file that
+# prints no figure (a placeholder) is no log.
+d=$(variant log_format); rm "$d"/train_seed*.log
+printf '=== run ===\nstep     1/20000 | loss 6.9311 | 0.01 steps/s\nFINAL RESULTS seed=1337\n  Quantized BPB: 1.224366\n' >"$d/train_seed1337.log"
+has check_log_format LOG_UNREADABLE warning "format pgolf does not read.*\(line 2\)" "$d"
+grep -q MISSING_FILE "$TMP/out" && fail check_log_format_not_missing "$(grep -A3 MISSING_FILE "$TMP/out" | tr -d '\n')" ||
+  ok check_log_format_not_missing
+printf '# Training log: PENDING\n# To be filled after the run.\n' >"$d/train_seed1337.log"
+has check_log_placeholder MISSING_FILE error "hold none" "$d"
+
 d=$(variant json_invalid); printf '{"author": "x",\n  "val_bpb": }\n' >"$d/submission.json"
 has check_json_invalid JSON_INVALID error "" "$d"
 grep -A4 JSON_INVALID "$TMP/out" | grep -q '"line": 2' && ok check_json_invalid_line || fail check_json_invalid_line "no line 2"

@@ -34,6 +34,10 @@ lacks data_long_sequences_ok VAL_SPLIT_MISMATCH "$d"
 DATA='train_shards: 1499
 val_tokens: 47851520' d=$(folder fingerprint)
 has data_fingerprint_errors TRAIN_VAL_OVERLAP error "train_shards: 1499 is the maintainers' fingerprint.*issue #2127" "$d"
+# The same lines behind torchrun's --tee tag are read the same.
+DATA='[default0]:train_shards: 1499
+[default0]:val_tokens: 47851520' d=$(folder fingerprint_tagged)
+has data_fingerprint_tagged TRAIN_VAL_OVERLAP error "train_shards: 1499 is the maintainers' fingerprint" "$d"
 DATA='train_shards: 80
 val_tokens: 47851520' d=$(folder caseops_clean)
 lacks data_caseops_80_ok TRAIN_VAL_OVERLAP "$d"
