@@ -10,7 +10,9 @@
  * ("step 1/9999 | loss 6.9311", "Final BPB: 1.1070") is a train log all
  * the same: the README fixes no format, so its absence is not shown, and
  * that pgolf cannot check the claims against it is LOG_UNREADABLE's
- * warning, as an unreadable script is CODE_UNREADABLE's. */
+ * warning, as an unreadable script is CODE_UNREADABLE's. A README under
+ * another name (readme.md, README.MD, README.md.txt) is a formality: a
+ * warning. */
 #include <string.h>
 
 #include "verifier/rules.h"
@@ -23,7 +25,12 @@ static const sub_file *other_entry(const submission *s) {
 }
 
 void rule_files(const submission *s, finding_list *f) {
-  if (!s->has_readme)
+  if (!s->has_readme && s->readme_alt)
+    findings_add(f, "MISSING_FILE", SEV_WARNING, s->readme_alt, 0,
+                 "the README is named %s, not README.md as the challenge asks (a formality: "
+                 "a reader finds it all the same)",
+                 s->readme_alt);
+  else if (!s->has_readme)
     findings_add(f, "MISSING_FILE", SEV_ERROR, "README.md", 0,
                  "README.md is missing: the folder must explain the submission");
   if (!s->n_json)

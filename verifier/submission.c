@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "common/fileio.h"
@@ -248,6 +249,7 @@ int submission_load(const char *dir, int forced_track, submission *s, finding_li
     const char *rel = e[i].rel, *b = base_name(rel);
     int top = strchr(rel, '/') == NULL;
     if (top && strcmp(b, "README.md") == 0) s->has_readme = 1;
+    else if (top && !s->readme_alt && strncasecmp(b, "readme", 6) == 0) s->readme_alt = strdup(b);
     if (top && strcmp(b, "train_gpt.py") == 0) s->entry = (sub_file){strdup(rel), e[i].size, 0};
     if (ends_with(b, ".py")) push_file(&s->code, &s->n_code, &e[i]);
     if (ends_with(b, ".model")) push_file(&s->tokenizers, &s->n_tokenizers, &e[i]);
@@ -279,6 +281,7 @@ void submission_free(submission *s) {
   free(s->entry.rel);
   free_files(s->code, s->n_code);
   free_files(s->tokenizers, s->n_tokenizers);
+  free(s->readme_alt);
   free_files(s->other_logs, s->n_other_logs);
   for (size_t i = 0; i < s->n_logs; i++) {
     free(s->logs[i].rel);

@@ -114,6 +114,8 @@ typedef struct sub_json {
 typedef struct submission {
   char *dir;
   int has_readme;
+  char *readme_alt; /* without README.md: a top-level readme.md, README.MD,
+                       README.txt ... (the first by name), else NULL */
   sub_file entry; /* train_gpt.py; rel NULL if absent */
   sub_file *code; /* every *.py shipped */
   size_t n_code;

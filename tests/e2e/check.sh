@@ -152,6 +152,9 @@ d=$(variant missing); rm "$d/README.md"
 has check_missing_readme MISSING_FILE error "README" "$d"
 expect_rc check_missing_exit1 1 "$PGOLF" check "$d"
 grep -q "FAIL (1 error" "$TMP/out" && ok check_table_fail || fail check_table_fail "$(head -3 "$TMP/out")"
+# A README under another name explains the folder all the same: a warning.
+d=$(variant readme_case); mv "$d/README.md" "$d/readme.md"
+has check_readme_case MISSING_FILE warning "named readme.md, not README.md" "$d"
 d=$(variant empty_entry); : >"$d/train_gpt.py"
 has check_empty_entry MISSING_FILE error "empty" "$d"
 
