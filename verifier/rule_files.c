@@ -53,11 +53,11 @@ void rule_files(const submission *s, finding_list *f) {
     const sub_file *o = &s->other_logs[i];
     if (!o->figure_line) continue;
     figures++;
-    findings_add(f, "LOG_UNREADABLE", SEV_WARNING, o->rel, o->figure_line,
-                 "a train log in a format pgolf does not read: it prints loss or bpb figures "
-                 "(line %u) but no `step:N/M ...` or `PREFIX val_loss:X val_bpb:Y` line, so "
-                 "none of the claims (score, time, size, seeds) is checked against it",
-                 (unsigned)o->figure_line);
+    findings_group(f, "LOG_UNREADABLE", SEV_WARNING,
+                   "train logs in a format pgolf does not read: they print loss or bpb figures "
+                   "but no `step:N/M ...` or `PREFIX val_loss:X val_bpb:Y` line, so none of the "
+                   "claims (score, time, size, seeds) is checked against them; the first figure",
+                   o->rel, o->figure_line, "%s", "");
   }
   if (!figures)
     findings_add(f, "MISSING_FILE", SEV_ERROR, NULL, 0,

@@ -173,7 +173,7 @@ grep -q '"val_bpb": 1.2243657,' "$TMP/out" && grep -q '"seed": 1337,' "$TMP/out"
 # prints no figure (a placeholder) is no log.
 d=$(variant log_format); rm "$d"/train_seed*.log
 printf '=== run ===\nstep     1/20000 | loss 6.9311 | 0.01 steps/s\nFINAL RESULTS seed=1337\n  Quantized BPB: 1.224366\n' >"$d/train_seed1337.log"
-has check_log_format LOG_UNREADABLE warning "format pgolf does not read.*\(line 2\)" "$d"
+has check_log_format LOG_UNREADABLE warning "format pgolf does not read.*first figure: train_seed1337.log:2" "$d"
 grep -q MISSING_FILE "$TMP/out" && fail check_log_format_not_missing "$(grep -A3 MISSING_FILE "$TMP/out" | tr -d '\n')" ||
   ok check_log_format_not_missing
 printf '# Training log: PENDING\n# To be filled after the run.\n' >"$d/train_seed1337.log"
