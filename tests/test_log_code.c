@@ -51,30 +51,29 @@ static log_code_result run(const char *pre, const char *copy) {
   return r;
 }
 
+/* The script with `each` before every line and `first` before the first. */
+static const char *prefixed(const char *first, const char *each) {
+  static char out[16000];
+  size_t k = (size_t)snprintf(out, sizeof out, "%s", first);
+  for (const char *p = script; *p;) {
+    const char *nl = strchr(p, '\n');
+    k += (size_t)snprintf(out + k, sizeof out - k, "%s%.*s\n", each, (int)(nl - p), p);
+    p = nl + 1;
+  }
+  return out;
+}
+
 static void test_same_and_layout(void **st) {
   (void)st;
   make_script();
   log_code_result r = run("", script);
   assert_int_equal(r.cls, LC_SAME);
   assert_string_equal(r.script, "train_gpt.py");
-  /* A preamble before the copy, and Unix timestamps on every line. */
-  char stamped[16000];
-  size_t k = 0;
-  for (const char *p = script; *p;) {
-    const char *nl = strchr(p, '\n');
-    k += (size_t)snprintf(stamped + k, sizeof stamped - k, "1776142348.135 %.*s\n", (int)(nl - p), p);
-    p = nl + 1;
-  }
-  r = run("", stamped);
+  /* Unix timestamps on every line; torchrun's --tee tag on every line and
+   * a logger's clock on the first. */
+  r = run("", prefixed("", "1776142348.135 "));
   assert_int_equal(r.cls, LC_SAME);
-  /* torchrun's --tee tag on every line, a logger's clock on the first. */
-  k = (size_t)snprintf(stamped, sizeof stamped, "[2026-03-23 04:39:13] INFO: ");
-  for (const char *p = script; *p;) {
-    const char *nl = strchr(p, '\n');
-    k += (size_t)snprintf(stamped + k, sizeof stamped - k, "[default0]:%.*s\n", (int)(nl - p), p);
-    p = nl + 1;
-  }
-  r = run("", stamped);
+  r = run("", prefixed("[2026-03-23 04:39:13] INFO: ", "[default0]:"));
   assert_int_equal(r.cls, LC_SAME);
   r = run("nohup: ignoring input\n", script);
   assert_int_equal(r.cls, LC_SAME);

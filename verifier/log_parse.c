@@ -464,17 +464,13 @@ static bool looks_like_code(span s) {
 }
 
 static bool is_torchrun_warning(span s) {
-  /* glog style "W0318 14:37:59.159000 ..." and c10 "[W318 ...]", "[rank0]:[W318 ...". */
+  /* glog style "W0318 14:37:59.159000 ..." and c10 "[W318 ...]" ("[rank0]:[W318 ..."
+   * comes here without its "[rank0]:", log_prefix_len's). */
   if (s.n > 5 && strchr("WIE", s.p[0]) && isdigit((unsigned char)s.p[1]) &&
       isdigit((unsigned char)s.p[2]) && isdigit((unsigned char)s.p[3]) &&
       isdigit((unsigned char)s.p[4]) && s.p[5] == ' ')
     return true;
-  if (starts(s, "[W") && s.n > 2 && isdigit((unsigned char)s.p[2])) return true;
-  if (starts(s, "[rank")) {
-    const char *p = memchr(s.p, ']', s.n);
-    if (p && (size_t)(p - s.p) + 4 < s.n && p[1] == ':' && p[2] == '[' && p[3] == 'W') return true;
-  }
-  return false;
+  return starts(s, "[W") && s.n > 2 && isdigit((unsigned char)s.p[2]);
 }
 
 /* Digits at s[i..]: how many (0 if none). */
