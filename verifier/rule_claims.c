@@ -17,7 +17,15 @@
  *    ranks val_bpb, and sizes are judged by SIZE_OVER_LIMIT); a per-seed
  *    claim found under a file named for the seed whose log prints another.
  * When a claim fails, the message says what it matches instead: a
- * pre-quantization or diagnostic line, an in-training validation line. */
+ * pre-quantization or diagnostic line, an in-training validation line.
+ *
+ * On the non-record track the errors are warnings: such a submission is
+ * accepted "given [it is] sufficiently unique or interesting" [FAQ:
+ * process for accepting], not for its number, and the maintainers merged
+ * non-record folders whose claim no log prints (LegendreGPT: 1.2266
+ * claimed, the log's 1.2353). A folder whose logs hold no final metric at
+ * all has no claim to check here: MISSING_FILE, LOG_UNREADABLE or
+ * NO_FINAL_METRIC says why. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +157,11 @@ static double base_mean(const submission *s, const char *base, size_t *n_out) {
  * unsupported (unless it is a mean counting a seed twice: SEED_DUPLICATE's),
  * a warning when it is one run's number beside others or listed seeds lack
  * a log. */
+/* Unsupported claims: errors on the record track only (see the top). */
+static severity unsupported_sev(const submission *s) {
+  return s->track == TRACK_RECORD ? SEV_ERROR : SEV_WARNING;
+}
+
 static void check_top_bpb(const submission *s, const sub_json *j, finding_list *f) {
   double c = j->val_bpb;
   int dec = j->val_bpb_dec;
@@ -176,7 +189,7 @@ static void check_top_bpb(const submission *s, const sub_json *j, finding_list *
   } else if (l->fit == FIT_UNSUPPORTED && !l->seeds_twice) {
     describe(s, c, dec, F_BPB, why, sizeof why);
     missing_seeds(s, j, miss, sizeof miss);
-    findings_add(f, "CLAIM_MISMATCH", SEV_ERROR, j->rel, 0,
+    findings_add(f, "CLAIM_MISMATCH", unsupported_sev(s), j->rel, 0,
                  "%s %.*f is in no log at %d decimals and is not the mean of the claimed runs: "
                  "the mean of %zu run%s is %.8f (%s); %s%s",
                  j->val_bpb_key, dec, c, dec, n, n == 1 ? "" : "s", mean, runs, why, miss);
@@ -240,16 +253,23 @@ static int bytes_supported(const pg_log *l, int64_t b, int model_ok) {
   return 0;
 }
 
+/* Whether any run of the folder has a final metric. */
+static int any_final(const submission *s) {
+  for (size_t r = 0; r < s->n_runs; r++)
+    if (sub_run_has_final(s, &s->runs[r])) return 1;
+  return 0;
+}
+
 /* One seed_results entry: its val_bpb (an error when unlinked), val_loss
  * and artifact_bytes (warnings). */
 static void check_seed_claim(const submission *s, const sub_json *j, const sub_seed_claim *cl,
                              finding_list *f) {
   char why[300];
   long long seed = (long long)cl->seed;
-  if (cl->has_bpb && !cl->linked) {
+  if (cl->has_bpb && !cl->linked && any_final(s)) {
     int dec = cl->bpb_dec;
     describe(s, cl->val_bpb, dec, F_BPB, why, sizeof why);
-    findings_add(f, "CLAIM_MISMATCH", SEV_ERROR, j->rel, 0,
+    findings_add(f, "CLAIM_MISMATCH", unsupported_sev(s), j->rel, 0,
                  "seed %lld: val_bpb %.*f is not a final metric of %s; %s", seed, dec, cl->val_bpb,
                  run_of_seed(s, cl->seed) ? "any log of that seed" : "any log (no log is of that seed)",
                  why);
