@@ -135,6 +135,30 @@ static const log_metric *agreeing_metric(const pg_log *l, const log_metric *fin,
   return NULL;
 }
 
+/* A claim recomputed over the split's bytes: within HONEST_TOLERANCE
+ * (bpb) of the val_bpb the split's bytes give, beside the claim's own
+ * rounding (the scripts print loss over the evaluation's tokens, cut to
+ * whole sequences, while a claim may be recomputed over all of them: PR
+ * #1771's differ by 3-4e-5). Overcounts move val_bpb by percents. */
+#define HONEST_TOLERANCE 1e-4
+
+/* Whether the claim for lg's run (its seed's claim, else the top-level
+ * val_bpb) is the honest value, in *claim. */
+static int claim_is_honest(const submission *s, const sub_log *lg, double honest, double *claim) {
+  const sub_json *j = submission_claims(s);
+  if (!j) return 0;
+  for (size_t k = 0; k < j->n_claims; k++) {
+    const sub_seed_claim *cl = &j->claims[k];
+    if (cl->has_bpb && lg->seed >= 0 && cl->seed == lg->seed) {
+      *claim = cl->val_bpb;
+      return fabs(cl->val_bpb - honest) <= HONEST_TOLERANCE + 0.5 * pow(10.0, -cl->bpb_dec);
+    }
+  }
+  *claim = j->val_bpb;
+  return j->has_val_bpb &&
+         fabs(j->val_bpb - honest) <= HONEST_TOLERANCE + 0.5 * pow(10.0, -j->val_bpb_dec);
+}
+
 static void check_bytes(const submission *s, const sub_log *lg, const log_data *d, int other_export,
                         finding_list *f) {
   const log_metric *m = log_final_metric(&lg->log);
@@ -156,7 +180,16 @@ static void check_bytes(const submission *s, const sub_log *lg, const log_data *
   }
   double honest = m->val_loss.v * (double)d->val_tokens / (log(2.0) * (double)CHALLENGE_VAL_BYTES);
   if (rel > 0) {
-    severity sev = s->track == TRACK_RECORD ? SEV_ERROR : SEV_WARNING;
+    double claim;
+    if (claim_is_honest(s, lg, honest, &claim)) {
+      findings_add(f, "VAL_BYTES_MISMATCH", SEV_WARNING, lg->rel, m->line,
+                   "%s divides by %.0f bytes, %.1f%% more than the validation split's %lld, but "
+                   "the claim %.8g is its val_loss over the split's bytes (%.8g): the log's "
+                   "val_bpb is understated, the claim is not",
+                   m->prefix, implied, 100.0 * rel, CHALLENGE_VAL_BYTES, claim, honest);
+      return;
+    }
+    severity sev = s->track == TRACK_RECORD && lg->backs_claim ? SEV_ERROR : SEV_WARNING;
     findings_add(f, "VAL_BYTES_MISMATCH", sev, lg->rel, m->line,
                  "%s divides by %.0f bytes (%lld validation tokens [line %u] x val_loss %.8g / "
                  "(val_bpb %.8g x ln 2)), %.1f%% more than the validation split's %lld, and no "

@@ -173,8 +173,10 @@ static void read_seed_results(const ctx *c, json_t *root, const char *key, sub_j
 static void read_seeds(const ctx *c, json_t *root, sub_json *j) {
   json_t *v = json_object_get(root, "seeds");
   if (!v) return;
-  if (json_is_object(v) && !json_object_get(root, "seed_results")) {
-    read_seed_results(c, root, "seeds", j);
+  int objects = json_is_object(v) || (json_is_array(v) && json_array_size(v) &&
+                                      json_is_object(json_array_get(v, 0)));
+  if (objects) {
+    if (!json_object_get(root, "seed_results")) read_seed_results(c, root, "seeds", j);
     return;
   }
   if (!json_is_array(v)) {
@@ -195,15 +197,65 @@ static void read_seeds(const ctx *c, json_t *root, sub_json *j) {
   }
 }
 
+/* One seed's claim from object r (val_bpb, val_loss, artifact_bytes or
+ * bytes_total), or from a bare number (its val_bpb: {"42": 1.0695}).
+ * path names r's place for the written decimals (NULL: an array's). */
+static int read_one_claim(const ctx *c, json_t *r, const char *const *path, const char *where,
+                          sub_seed_claim *cl) {
+  int listed = path[1] != NULL;
+  if (json_is_number(r)) {
+    double x = json_number_value(r);
+    if (!isfinite(x) || x <= 0 || x >= 20) return -1;
+    cl->has_bpb = 1, cl->val_bpb = x;
+    cl->bpb_dec = listed ? claim_decimals(c->text, c->len, path, 2, x) : decimals_of(x);
+    return 0;
+  }
+  if (!json_is_object(r)) return -1;
+  cl->has_bpb = get_number(c, r, "val_bpb", where, 0, 20, &cl->val_bpb) == 1;
+  cl->has_loss = get_number(c, r, "val_loss", where, 0, 100, &cl->val_loss) == 1;
+  const char *pb[] = {path[0], path[1], "val_bpb"}, *pl[] = {path[0], path[1], "val_loss"};
+  if (cl->has_bpb)
+    cl->bpb_dec = listed ? claim_decimals(c->text, c->len, pb, 3, cl->val_bpb) : decimals_of(cl->val_bpb);
+  if (cl->has_loss)
+    cl->loss_dec = listed ? claim_decimals(c->text, c->len, pl, 3, cl->val_loss) : decimals_of(cl->val_loss);
+  cl->has_bytes = get_count(c, r, "artifact_bytes", where, &cl->artifact_bytes) == 1;
+  if (!cl->has_bytes) cl->has_bytes = get_count(c, r, "bytes_total", where, &cl->artifact_bytes) == 1;
+  return 0;
+}
+
+/* Per-seed claims under key: an object keyed by seed ("42")
+ * whose values are objects or numbers, or an array of objects that each
+ * name their "seed" ([{"seed": 42, "val_bpb": ...}], as many folders
+ * write them). */
 static void read_seed_results(const ctx *c, json_t *root, const char *key, sub_json *j) {
   json_t *v = json_object_get(root, key);
   if (!v) return;
-  if (!json_is_object(v)) {
-    bad(c, key, "field \"%s\" must be an object keyed by seed%s", "");
+  if (!json_is_object(v) && !json_is_array(v)) {
+    bad(c, key, "field \"%s\" must be an object keyed by seed or an array%s", "");
     return;
   }
-  j->claims = calloc(json_object_size(v) + 1, sizeof *j->claims);
+  size_t n = json_is_object(v) ? json_object_size(v) : json_array_size(v);
+  j->claims = calloc(n + 1, sizeof *j->claims);
   if (!j->claims) return;
+  if (json_is_array(v)) {
+    size_t i;
+    json_t *r;
+    json_array_foreach(v, i, r) {
+      sub_seed_claim cl = {0};
+      json_t *sd = json_is_object(r) ? json_object_get(r, "seed") : NULL;
+      char where[64];
+      snprintf(where, sizeof where, "%s[%zu].", key, i);
+      const char *path[] = {key, NULL};
+      if (!sd || !json_is_integer(sd) || json_integer_value(sd) < 0 ||
+          read_one_claim(c, r, path, where, &cl)) {
+        bad(c, key, "field \"%s\" holds an entry that is not an object with an integer \"seed\"%s", "");
+        continue;
+      }
+      cl.seed = json_integer_value(sd);
+      j->claims[j->n_claims++] = cl;
+    }
+    return;
+  }
   const char *k;
   json_t *r;
   json_object_foreach(v, k, r) {
@@ -214,17 +266,11 @@ static void read_seed_results(const ctx *c, json_t *root, const char *key, sub_j
       bad(c, key, "field \"%s\" has a key that is not a seed number%s", "");
       continue;
     }
-    if (!json_is_object(r)) {
-      bad(c, key, "field \"%s\" holds a value that is not an object%s", "");
+    const char *path[] = {key, k};
+    if (read_one_claim(c, r, path, where, &cl)) {
+      bad(c, key, "field \"%s\" holds a value that is neither an object nor a val_bpb%s", "");
       continue;
     }
-    cl.has_bpb = get_number(c, r, "val_bpb", where, 0, 20, &cl.val_bpb) == 1;
-    cl.has_loss = get_number(c, r, "val_loss", where, 0, 100, &cl.val_loss) == 1;
-    const char *pb[] = {key, k, "val_bpb"}, *pl[] = {key, k, "val_loss"};
-    if (cl.has_bpb) cl.bpb_dec = claim_decimals(c->text, c->len, pb, 3, cl.val_bpb);
-    if (cl.has_loss) cl.loss_dec = claim_decimals(c->text, c->len, pl, 3, cl.val_loss);
-    cl.has_bytes = get_count(c, r, "artifact_bytes", where, &cl.artifact_bytes) == 1;
-    if (!cl.has_bytes) cl.has_bytes = get_count(c, r, "bytes_total", where, &cl.artifact_bytes) == 1;
     j->claims[j->n_claims++] = cl;
   }
 }
