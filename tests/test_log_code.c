@@ -30,10 +30,14 @@ static char *edited(const char *from, const char *to) {
   return out;
 }
 
-static int readme_sets_lr(const char *var, void *ctx) {
+static int readme_sets_lr(const char *var, const char *dflt, void *ctx) {
+  (void)dflt;
   (void)ctx;
   return !strcmp(var, "LR");
 }
+
+/* Output lines the run printed after the '=' row, before its first step. */
+static const char *printed = "";
 
 /* Compare a log made of pre + copy + the '=' row + output lines. */
 static log_code_result run(const char *pre, const char *copy) {
@@ -41,8 +45,9 @@ static log_code_result run(const char *pre, const char *copy) {
   size_t k = (size_t)snprintf(log, sizeof log, "%s%s", pre, copy);
   uint32_t last = 0;
   for (size_t i = 0; i < k; i++) last += log[i] == '\n';
-  k += (size_t)snprintf(log + k, sizeof log - k, "%.100s\nstep:1/10 train_loss:2.0\n",
-                        "====================================================================================================");
+  k += (size_t)snprintf(log + k, sizeof log - k, "%.100s\n%sstep:1/10 train_loss:2.0\n",
+                        "====================================================================================================",
+                        printed);
   const char *names[1] = {"train_gpt.py"};
   const char *texts[1] = {script};
   size_t lens[1] = {strlen(script)};
@@ -102,6 +107,14 @@ static void test_partial_config_defaults(void **st) {
   r = run("", edited("'WARMDOWN_ITERS', 3000", "'WARMDOWN_ITERS', 800"));
   assert_int_equal(r.cls, LC_DEFAULTS);
   assert_string_equal(r.detail, "WARMDOWN_ITERS");
+  /* ... unless the log prints the shipped value: the run used it. */
+  printed = "warmdown_iters:3000 num_layers:9\n";
+  r = run("", edited("'WARMDOWN_ITERS', 3000", "'WARMDOWN_ITERS', 800"));
+  assert_int_equal(r.cls, LC_CONFIG);
+  printed = "warmdown_iters:800 num_layers:9\n";
+  r = run("", edited("'WARMDOWN_ITERS', 3000", "'WARMDOWN_ITERS', 800"));
+  assert_int_equal(r.cls, LC_DEFAULTS);
+  printed = "";
 }
 
 static void test_code_other_none(void **st) {

@@ -176,19 +176,47 @@ static void ascii(char *s) {
 }
 
 typedef struct cmp_ctx {
-  int (*env_set)(const char *var, void *ctx);
+  int (*env_set)(const char *var, const char *shipped_default, void *ctx);
   void *ctx;
+  const pg_log *printed; /* the log's lines, for the values it prints; may be NULL */
 } cmp_ctx;
 
-/* Per-run variables: their defaults differ from run to run by design. */
+/* Per-run variables, whose defaults differ from run to run by design, and
+ * the logging cadence (the official loop pauses its clock to validate, so
+ * how often it prints changes no number of the run). */
 static int per_run(const char *var) {
-  return !strcmp(var, "SEED") || !strcmp(var, "RUN_ID") || !strcmp(var, "LOGFILE");
+  static const char *v[] = {"SEED", "RUN_ID", "LOGFILE", "VAL_LOSS_EVERY", "TRAIN_LOG_EVERY"};
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+    if (!strcmp(var, v[i])) return 1;
+  return 0;
+}
+
+/* Whether a value as printed or written (b) is the Python literal a
+ * (quotes stripped): numbers by value (0.020 is 0.02, 393_216 is 393216),
+ * else as text. */
+static int same_value(const char *a, const char *b) {
+  char d[RUN_WORD_MAX];
+  size_t n = strlen(a), k = 0;
+  if (n >= 2 && (a[0] == '"' || a[0] == '\'') && a[n - 1] == a[0]) {
+    snprintf(d, sizeof d, "%.*s", (int)(n - 2), a + 1);
+  } else { /* a number literal's digit separators go (393_216) */
+    for (size_t i = 0; i < n && k < sizeof d - 1; i++)
+      if (a[i] != '_' || !i || !isdigit((unsigned char)a[i - 1])) d[k++] = a[i];
+    d[k] = 0;
+  }
+  if (!d[0] || !b[0]) return 0;
+  char *ea, *eb;
+  double x = strtod(d, &ea), y = strtod(b, &eb);
+  if (ea != d && !*ea && eb != b && !*eb) return x == y;
+  return !strcmp(d, b);
 }
 
 /* The statement's text without the default of its environment read
  * (`os.environ.get('X','1')` -> `os.environ.get('X')`), into out; the
- * variable into var. 0 if it reads no environment variable. */
-static int without_default(const py_stmt *t, char *out, size_t cap, char *var, size_t vcap) {
+ * variable into var, the default's text into dflt. 0 if it reads no
+ * environment variable. */
+static int without_default(const py_stmt *t, char *out, size_t cap, char *var, size_t vcap,
+                           char *dflt, size_t dcap) {
   const char *p = strstr(t->text, "environ");
   const char *g = strstr(t->text, "getenv");
   if (!p || (g && g < p)) p = g;
@@ -198,6 +226,7 @@ static int without_default(const py_stmt *t, char *out, size_t cap, char *var, s
   if (!pysrc_next_string(t->text, t->len, &pos, &s) || !s.len) return 0;
   snprintf(var, vcap, "%.*s", (int)(s.len < vcap ? s.len : vcap - 1), s.body);
   size_t e = s.end, depth = 0;
+  dflt[0] = 0;
   if (e < t->len && t->text[e] == ',') { /* skip the default up to the call's ')' */
     size_t q = e;
     for (; q < t->len; q++) {
@@ -213,22 +242,41 @@ static int without_default(const py_stmt *t, char *out, size_t cap, char *var, s
       if ((c == ')' || c == ']') && depth-- == 0) break;
     }
     snprintf(out, cap, "%.*s%s", (int)e, t->text, t->text + q);
+    snprintf(dflt, dcap, "%.*s", (int)(q - e - 1 < dcap ? q - e - 1 : dcap - 1), t->text + e + 1);
   } else {
     snprintf(out, cap, "%s", t->text);
   }
   return 1;
 }
 
-/* A statement pair that differs only in an environment read's default. */
-static int default_only(const py_stmt *a, const py_stmt *b, char *var, size_t vcap) {
-  char ta[1024], tb[1024], vb[128];
+/* A statement pair that differs only in an environment read's default;
+ * the variable into var, a's default (the shipped one) into dflt. */
+static int default_only(const py_stmt *a, const py_stmt *b, char *var, size_t vcap, char *dflt,
+                        size_t dcap) {
+  char ta[1024], tb[1024], vb[128], db[128];
   if (a->len >= sizeof ta || b->len >= sizeof tb) return 0;
-  return without_default(a, ta, sizeof ta, var, vcap) && without_default(b, tb, sizeof tb, vb, sizeof vb) &&
-         !strcmp(var, vb) && !strcmp(ta, tb) && a->depth == b->depth;
+  return without_default(a, ta, sizeof ta, var, vcap, dflt, dcap) &&
+         without_default(b, tb, sizeof tb, vb, sizeof vb, db, sizeof db) && !strcmp(var, vb) &&
+         !strcmp(ta, tb) && a->depth == b->depth;
 }
 
-static void note_unset(const char *var, const cmp_ctx *cc, char *unset, size_t cap) {
-  if (per_run(var) || (cc->env_set && cc->env_set(var, cc->ctx))) return;
+/* Whether the log prints hyperparameter var (lower case, as the scripts'
+ * `matrix_lr:0.02`) with the value text dflt (a Python literal, quotes
+ * stripped): then the run used the shipped default whatever its own copy
+ * defaulted to, and the shipped script run as is repeats it. */
+static int printed_as(const pg_log *printed, const char *var, const char *dflt) {
+  char key[128];
+  size_t i = 0;
+  for (; var[i] && i < sizeof key - 1; i++) key[i] = (char)tolower((unsigned char)var[i]);
+  key[i] = 0;
+  const log_kv *kv = printed ? log_hparam(printed, key) : NULL;
+  return kv && kv->value && same_value(dflt, kv->value);
+}
+
+static void note_unset(const char *var, const char *dflt, const cmp_ctx *cc, char *unset,
+                       size_t cap) {
+  if (per_run(var) || (cc->env_set && cc->env_set(var, dflt, cc->ctx))) return;
+  if (printed_as(cc->printed, var, dflt)) return;
   size_t used = strlen(unset);
   if (!strstr(unset, var) && used + strlen(var) + 3 < cap)
     snprintf(unset + used, cap - used, "%s%s", used ? ", " : "", var);
@@ -242,13 +290,15 @@ static int config_hunk(const cand *a, const cand *b, const diff_hunk *h, const c
                        char *unset, size_t cap) {
   if (h->a1 - h->a0 == h->b1 - h->b0) {
     int all = 1;
-    char var[128];
+    char var[128], dflt[128];
     for (size_t i = 0; i < h->a1 - h->a0 && all; i++)
-      all = default_only(&a->src.v[a->idx[h->a0 + i]], &b->src.v[b->idx[h->b0 + i]], var, sizeof var);
+      all = default_only(&a->src.v[a->idx[h->a0 + i]], &b->src.v[b->idx[h->b0 + i]], var,
+                         sizeof var, dflt, sizeof dflt);
     if (all) {
       for (size_t i = 0; i < h->a1 - h->a0; i++) {
-        default_only(&a->src.v[a->idx[h->a0 + i]], &b->src.v[b->idx[h->b0 + i]], var, sizeof var);
-        note_unset(var, cc, unset, cap);
+        default_only(&a->src.v[a->idx[h->a0 + i]], &b->src.v[b->idx[h->b0 + i]], var, sizeof var,
+                     dflt, sizeof dflt);
+        note_unset(var, dflt, cc, unset, cap);
       }
       return 1;
     }
@@ -265,7 +315,7 @@ static int config_hunk(const cand *a, const cand *b, const diff_hunk *h, const c
   }
   for (size_t i = 0; i < na; i++)
     for (size_t j = 0; j < nb; j++) {
-      if (strcmp(va[i], vb[j]) || per_run(va[i]) || (cc->env_set && cc->env_set(va[i], cc->ctx)))
+      if (strcmp(va[i], vb[j]) || per_run(va[i]) || (cc->env_set && cc->env_set(va[i], NULL, cc->ctx)))
         continue;
       size_t used = strlen(unset);
       if (!strstr(unset, va[i]) && used + strlen(va[i]) + 3 < cap)
@@ -481,15 +531,19 @@ static int prepare_and_compare(const char *log, size_t len, uint32_t first, uint
 
 int log_code_compare(const char *log, size_t len, uint32_t first, uint32_t last,
                      const char *const *names, const char *const *texts, const size_t *lens,
-                     size_t n, int (*env_set)(const char *var, void *ctx), void *ctx,
-                     log_code_result *out) {
+                     size_t n, int (*env_set)(const char *var, const char *dflt, void *ctx),
+                     void *ctx, log_code_result *out) {
   cand *c = calloc(n + 1, sizeof *c);
   if (!c) return -1;
   int rc = 0;
   size_t k = 0;
   for (; k < n && !rc; k++) rc = cand_prepare(&c[k], names[k], 0, texts[k], lens[k]);
-  cmp_ctx cc = {env_set, ctx};
+  pg_log printed;
+  pg_error perr;
+  int parsed = !rc && !log_parse(log, len, "log", &printed, &perr);
+  cmp_ctx cc = {env_set, ctx, parsed ? &printed : NULL};
   if (!rc) rc = prepare_and_compare(log, len, first, last, c, n, &cc, out);
+  if (parsed) log_free(&printed);
   for (size_t i = 0; i < k; i++) cand_free(&c[i]);
   free(c);
   return rc;
@@ -502,10 +556,14 @@ typedef struct owned {
   code_wrapper wrap;
 } owned;
 
-static int readme_sets(const char *var, void *ctx) {
+/* The README's run sets var, or its prose states the shipped default's
+ * value for it (`TRAIN_BATCH_TOKENS=393216` in a configuration list). */
+static int readme_sets(const char *var, const char *dflt, void *ctx) {
   const readme_run *r = ctx;
   for (size_t i = 0; i < r->n_env; i++)
     if (!strcmp(r->env[i].word, var)) return 1;
+  for (size_t i = 0; dflt && i < r->n_stated; i++)
+    if (!strcmp(r->stated[i].word, var) && same_value(dflt, r->stated[i].value)) return 1;
   return 0;
 }
 
@@ -542,7 +600,7 @@ int log_code_match_all(const submission *s, const struct code_count *cc, log_cod
     return -1;
   }
   size_t n = load_cands(s, c, o);
-  cmp_ctx ctx = {readme_sets, (void *)&cc->run};
+  cmp_ctx ctx = {readme_sets, (void *)&cc->run, NULL};
   int rc = 0;
   for (size_t i = 0; i < s->n_logs && !rc; i++) {
     const sub_log *lg = &s->logs[i];
@@ -553,6 +611,7 @@ int log_code_match_all(const submission *s, const struct code_count *cc, log_cod
     size_t len;
     pg_error err;
     if (file_read_all(path, LOG_MAX_BYTES, &buf, &len, &err)) continue;
+    ctx.printed = &lg->log;
     rc = prepare_and_compare((const char *)buf, len, 1, lg->log.code_end_line - 1, c, n, &ctx, &out[i]);
     free(buf);
   }

@@ -56,11 +56,14 @@ int log_code_match_all(const submission *s, const struct code_count *cc, log_cod
 
 /* Compare one log text (its copy at lines [first, last]) with scripts
  * given as texts: exposed for tests and the fuzz target. names[i] labels
- * texts[i]; env_set(var) says whether the README sets var. */
+ * texts[i]; env_set(var, dflt) says whether the README sets var or states
+ * the value dflt (the shipped default's text; NULL when none) for it. A
+ * changed default whose shipped value the log prints as a hyperparameter
+ * (`matrix_lr:0.02`) is no difference either. */
 int log_code_compare(const char *log, size_t len, uint32_t first, uint32_t last,
                      const char *const *names, const char *const *texts, const size_t *lens,
-                     size_t n, int (*env_set)(const char *var, void *ctx), void *ctx,
-                     log_code_result *out);
+                     size_t n, int (*env_set)(const char *var, const char *dflt, void *ctx),
+                     void *ctx, log_code_result *out);
 
 const char *log_code_class_name(log_code_class c);
 

@@ -152,7 +152,25 @@ void readme_run_line(readme_run *r, const char *line, size_t len, const char *wh
   line_items(r, NULL, line, len, where);
 }
 
-/* Every line of text (fenced code only, for Markdown) through line_items. */
+/* The NAME=VALUE words in a prose line's inline code spans (`...`). */
+static void inline_items(readme_run *r, const char *s, size_t n, const char *where) {
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] != '`') continue;
+    const char *close = memchr(s + i + 1, '`', n - i - 1);
+    if (!close) return;
+    char buf[LINE_MAX_CHARS], *tok[64];
+    line_copy(buf, s + i + 1, (size_t)(close - (s + i + 1)));
+    size_t nt = tokenize(buf, tok, 64);
+    for (size_t k = 0; k < nt; k++) {
+      char name[RUN_WORD_MAX], value[RUN_WORD_MAX];
+      if (env_assignment(tok[k], name, value)) push(&r->stated, &r->n_stated, name, value, where, 0);
+    }
+    i = (size_t)(close - s);
+  }
+}
+
+/* Every line of text through line_items (fenced code only, for Markdown;
+ * its prose through inline_items). */
 static void read_text(readme_run *r, shells *sh, const char *text, size_t len, const char *rel,
                       int markdown) {
   int in_code = !markdown;
@@ -169,9 +187,12 @@ static void read_text(readme_run *r, shells *sh, const char *text, size_t len, c
       in_code = !in_code;
       continue;
     }
-    if (!in_code) continue;
     char where[RUN_WHERE_MAX];
     snprintf(where, sizeof where, "%s:%u", rel, line);
+    if (!in_code) {
+      inline_items(r, s, n, where);
+      continue;
+    }
     line_items(r, sh, s, n, where);
   }
 }
@@ -220,6 +241,7 @@ void readme_run_free(readme_run *r) {
   free(r->env);
   free(r->launch);
   free(r->build);
+  free(r->stated);
   memset(r, 0, sizeof *r);
 }
 

@@ -7,7 +7,9 @@
  * scripts launched (`torchrun ... train_gpt.py`, `python3 x.py`) and the
  * source files a compiler is given (`g++ ... kernel.cpp`, `nvcc x.cu`).
  * Markdown escapes such as `train\_gpt.py` are undone. Everything carries
- * the file and line it came from, for messages. */
+ * the file and line it came from, for messages. Assignments in the
+ * README's inline code are kept apart (stated): prose may describe a
+ * setting without running it. */
 #ifndef PGOLF_README_RUN_H
 #define PGOLF_README_RUN_H
 
@@ -28,6 +30,9 @@ typedef struct run_item {
 typedef struct readme_run {
   run_item *env, *launch, *build;
   size_t n_env, n_launch, n_build;
+  run_item *stated; /* NAME=VALUE in the README's inline code (`MATRIX_LR=0.020`), outside
+                       fenced blocks: a configuration described, not a command run */
+  size_t n_stated;
   int has_readme;
 } readme_run;
 

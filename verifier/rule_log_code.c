@@ -38,7 +38,8 @@ static void one(const sub_log *lg, const log_code_result *r, finding_list *f) {
   case LC_CONFIG:
     findings_add(f, "LOG_CODE_MISMATCH", SEV_WARNING, lg->rel, r->first,
                  "the script copied at lines %u-%u differs from %s%s only in statements that read "
-                 "environment variables the README's run sets or that do not change the run: %s",
+                 "environment variables the README's run sets, whose shipped default the log prints "
+                 "or the README states, or that do not change the run: %s",
                  r->first, r->last, r->script, what, r->detail);
     return;
   case LC_DEFAULTS:

@@ -93,6 +93,19 @@ mini_log "$S/train_seed1.log" 1 15000000 2000 "$TMP/other.py"
 has logcode_unset_default_errors LOG_CODE_MISMATCH error "reads WARMDOWN_ITERS with a different default" "$S"
 printf '```\nWARMDOWN_ITERS=800 torchrun --nproc_per_node=8 train_gpt.py\n```\n' >"$S/README.md"
 has logcode_set_default_warns LOG_CODE_MISMATCH warning "read environment variables the README's run sets" "$S"
+# The run's value is the shipped default when the README's prose states it
+# (TrainingOptSeq4096 lists `TRAIN_BATCH_TOKENS=393216` beside a shipped
+# 393_216) or the log prints it: the shipped script repeats that run.
+printf 'Schedule: `WARMDOWN_ITERS=3000 MATRIX_LR=0.02`\n\n```\ntorchrun --nproc_per_node=8 train_gpt.py\n```\n' >"$S/README.md"
+sed -i 's/3000))/3_000))/' "$S/train_gpt.py"
+has logcode_stated_default_warns LOG_CODE_MISMATCH warning "the README states" "$S"
+printf 'Schedule: `WARMDOWN_ITERS=800`\n\n```\ntorchrun --nproc_per_node=8 train_gpt.py\n```\n' >"$S/README.md"
+has logcode_stated_other_errors LOG_CODE_MISMATCH error "reads WARMDOWN_ITERS with a different default" "$S"
+sed -i 's/^Hyperparameters:$/warmdown_iters:3000 num_layers:9/' "$S/train_seed1.log"
+has logcode_printed_default_warns LOG_CODE_MISMATCH warning "the log prints" "$S"
+sed -i 's/^warmdown_iters:3000 /warmdown_iters:800 /' "$S/train_seed1.log"
+has logcode_printed_other_errors LOG_CODE_MISMATCH error "reads WARMDOWN_ITERS with a different default" "$S"
+sed -i 's/3_000))/3000))/' "$S/train_gpt.py"
 
 # A wrapper whose payload does not decode hides what runs: a warning.
 U=$F/unreadable

@@ -25,7 +25,8 @@ static const char *SCRIPT =
     "def f6():\n    return 6\ndef f7():\n    return 7\ndef f8():\n    return 8\n"
     "if __name__ == '__main__':\n    f0()\n";
 
-static int env_set(const char *var, void *ctx) {
+static int env_set(const char *var, const char *dflt, void *ctx) {
+  (void)dflt;
   (void)ctx;
   return var[0] == 'A';
 }
