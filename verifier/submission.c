@@ -188,13 +188,61 @@ static void add_json(submission *s, const entry *e, finding_list *f) {
   s->json[s->n_json++] = j;
 }
 
-/* The track: --track, else submission.json "track", else the folder path
+#define README_HEAD_LINES 12
+
+/* Whether line (lower case) declares a non-record submission: the title
+ * says so, or the line starts with it ("Non-record submission exploring",
+ * "**Status:** non-record") or says "this is a non-record ...". A mention
+ * of another submission ("PR #461, which was accepted as a non-record
+ * submission") does not. */
+static int declares_nonrecord(const char *line, int title) {
+  static const char *words[] = {"non-record", "non record", "nonrecord", "unlimited compute",
+                                "unlimited-compute"};
+  int has = 0;
+  for (size_t i = 0; i < sizeof words / sizeof *words && !has; i++) has = strstr(line, words[i]) != NULL;
+  if (!has) return 0;
+  if (title) return 1;
+  while (*line && strchr(" \t*_>#-[", *line)) line++;
+  static const char *starts[] = {"non-record", "non record", "status:", "track:"};
+  for (size_t i = 0; i < sizeof starts / sizeof *starts; i++)
+    if (!strncmp(line, starts[i], strlen(starts[i]))) return 1;
+  return strstr(line, "this is a non-record") || strstr(line, "contains a non-record") ||
+         strstr(line, ". non-record submission");
+}
+
+/* The challenge README: "We also accept non-record submissions to an
+ * unlimited compute track ... Just note as such in your README file."
+ * 1 when one of the first README_HEAD_LINES lines of dir/README.md does. */
+static int readme_says_nonrecord(const char *dir) {
+  char path[4096], line[1024];
+  snprintf(path, sizeof path, "%s/README.md", dir);
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return 0;
+  int found = 0, seen_title = 0;
+  for (unsigned n = 1; n <= README_HEAD_LINES && !found && fgets(line, sizeof line, fp); n++) {
+    for (char *c = line; *c; c++) *c = (char)tolower((unsigned char)*c);
+    int title = !seen_title && line[0] == '#';
+    seen_title |= line[0] == '#';
+    found = declares_nonrecord(line, title);
+  }
+  fclose(fp);
+  return found;
+}
+
+/* The track: --track, else non-record where the README declares it (the
+ * written way; many such folders keep the "track": "10min_16mb" of the
+ * JSON they copied), else submission.json "track", else the folder path
  * (records/track_10min_16mb/... or track_non_record_16mb/...), else the
  * record track, whose rules are the stricter. */
 static void infer_track(submission *s, int forced) {
   if (forced >= 0) {
     s->track = (sub_track)forced;
     s->track_source = "--track";
+    return;
+  }
+  if (readme_says_nonrecord(s->dir)) {
+    s->track = TRACK_NONRECORD;
+    s->track_source = "README.md";
     return;
   }
   const sub_json *j = submission_claims(s);

@@ -137,6 +137,21 @@ grep -q "PASS (0 errors, 0 warnings)" "$TMP/out" && ok check_table_pass || fail 
 
 # The same nonrecord run judged as a record: its 4-hour clock is over.
 has check_track_flag TRAIN_OVER_BUDGET error "14400039 ms" --track 10min "$F/nonrecord"
+# Without a track in submission.json, the README's declaration decides
+# ("Just note as such in your README file"); a non-record submission
+# merely mentioned further down does not.
+d=$F/nonrecord_readme; rm -rf "$d"; cp -r "$F/nonrecord" "$d"
+sed -i 's/ "track": "non-record-unlimited-compute-16mb",//' "$d/submission.json"
+printf '# Non-record: four hours on 8 GPUs\n\nA long run.\n' >"$d/README.md"
+clean check_track_readme_title "$d"
+grep -q '"track_source": "README.md"' "$TMP/out" && ok check_track_readme_source || fail check_track_readme_source "$(grep track "$TMP/out")"
+printf '# Four hours\n\n**Status:** Non-record (unlimited compute)\n' >"$d/README.md"
+clean check_track_readme_status "$d"
+# Over a record "track" in submission.json (copied from a record folder).
+sed -i 's/"name": "Four hours",/"name": "Four hours", "track": "10min_16mb",/' "$d/submission.json"
+clean check_track_readme_over_json "$d"
+printf '# Four hours\n\nThe same TTT as PR #461, which was accepted as a non-record submission.\n' >"$d/README.md"
+has check_track_readme_mention TRAIN_OVER_BUDGET error "14400039 ms" "$d"
 
 # Source lines in the log are not results: the clean folder's first log
 # begins with code holding metric, size and seed text (a seed:999 taken
