@@ -253,6 +253,7 @@ clean check_train_cap_plus_two_steps_passes "$d"
 d=$(variant budget_band); mklog "$d/train_seed42.log" 42 1.22500000 600081 15815000 stamped
 has check_train_band_warns TRAIN_OVER_BUDGET warning "600081 ms" "$d"
 d=$(variant budget_over); mklog "$d/train_seed42.log" 42 1.22500000 600121 15815000 stamped
+sed -i 's|step:15001/20000|step:15003/20000|' "$d/train_seed42.log" # steps went on at their pace
 has check_train_three_steps_fails TRAIN_OVER_BUDGET error "600121 ms" "$d"
 grep -A4 TRAIN_OVER_BUDGET "$TMP/out" | grep -q '"line": ' && ok check_train_line || fail check_train_line "no line"
 d=$(variant wallclock); sed -i 's/max_wallclock_seconds: 600.0/max_wallclock_seconds: 700.0/' "$d"/*.log

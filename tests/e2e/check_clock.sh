@@ -51,6 +51,29 @@ fx_verdict clock_band_passes pass "$F/band"
 three_seeds "$F/three" 600260 85
 fx_has clock_three_steps_fails TRAIN_OVER_BUDGET error "3\.[01] steps" "$F/three"
 
+# The clock is past by more than three steps of the pace, but the run
+# stopped at the step where that pace crosses 600 s: its last steps were
+# slow (Rascal, PR #1120, on the leaderboard: 600,365 ms with 92.1 ms steps,
+# stopped 1 step after the crossing; PR #534: a 55 s recompile when late
+# QAT switched on, 615,394 ms at step 4,071, 264 steps before its pace's
+# crossing). A warning.
+slow_last() {
+  fx_folder "$1" 1.1194 '"seeds": [1337, 42, 2025],'
+  for s in 1337 42 2025; do
+    case $s in 1337) b=1.11920000 ;; 42) b=1.11930000 ;; 2025) b=1.11970000 ;; esac
+    FX_SEED=$s FX_STOP=$2 FX_PACE=$3 FX_LAST=$4 FX_FINAL="final_int6_sliding_window_exact $b 1.88970000" \
+      fx_log "$1/train_seed$s.log"
+  done
+}
+slow_last "$F/rascal" 600365 92.1 6516
+fx_has clock_slow_last_step_warns TRAIN_OVER_BUDGET warning "600365 ms, 36[45] ms past; stopped at step 6516.* crosses at step 6515" "$F/rascal"
+fx_verdict clock_slow_last_step_passes pass "$F/rascal"
+slow_last "$F/stall" 615394 147.6 4040
+fx_has clock_stall_warns TRAIN_OVER_BUDGET warning "615394 ms.*stopped at step 4040.* crosses at step 4066" "$F/stall"
+# Three steps after the crossing is a late stop again.
+slow_last "$F/late" 600365 92.1 6518
+fx_has clock_late_stop_fails TRAIN_OVER_BUDGET error "600365 ms, 36[45] ms past: 4\.0 steps of 92\.1 ms" "$F/late"
+
 # Training went on after a check past the cap: steps printed at or past
 # 600,000 ms and more steps after them.
 three_seeds "$F/kept" 600270 85
