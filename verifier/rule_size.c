@@ -126,9 +126,22 @@ static void set_label(const code_set *set, const char *how, char *out, size_t ca
     snprintf(out, cap, "counted code (%s%s)", set->files[0].rel, how);
 }
 
-static void check_log(const submission *s, const sub_log *lg, finding_list *f) {
+/* The code a logged size stands for: the size plus the loaded files it
+ * leaves out. */
+static int64_t logged_code(const code_set *set, const log_code_size *c, int compressed) {
+  return c->bytes + (set ? unlogged(set, c->bytes, compressed) : 0);
+}
+
+/* Each convention is judged alone, but where the shipped code and the
+ * code the log measured differ (a script packed into a self-extracting
+ * wrapper, or trimmed, after the run; or a packed wrapper ran while the
+ * readable script ships), one of them fitting makes the others' excess a
+ * warning: the maintainers merged 2026-04-06_SP8192_HessianSDClip on the
+ * argument that its readable code packs small enough. */
+static void check_log(const submission *s, const sub_log *lg, finding_list *f, int *shipped_fits) {
   const pg_log *l = &lg->log;
   const log_bytes *model = last_labelled(l->models, l->n_models);
+  *shipped_fits = 0;
   if (!model) return;
   const log_code_size *compressed = last_code(l, CODE_SIZE_COMPRESSED);
   const log_code_size *plain = last_code(l, CODE_SIZE_PLAIN);
@@ -144,22 +157,29 @@ static void check_log(const submission *s, const sub_log *lg, finding_list *f) {
     for (size_t i = 0; i < s->n_code; i++) counted += s->code[i].size;
     snprintf(label, sizeof label, "shipped code files");
   }
+  const log_code_size *logged[2] = {plain, compressed};
+  int logged_fits = 0;
+  for (int k = 0; k < 2; k++)
+    logged_fits |= logged[k] && logged_code(set, logged[k], k == 1) + model->bytes <= CHALLENGE_SIZE_LIMIT_BYTES;
+  int counted_fits = (s->n_code || set) && counted + model->bytes <= CHALLENGE_SIZE_LIMIT_BYTES;
+  *shipped_fits = counted_fits;
   /* A log that prints a compressed code size claims the self-extracting
    * convention; a readable entry counted beside it is then a warning for
    * the reviewer, not the deciding count. */
   int readable = !set || !set->wrap.found;
   if (s->n_code || set) {
     char conv[480];
-    snprintf(conv, sizeof conv, "%s%s", label,
-             compressed && readable ? " (the log claims self-extracting compressed code)" : "");
-    over(f, lg, model->line, conv, counted, model, compressed && readable ? SEV_WARNING : SEV_ERROR);
-    if (set && set->maybe && counted + model->bytes <= CHALLENGE_SIZE_LIMIT_BYTES) {
+    const char *note = compressed && readable ? " (the log claims self-extracting compressed code)"
+                       : logged_fits         ? " (the code size the log prints fits)"
+                                             : "";
+    snprintf(conv, sizeof conv, "%s%s", label, note);
+    over(f, lg, model->line, conv, counted, model, note[0] ? SEV_WARNING : SEV_ERROR);
+    if (set && set->maybe && counted_fits) {
       snprintf(conv, sizeof conv, "%s with the possibly loaded files (%lld bytes)", label,
                (long long)set->maybe);
       over(f, lg, model->line, conv, counted + set->maybe, model, SEV_WARNING);
     }
   }
-  const log_code_size *logged[2] = {plain, compressed};
   static const char *name[2] = {"logged code size", "self-extracting compressed code"};
   for (int k = 0; k < 2; k++) {
     if (!logged[k]) continue;
@@ -168,9 +188,10 @@ static void check_log(const submission *s, const sub_log *lg, finding_list *f) {
     if (set && code == counted && !(k == 1 && readable)) continue; /* the count above, again */
     char conv[480], list[300] = "";
     if (others) others_list(set, logged[k]->bytes, k == 1, list, sizeof list);
-    snprintf(conv, sizeof conv, "%s%s%s%s", name[k], others ? " + the loaded files it does not include (" : "",
-             list, others ? ")" : "");
-    over(f, lg, logged[k]->line, conv, code, model, SEV_ERROR);
+    snprintf(conv, sizeof conv, "%s%s%s%s%s", name[k], others ? " + the loaded files it does not include (" : "",
+             list, others ? ")" : "",
+             counted_fits ? " (the shipped code fits: it differs from the code the log measured)" : "");
+    over(f, lg, logged[k]->line, conv, code, model, counted_fits ? SEV_WARNING : SEV_ERROR);
   }
 }
 
@@ -179,13 +200,17 @@ void rule_size(const submission *s, finding_list *f) {
     const sub_log *lg = &s->logs[i];
     const pg_log *l = &lg->log;
     if (lg->copy_of >= 0) continue;
-    check_log(s, lg, f);
+    int shipped_fits;
+    check_log(s, lg, f, &shipped_fits);
     const log_bytes *total = last_labelled(l->totals, l->n_totals);
     if (total && total->bytes > CHALLENGE_SIZE_LIMIT_BYTES) {
-      char head[LOG_LABEL_MAX + 96];
-      snprintf(head, sizeof head, "logged total submission size %s%s", total->label,
+      char head[LOG_LABEL_MAX + 160];
+      snprintf(head, sizeof head, "logged total submission size %s%s%s", total->label,
+               shipped_fits ? " (the shipped code fits with the model: it differs from the code "
+                              "the log measured)"
+                            : "",
                lg->backs_claim ? "" : " (in runs that do not back the claim)");
-      findings_group(f, "SIZE_OVER_LIMIT", lg->backs_claim ? SEV_ERROR : SEV_WARNING, head,
+      findings_group(f, "SIZE_OVER_LIMIT", lg->backs_claim && !shipped_fits ? SEV_ERROR : SEV_WARNING, head,
                      lg->rel, total->line, "%lld bytes > " CHALLENGE_SIZE_LIMIT_TEXT,
                      (long long)total->bytes);
     }

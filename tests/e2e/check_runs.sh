@@ -125,6 +125,9 @@ fx_lacks runs_seed_twice_one_cause CLAIM_MISMATCH error "$d"
 # over it are one error listing each log.
 d=$F/size
 fx_folder "$d" 1.2241219
+# the shipped script is the size the logs print
+{ printf '#'; head -c 47640 /dev/zero | tr '\0' x; printf '\n'; } >>"$d/train_gpt.py"
+head -c 47642 "$d/train_gpt.py" >"$d/t" && mv "$d/t" "$d/train_gpt.py"
 FX_SEED=1337 FX_FINAL=$(fin 1.22436570) fx_log "$d/train_seed1337.log"
 FX_SEED=42 FX_FINAL=$(fin 1.22500000) fx_log "$d/train_seed42.log"
 FX_SEED=2025 FX_FINAL=$(fin 1.22300000) fx_log "$d/train_seed2025.log"
@@ -133,5 +136,5 @@ fx_has runs_size_unclaimed_warns SIZE_OVER_LIMIT warning "do not back the claim.
 fx_verdict runs_size_unclaimed_passes pass "$d"
 for s in 1337 42 2025; do sed -i 's/^Serialized model int8+zlib: .*/Serialized model int8+zlib: 15960000 bytes/' "$d/train_seed$s.log"; done
 fx_json "$d"
-n=$(fx_findings SIZE_OVER_LIMIT | grep -c '^error	logged code size: .*train_seed1337.log.*train_seed2025.log.*train_seed42.log')
+n=$(fx_findings SIZE_OVER_LIMIT | grep -c '^error	counted code (train_gpt.py): 47642 .*train_seed1337.log.*train_seed2025.log.*train_seed42.log')
 [ "$n" -eq 1 ] && ok runs_size_one_finding || fail runs_size_one_finding "$(fx_findings SIZE_OVER_LIMIT | cut -c1-300)"
