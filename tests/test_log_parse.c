@@ -122,6 +122,29 @@ static void test_metrics(void **st) {
   log_free(&l);
 }
 
+/* Score lines that print val_bpb alone (PR 1431's `final_ttt_exact
+ * val_bpb:`, PR 810's `final_sliding_window_exact val_bpb:`) are metrics
+ * with a NaN val_loss, under an evaluation prefix only; a line with both
+ * keys never becomes configuration. */
+static void test_metrics_without_loss(void **st) {
+  (void)st;
+  pg_log l;
+  parse("final_sliding_window val_bpb:1.0902 eval_time:90000ms\n"
+        "best val_bpb:1.19\n"
+        "val_bpb:1.3 at:step\n"
+        "final_ttt_exact val_bpb:1.12662548\n"
+        "eval(64) val_loss:2.2 val_bpb:1.3 stride:64\n", &l);
+  assert_int_equal(l.n_metrics, 2);
+  assert_int_equal(l.metrics[0].line, 1);
+  assert_true(isnan(l.metrics[0].val_loss.v) && l.metrics[0].eval_ms == 90000);
+  assert_string_equal(l.metrics[1].base, "final_ttt");
+  assert_true(l.metrics[1].exact && l.metrics[1].val_bpb.decimals == 8);
+  assert_int_equal(log_final_metric(&l)->line, 4);
+  assert_null(log_hparam(&l, "stride"));
+  assert_null(log_hparam(&l, "val_loss"));
+  log_free(&l);
+}
+
 static void test_gptq_eval_seed(void **st) {
   (void)st;
   pg_log l;
@@ -433,6 +456,7 @@ int main(void) {
       cmocka_unit_test(test_stop_and_train_end),
       cmocka_unit_test(test_sizes),
       cmocka_unit_test(test_metrics),
+      cmocka_unit_test(test_metrics_without_loss),
       cmocka_unit_test(test_gptq_eval_seed),
       cmocka_unit_test(test_hparams_and_config),
       cmocka_unit_test(test_timestamps_and_warnings),

@@ -389,21 +389,48 @@ static void metric_base(log_metric *m) {
   }
 }
 
-/* "PREFIX val_loss:X val_bpb:Y ..." (or '=' separators). */
-static void metric_line(parser *ps, uint32_t ln, span s) {
+static void push_metric(parser *ps, const log_metric *m) {
+  PUSH(ps, metrics, n_metrics, cap_metrics, *m);
+}
+
+/* Whether a prefix names an evaluation of the finished model: the words
+ * of the scripts' score lines (final_..., ..._roundtrip, sliding_window,
+ * ttt, quantized). A line with val_bpb and no val_loss is read as a metric
+ * only under such a prefix: "best val_bpb:" or a step's is not a score. */
+static bool evaluation_prefix(span p) {
+  static const char *words[] = {"final", "roundtrip", "sliding", "ttt", "quant"};
+  char low[LOG_LABEL_MAX];
+  size_t n = p.n < sizeof low - 1 ? p.n : sizeof low - 1;
+  for (size_t i = 0; i < n; i++) low[i] = (char)tolower((unsigned char)p.p[i]);
+  low[n] = 0;
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+    if (strstr(low, words[i])) return true;
+  return false;
+}
+
+/* "PREFIX val_loss:X val_bpb:Y ..." (or '=' separators); also "PREFIX
+ * val_bpb:Y ..." without a val_loss (its val_loss NaN) under an
+ * evaluation prefix (`final_ttt_exact val_bpb:1.12662548`). Returns
+ * whether the line is taken: any line with both keys is (whether or not
+ * it reads as a metric, it is no configuration), a val_bpb-only line when
+ * it is a metric. */
+static bool metric_line(parser *ps, uint32_t ln, span s) {
   span v;
   size_t at;
-  if (!find_key_at(s, "val_loss", &v, &at)) return;
+  bool loss = find_key_at(s, "val_loss", &v, &at);
+  if (!loss && !find_key_at(s, "val_bpb", &v, &at)) return false;
   span prefix = trim_right((span){s.p, at});
-  if (!prefix.n || prefix.n >= LOG_LABEL_MAX || !isalpha((unsigned char)prefix.p[0])) return;
+  if (!prefix.n || prefix.n >= LOG_LABEL_MAX || !isalpha((unsigned char)prefix.p[0])) return loss;
   for (size_t i = 0; i < prefix.n; i++) {
     char c = prefix.p[i];
-    if (!is_ident_char(c) && !strchr(" :.+-/", c)) return;
+    if (!is_ident_char(c) && !strchr(" :.+-/", c)) return loss;
   }
+  if (!loss && !evaluation_prefix(prefix)) return false;
   log_metric m = {0};
   span after = drop(s, at);
-  if (!key_number(after, "val_loss", &m.val_loss) || !key_number(after, "val_bpb", &m.val_bpb))
-    return;
+  if (!key_number(after, "val_bpb", &m.val_bpb)) return loss;
+  if (!loss) m.val_loss = (log_num){NAN, 0};
+  else if (!key_number(after, "val_loss", &m.val_loss)) return true;
   m.line = ln;
   m.segment = ps->log->n_segments ? ps->log->n_segments - 1 : 0;
   copy_label(m.prefix, prefix);
@@ -413,7 +440,8 @@ static void metric_line(parser *ps, uint32_t ln, span s) {
   if (!key_time(after, "eval_time", &m.eval_ms, &res) &&
       !key_time(after, "elapsed", &m.eval_ms, &res))
     m.eval_ms = NAN;
-  PUSH(ps, metrics, n_metrics, cap_metrics, m);
+  push_metric(ps, &m);
+  return true;
 }
 
 /* "key:value key:value ..." configuration printed before training. */
@@ -670,8 +698,7 @@ static void parse_line(parser *ps, uint32_t ln, span s) {
     span v = skip_blanks(drop(s, 5));
     int64_t sd;
     if ((k = scan_int(v, &sd)) && k == v.n) set_seed(ps, ln, (double)sd);
-  } else if (find_key(s, "val_loss", &(span){0}) && find_key(s, "val_bpb", &(span){0})) {
-    metric_line(ps, ln, s);
+  } else if (find_key(s, "val_bpb", &(span){0}) && metric_line(ps, ln, s)) {
   } else {
     if (!l->figure_line && loose_figure(s)) l->figure_line = ln;
     if (!ps->training) config_line(ps, ln, s);

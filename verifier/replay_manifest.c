@@ -225,7 +225,8 @@ json_t *replay_manifest_json(const replay_ext_opts *o, const char *bwrap, const 
   if (v->final) {
     res = json_object();
     json_object_set_new(res, "prefix", json_string(v->final->prefix));
-    json_object_set_new(res, "val_loss", json_real(v->final->val_loss.v));
+    double loss = v->final->val_loss.v; /* NaN: a score line without val_loss */
+    json_object_set_new(res, "val_loss", isfinite(loss) ? json_real(loss) : json_null());
     json_object_set_new(res, "val_bpb", json_real(v->final->val_bpb.v));
     json_object_set_new(res, "line", json_integer(v->final->line));
   }

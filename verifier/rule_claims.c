@@ -81,6 +81,7 @@ static double runs_mean(const submission *s, const sub_json *j, field fl, char *
     if (only_listed && !(s->runs[r].seed >= 0 && sub_json_lists_seed(j, s->runs[r].seed))) continue;
     if (!run_score(s, r, &u)) continue;
     log_num v = metric_value(u.m, fl);
+    if (!isfinite(v.v)) continue; /* a score line without val_loss */
     sum += v.v;
     if (n < LIST_MAX && len < cap)
       len += (size_t)snprintf(buf + len, cap - len, "%s%s %.*f", n ? ", " : "", s->logs[u.log].rel,
@@ -210,6 +211,7 @@ static void check_top_loss(const submission *s, const sub_json *j, finding_list 
       sum += v.v;
       if (v.decimals < vdec) vdec = v.decimals;
     }
+    if (!isfinite(sum)) return; /* the scores print no val_loss to hold it to */
     if (claim_agrees(c, dec, sum / (double)l->n_uses, vdec)) return;
   }
   for (size_t i = 0; i < s->n_logs; i++)
