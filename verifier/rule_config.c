@@ -42,6 +42,14 @@ static int is_number(const char *v, double *out) {
   return *end == 0;
 }
 
+/* A number with a time unit: "546.7s", "600ms", "8.8m". */
+static int is_duration(const char *v) {
+  char *end;
+  if (!*v) return 0;
+  strtod(v, &end);
+  return end != v && (!strcmp(end, "s") || !strcmp(end, "ms") || !strcmp(end, "m") || !strcmp(end, "h"));
+}
+
 int hparam_incidental(const char *key, const char *a, const char *b, int64_t seed_a,
                       int64_t seed_b) {
   static const char *const per_run[] = {
@@ -57,6 +65,10 @@ int hparam_incidental(const char *key, const char *a, const char *b, int64_t see
       !strncmp(key, "wandb", 5))
     return 1;
   if (strchr(a, '/') || strchr(b, '/')) return 1;
+  if (ends_with(key, "_date") || !strcmp(key, "run_kind")) return 1;
+  /* durations the run measured (inner_ttt_eval_time:546.7s); settings
+   * print bare numbers (max_wallclock_seconds:600.000) */
+  if (is_duration(a) && is_duration(b)) return 1;
   double x, y;
   /* the seed under another name: each log's value is its own seed */
   if (seed_a >= 0 && seed_b >= 0 && is_number(a, &x) && is_number(b, &y) && x == (double)seed_a &&

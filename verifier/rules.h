@@ -24,7 +24,8 @@ void rule_code(const submission *s, finding_list *f);         /* CODE_UNREADABLE
 
 /* Does a difference of hyperparameter key (value a in a log of seed
  * seed_a, b in one of seed_b) say nothing about training or evaluation: a
- * path, an id, a date, free text, or the seed itself? (rule_config.c) */
+ * path, an id, a date, free text, a duration the run measured, or the
+ * seed itself? (rule_config.c) */
 int hparam_incidental(const char *key, const char *a, const char *b, int64_t seed_a,
                       int64_t seed_b);
 

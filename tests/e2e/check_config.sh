@@ -18,19 +18,26 @@ mean3() {
 
 # Incidental differences (2026-04-10_VarLenAttn, 2026-04-23, 2026-04-29):
 # artifact and data paths, run ids, a hypothesis, the seed under another
-# name ("s:42", 2026-03-24's ternary logs), and keys only one log prints.
+# name ("s:42", 2026-03-24's ternary logs), durations the run measured
+# (PR #2050's inner_ttt_eval_time:546.7s), dates, and keys only one log
+# prints.
 HP_1337='  artifact_dir: runs/varlen0-new-tuned
   datasets_dir: /root/caseops_data/datasets/fineweb10B_sp8192
   run_id: a1
   s: 1337
   hypothesis: baseline
+  inner_ttt_eval_time: 546.7s
+  test_date: 2026-04-28
   etlb_clip: 3.0' HP_42='  artifact_dir: runs/varlen1-new-tuned
   datasets_dir: /dev/shm/pgolf_data
   run_id: b2
   s: 42
-  hypothesis: try the same again' HP_2025='  artifact_dir: /workspace/draft7_runs/seed_2025
+  hypothesis: try the same again
+  inner_ttt_eval_time: 544.1s
+  test_date: 2026-04-29' HP_2025='  artifact_dir: /workspace/draft7_runs/seed_2025
   run_id: c3
   s: 2025
+  inner_ttt_eval_time: 545.6s
   ttt_hash_buckets: 16384' mean3 "$F/incidental"
 fx_verdict config_incidental_passes pass "$F/incidental"
 fx_lacks config_incidental_no_warning CONFIG_MISMATCH warning "$F/incidental"
