@@ -285,6 +285,15 @@ void submission_json_parse(const char *text, size_t len, const char *rel, sub_js
                  len, SUB_MAX_JSON_BYTES);
     return;
   }
+  /* A UTF-8 byte order mark, which Windows editors write and RFC 8259
+   * (section 8.1) lets a parser ignore: a formality. */
+  if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
+    findings_add(f, "JSON_FIELD", SEV_WARNING, rel, 1,
+                 "the file starts with a UTF-8 byte order mark (read past it; some JSON readers "
+                 "refuse it)");
+    text += 3, len -= 3;
+    c.text = text, c.len = len;
+  }
   json_error_t e;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &e);
   if (!root) {

@@ -199,6 +199,12 @@ has check_json_invalid JSON_INVALID error "" "$d"
 grep -A4 JSON_INVALID "$TMP/out" | grep -q '"line": 2' && ok check_json_invalid_line || fail check_json_invalid_line "no line 2"
 d=$(variant json_dup); sed -i 's/"github_id": "tester",/"github_id": "tester", "github_id": "other",/' "$d/submission.json"
 has check_json_duplicate_key JSON_INVALID error "duplicate" "$d"
+# A byte order mark before the object (PRs #1964, #1993): read past it, a
+# warning; the claims are read as without it.
+d=$(variant json_bom); { printf '\357\273\277'; cat "$F/clean/submission.json"; } >"$d/submission.json"
+has check_json_bom JSON_FIELD warning "byte order mark" "$d"
+expect_rc check_json_bom_passes 0 "$PGOLF" check "$d"
+grep -q JSON_INVALID "$TMP/out" && fail check_json_bom_read "JSON_INVALID" || ok check_json_bom_read
 d=$(variant json_field); sed -i -e '/"author"/d' -e 's/"bytes_total": 15863642/"bytes_total": 15863642.5/' "$d/submission.json"
 # A missing or mistyped field is a formality: a warning (accepted records
 # lack author, github_id, name or date).
