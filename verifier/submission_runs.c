@@ -433,7 +433,9 @@ static void mark(submission *s, const sub_use *u) {
     if (s->logs[r->logs[k]].trains) s->logs[r->logs[k]].backs_claim = 1;
 }
 
-/* Mark the runs and logs behind every linked claim; with none, all. */
+/* Mark the runs and logs behind every linked claim; with none, the runs
+ * of the seeds submission.json names (a seed-0 rerun beside the listed
+ * 42, 1337 and 2026 is not the claim's, PR #2018), else all. */
 static void mark_claimed(submission *s, const sub_json *j) {
   int any = s->link.n_uses > 0;
   for (size_t i = 0; i < s->link.n_uses; i++) mark(s, &s->link.uses[i]);
@@ -447,8 +449,10 @@ static void mark_claimed(submission *s, const sub_json *j) {
       if (s->logs[i].copy_of >= 0) s->logs[i].backs_claim = s->logs[s->logs[i].copy_of].backs_claim;
     return;
   }
-  for (size_t r = 0; r < s->n_runs; r++) s->runs[r].claimed = 1;
-  for (size_t i = 0; i < s->n_logs; i++) s->logs[i].backs_claim = 1;
+  int named = 0;
+  for (size_t r = 0; r < s->n_runs; r++) named |= sub_json_lists_seed(j, s->runs[r].seed);
+  for (size_t r = 0; r < s->n_runs; r++) s->runs[r].claimed = !named || sub_json_lists_seed(j, s->runs[r].seed);
+  for (size_t i = 0; i < s->n_logs; i++) s->logs[i].backs_claim = s->runs[s->logs[i].run].claimed;
 }
 
 void submission_link(submission *s, finding_list *f) {

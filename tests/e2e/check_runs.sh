@@ -6,6 +6,11 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/fixtures/submission.sh"
 F=$TMP/f
 fin() { printf 'final_int8_zlib_roundtrip_exact %s 2.03600000' "$1"; }
+# ship_script DIR: its train_gpt.py grown to the 47,642 bytes the logs print.
+ship_script() {
+  { printf '#'; head -c 47640 /dev/zero | tr '\0' x; printf '\n'; } >>"$1/train_gpt.py"
+  head -c 47642 "$1/train_gpt.py" >"$1/t" && mv "$1/t" "$1/train_gpt.py"
+}
 
 # --- Claims ---------------------------------------------------------------
 # 2026-03-18_LongContextSeq2048: the claim is seed 1337's 1.20576485, the
@@ -120,14 +125,26 @@ FX_SEED=42 FX_FINAL=$(fin 1.22300000) fx_log "$d/train_seed2025.log"
 fx_has runs_seed_twice_fails SEED_DUPLICATE error "counting a seed twice.*seed 42 \(train_seed2025.log" "$d"
 fx_lacks runs_seed_twice_one_cause CLAIM_MISMATCH error "$d"
 
+# A claim no log supports still rests on the seeds submission.json lists:
+# a run of another seed beside them (PR #2018's ap_pod_seed0 beside its
+# listed 42, 1337 and 2026) does not back it, so its excess is a warning.
+d=$F/unlinked
+fx_folder "$d" 1.1111 '"seeds": [1337, 42, 2025],'
+ship_script "$d"
+for s in 1337 42 2025; do FX_SEED=$s FX_FINAL=$(fin 1.2243657) fx_log "$d/train_seed$s.log"; done
+FX_SEED=7 FX_MODEL=15960000 FX_FINAL=$(fin 1.22100000) fx_log "$d/train_seed7.log"
+fx_has runs_unlinked_other_seed_warns SIZE_OVER_LIMIT warning "do not back the claim.*train_seed7.log" "$d"
+fx_lacks runs_unlinked_other_seed_no_error SIZE_OVER_LIMIT error "$d"
+# Without listed seeds every run backs it.
+sed -i 's/"seeds": \[1337, 42, 2025\],//' "$d/submission.json"
+fx_has runs_unlinked_all_back SIZE_OVER_LIMIT error "train_seed7.log" "$d"
+
 # Sizes: a rerun beside the claimed runs whose artifact is over the limit
 # is a warning (its artifact is not the one submitted); the claimed runs
 # over it are one error listing each log.
 d=$F/size
 fx_folder "$d" 1.2241219
-# the shipped script is the size the logs print
-{ printf '#'; head -c 47640 /dev/zero | tr '\0' x; printf '\n'; } >>"$d/train_gpt.py"
-head -c 47642 "$d/train_gpt.py" >"$d/t" && mv "$d/t" "$d/train_gpt.py"
+ship_script "$d"
 FX_SEED=1337 FX_FINAL=$(fin 1.22436570) fx_log "$d/train_seed1337.log"
 FX_SEED=42 FX_FINAL=$(fin 1.22500000) fx_log "$d/train_seed42.log"
 FX_SEED=2025 FX_FINAL=$(fin 1.22300000) fx_log "$d/train_seed2025.log"
