@@ -154,6 +154,29 @@ static double base_mean(const submission *s, const char *base, size_t *n_out) {
   return n ? sum / (double)n : NAN;
 }
 
+/* A top-level mean this close to the mean of per-seed claims the logs all
+ * support, or to the mean of the claimed runs, is an arithmetic or
+ * rounding slip (PR #1784: 1.07080923 against 1.07080613; PR #1050's
+ * 1.1193666666666668, the mean of the runs' 4-digit lines, against
+ * 1.11937967), not a score without evidence: two orders of magnitude
+ * below the 0.005 nats a record must gain. */
+#define MEAN_SLIP 1e-4
+
+/* The mean of the logged values behind the per-seed val_bpb claims, in
+ * *n, when every such claim is linked to a final metric; else *n = 0. */
+static double seed_claims_mean(const sub_json *j, size_t *n) {
+  double sum = 0;
+  *n = 0;
+  for (size_t i = 0; i < j->n_claims; i++) {
+    const sub_seed_claim *cl = &j->claims[i];
+    if (!cl->has_bpb) continue;
+    if (!cl->linked) return *n = 0, NAN;
+    sum += cl->use.m->val_bpb.v;
+    (*n)++;
+  }
+  return *n ? sum / (double)*n : NAN;
+}
+
 /* The top-level val_bpb as linked (submission_runs.c): an error when it is
  * unsupported (unless it is a mean counting a seed twice: SEED_DUPLICATE's),
  * a warning when it is one run's number beside others or listed seeds lack
@@ -188,6 +211,22 @@ static void check_top_bpb(const submission *s, const sub_json *j, finding_list *
       findings_add(f, "CLAIM_MISMATCH", SEV_WARNING, j->rel, 0,
                    "%s %.*f is supported by the logs, but %s", j->val_bpb_key, dec, c, miss + 2);
   } else if (l->fit == FIT_UNSUPPORTED && !l->seeds_twice) {
+    size_t ns;
+    double sm = seed_claims_mean(j, &ns);
+    if (ns >= 2 && fabs(c - sm) <= MEAN_SLIP) {
+      findings_add(f, "CLAIM_MISMATCH", SEV_WARNING, j->rel, 0,
+                   "%s %.*f is not quite the mean of the %zu per-seed claims, each of which its "
+                   "log prints: their mean is %.8f (%.1e apart)",
+                   j->val_bpb_key, dec, c, ns, sm, fabs(c - sm));
+      return;
+    }
+    if (n >= 2 && fabs(c - mean) <= MEAN_SLIP) {
+      findings_add(f, "CLAIM_MISMATCH", SEV_WARNING, j->rel, 0,
+                   "%s %.*f is not quite the mean of the claimed runs: the mean of %zu runs is "
+                   "%.8f (%.1e apart: %s)",
+                   j->val_bpb_key, dec, c, n, mean, fabs(c - mean), runs);
+      return;
+    }
     describe(s, c, dec, F_BPB, why, sizeof why);
     missing_seeds(s, j, miss, sizeof miss);
     findings_add(f, "CLAIM_MISMATCH", unsupported_sev(s), j->rel, 0,

@@ -29,6 +29,18 @@ fx_lacks claim_mean_clean CLAIM_MISMATCH warning "$d"
 # A number in no log and not the mean: an error.
 sed -i 's/"val_bpb": 1.20636623/"val_bpb": 1.2050/' "$d/submission.json"
 fx_has claim_unsupported_fails CLAIM_MISMATCH error "1\.2050 is in no log at 4 decimals.*mean of 3 runs is 1\.20636623" "$d"
+# Within 1e-4 of the mean: a slip in the arithmetic (PR #1883: 1.067773
+# against 1.06777029), a warning; 2e-4 away is no slip.
+sed -i 's/"val_bpb": 1.2050/"val_bpb": 1.206369/' "$d/submission.json"
+fx_has claim_mean_slip_warns CLAIM_MISMATCH warning "1\.206369 is not quite the mean of the claimed runs: the mean of 3 runs is 1\.20636623 \(2\.8e-06 apart" "$d"
+fx_lacks claim_mean_slip_no_error CLAIM_MISMATCH error "$d"
+sed -i 's/"val_bpb": 1.206369/"val_bpb": 1.206566/' "$d/submission.json"
+fx_has claim_mean_past_slip_fails CLAIM_MISMATCH error "1\.206566 is in no log" "$d"
+# The same with per-seed claims that each log prints (PR #1784: 1.07080923
+# against their mean 1.07080613): the warning names the claims' mean.
+sed -i 's/"val_bpb": 1.206566/"seed_results": {"1337": 1.20576485, "1338": 1.2061746, "1339": 1.20715923}, "val_bpb": 1.206369/' "$d/submission.json"
+fx_has claim_seed_mean_slip_warns CLAIM_MISMATCH warning "1\.206369 is not quite the mean of the 3 per-seed claims, each of which its log prints: their mean is 1\.20636623" "$d"
+fx_lacks claim_seed_mean_slip_no_error CLAIM_MISMATCH error "$d"
 
 # 2026-03-19_MLP3x_QAT_Int6_SlidingWindow (PR #86, the maintainers could
 # not reproduce it): the claim 1.15015359 is in no log, whose final metric
