@@ -12,6 +12,9 @@
 #include "common/grow.h"
 #include "common/sha256.h"
 
+/* How far down deep_logs looks for logs (the folder itself is depth 0). */
+#define DEEP_LOG_DEPTH 3
+
 const char *sub_track_name(sub_track t) { return t == TRACK_RECORD ? "10min" : "nonrecord"; }
 
 static int ends_with(const char *s, const char *suffix) {
@@ -33,9 +36,10 @@ static int cmp_entry(const void *a, const void *b) {
   return strcmp(((const entry *)a)->rel, ((const entry *)b)->rel);
 }
 
-/* Regular files at depth 0 and 1, sorted, symlinks and dot-entries skipped. */
+/* Regular files from depth `depth` down to max_depth (0: the folder's
+ * own), symlinks and dot-entries skipped. */
 static int list_files(const char *dir, const char *sub, entry **out, size_t *n, size_t *cap,
-                      int depth, pg_error *err) {
+                      int depth, int max_depth, pg_error *err) {
   char path[4096];
   snprintf(path, sizeof path, "%s%s%s", dir, sub ? "/" : "", sub ? sub : "");
   DIR *d = opendir(path);
@@ -51,8 +55,8 @@ static int list_files(const char *dir, const char *sub, entry **out, size_t *n, 
     snprintf(full, sizeof full, "%s/%s", dir, rel);
     struct stat st;
     if (lstat(full, &st)) continue;
-    if (S_ISDIR(st.st_mode) && depth == 0) {
-      list_files(dir, rel, out, n, cap, 1, err);
+    if (S_ISDIR(st.st_mode) && depth < max_depth) {
+      list_files(dir, rel, out, n, cap, depth + 1, max_depth, err);
       continue;
     }
     if (!S_ISREG(st.st_mode)) continue;
@@ -75,10 +79,28 @@ static int push_file(sub_file **v, size_t *n, const entry *e) {
   return 0;
 }
 
-/* "train_seed42.log", "seed_1337.txt", "log_seed-7.txt" -> the number;
- * else a number that ends the name after '_' or '-' ("ternary_log_42.txt",
- * "train_42.log"; not "train_v3.txt"). */
-static int64_t seed_from_name(const char *rel) {
+/* A folder of rel's path (innermost first) named for a seed: "42",
+ * "seed_1338", "seed42" (seeds/42/train.log, runs/seed_1338/wd_0/train.log);
+ * -1 if none. */
+static int64_t seed_from_folders(const char *rel) {
+  const char *end = strrchr(rel, '/');
+  while (end) {
+    const char *start = end;
+    while (start > rel && start[-1] != '/') start--;
+    const char *p = start;
+    if (!strncmp(p, "seed", 4)) {
+      p += 4;
+      while (*p == '_' || *p == '-') p++;
+    }
+    size_t k = strspn(p, "0123456789");
+    if (k && k <= 18 && p + k == end) return strtoll(p, NULL, 10);
+    end = start > rel ? start - 1 : NULL;
+  }
+  return -1;
+}
+
+/* The seed a file's own name gives (see seed_from_name), -1 if none. */
+static int64_t seed_of_file(const char *rel) {
   const char *b = base_name(rel), *p = b;
   while ((p = strstr(p, "seed"))) {
     p += 4;
@@ -91,6 +113,14 @@ static int64_t seed_from_name(const char *rel) {
   while (d > b && isdigit((unsigned char)d[-1])) d--;
   if (d == dot || dot - d > 18 || d == b || (d[-1] != '_' && d[-1] != '-')) return -1;
   return strtoll(d, NULL, 10);
+}
+
+/* "train_seed42.log", "seed_1337.txt", "log_seed-7.txt" -> the number;
+ * else a number that ends the name after '_' or '-' ("ternary_log_42.txt",
+ * "train_42.log"; not "train_v3.txt"); else a folder's (seed_from_folders). */
+static int64_t seed_from_name(const char *rel) {
+  int64_t by_file = seed_of_file(rel);
+  return by_file >= 0 ? by_file : seed_from_folders(rel);
 }
 
 static int is_log_name(const char *rel) {
@@ -267,6 +297,33 @@ static void infer_track(submission *s, int forced) {
   free(real);
 }
 
+/* Where no log lies at the top or one folder down, the logs two or three
+ * folders down (seeds/42/train.log, PR #1655; runs/seed_1338/wd_0/train.log,
+ * PR #98) are the folder's logs. Only then: a folder with logs of its own
+ * may keep other experiments' further down. Files named for no seed take
+ * the seed a folder of their path names. */
+static void deep_logs(submission *s, finding_list *f) {
+  entry *e = NULL;
+  size_t n = 0, cap = 0;
+  pg_error err;
+  list_files(s->dir, NULL, &e, &n, &cap, 0, DEEP_LOG_DEPTH, &err);
+  qsort(e, n, sizeof *e, cmp_entry);
+  for (size_t i = 0; i < n; i++) {
+    const char *rel = e[i].rel;
+    size_t slashes = 0;
+    for (const char *c = rel; *c; c++) slashes += *c == '/';
+    if (slashes >= 2 && is_log_name(rel) && !f->oom) {
+      char full[8192];
+      parsed_log p;
+      snprintf(full, sizeof full, "%s/%s", s->dir, rel);
+      parse_one(full, &p);
+      add_log(s, &e[i], &p, f);
+    }
+    free(e[i].rel);
+  }
+  free(e);
+}
+
 int submission_load(const char *dir, int forced_track, submission *s, finding_list *f,
                     pg_error *err) {
   memset(s, 0, sizeof *s);
@@ -277,7 +334,7 @@ int submission_load(const char *dir, int forced_track, submission *s, finding_li
   if (!s->dir) return pg_fail(err, dir, -1, "out of memory");
   entry *e = NULL;
   size_t n = 0, cap = 0;
-  if (list_files(dir, NULL, &e, &n, &cap, 0, err)) {
+  if (list_files(dir, NULL, &e, &n, &cap, 0, 1, err)) {
     free(e);
     free(s->dir);
     s->dir = NULL;
@@ -307,6 +364,7 @@ int submission_load(const char *dir, int forced_track, submission *s, finding_li
   }
   free(pl);
   free(e);
+  if (!s->n_logs) deep_logs(s, f);
   infer_track(s, forced_track);
   submission_link(s, f);
   return 0;

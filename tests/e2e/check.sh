@@ -194,6 +194,16 @@ grep -q MISSING_FILE "$TMP/out" && fail check_log_format_not_missing "$(grep -A3
 printf '# Training log: PENDING\n# To be filled after the run.\n' >"$d/train_seed1337.log"
 has check_log_placeholder MISSING_FILE error "hold none" "$d"
 
+# Logs only two folders down (PR #1655's seeds/42/train.log) are the
+# folder's logs, their seed from the folder when the file name has none;
+# beside a log of the folder's own, such logs are other experiments.
+d=$(variant deep); for s in 1337 42 2025; do mkdir -p "$d/seeds/$s"; mv "$d/train_seed$s.log" "$d/seeds/$s/train.log"; done
+sed -i '/^  seed: /d' "$d/seeds/42/train.log"
+clean check_deep_logs_read "$d"
+grep -q '"seeds/42/train.log"' "$TMP/out" && ok check_deep_logs_listed || fail check_deep_logs_listed "$(grep -c rel "$TMP/out")"
+d=$(variant deep_beside); mkdir -p "$d/ablations/a"; mklog "$d/ablations/a/train.log" 7 1.3 700000 15815847 plain
+clean check_deep_logs_beside_ignored "$d"
+
 d=$(variant json_invalid); printf '{"author": "x",\n  "val_bpb": }\n' >"$d/submission.json"
 has check_json_invalid JSON_INVALID error "" "$d"
 grep -A4 JSON_INVALID "$TMP/out" | grep -q '"line": 2' && ok check_json_invalid_line || fail check_json_invalid_line "no line 2"
