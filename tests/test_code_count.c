@@ -67,6 +67,19 @@ static void test_readme_lines(void **st) {
   assert_int_equal(r.n_build, 1);
   assert_string_equal(r.build[0].word, "ngram/kernel.cpp");
   readme_run_free(&r);
+  /* A README: fenced lines are commands, prose's inline code states
+   * settings (TrainingOptSeq4096's configuration list) without running. */
+  const char *md = "Batching: `TRAIN_BATCH_TOKENS=393216` (3/4 batch), `MATRIX_LR=0.020 lr`\n"
+                   "```bash\nSEED=1 torchrun train_gpt.py\n```\nUnclosed `WARMDOWN_ITERS=1\n";
+  readme_run_markdown(&r, md, strlen(md), "README.md");
+  assert_int_equal(r.n_env, 1);
+  assert_string_equal(r.env[0].word, "SEED");
+  assert_int_equal(r.n_stated, 2);
+  assert_string_equal(r.stated[0].word, "TRAIN_BATCH_TOKENS");
+  assert_string_equal(r.stated[0].value, "393216");
+  assert_string_equal(r.stated[1].value, "0.020");
+  assert_string_equal(r.stated[1].where, "README.md:1");
+  readme_run_free(&r);
   assert_true(run_value_truthy("1"));
   assert_true(run_value_truthy("$SEED"));
   assert_true(run_value_truthy("True"));

@@ -152,6 +152,13 @@ void readme_run_line(readme_run *r, const char *line, size_t len, const char *wh
   line_items(r, NULL, line, len, where);
 }
 
+static void read_text(readme_run *r, shells *sh, const char *text, size_t len, const char *rel,
+                      int markdown);
+
+void readme_run_markdown(readme_run *r, const char *text, size_t len, const char *rel) {
+  read_text(r, NULL, text, len, rel, 1);
+}
+
 /* The NAME=VALUE words in a prose line's inline code spans (`...`). */
 static void inline_items(readme_run *r, const char *s, size_t n, const char *where) {
   for (size_t i = 0; i < n; i++) {

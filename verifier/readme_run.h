@@ -47,6 +47,11 @@ void readme_run_free(readme_run *r);
  * target and tests. where labels the items it adds. */
 void readme_run_line(readme_run *r, const char *line, size_t len, const char *where);
 
+/* A Markdown text as README.md is read (fenced code as commands, inline
+ * code as stated settings; scripts it names are not followed): exposed
+ * for the fuzz target and tests. rel labels the items. */
+void readme_run_markdown(readme_run *r, const char *text, size_t len, const char *rel);
+
 /* The assignments of env var name, in reading order; NULL when none. */
 const run_item *readme_run_env(const readme_run *r, const char *name, size_t *n);
 

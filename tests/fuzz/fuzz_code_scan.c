@@ -51,6 +51,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   for (size_t i = 0; i < r.n_env; i++) (void)run_value_truthy(r.env[i].value);
   readme_run_free(&r);
+  /* The same bytes as a README: commands and stated settings, bounded. */
+  readme_run_markdown(&r, text, size, "README.md");
+  if (r.n_env > RUN_MAX_ITEMS || r.n_stated > RUN_MAX_ITEMS) __builtin_trap();
+  for (size_t i = 0; i < r.n_stated; i++)
+    if (strlen(r.stated[i].word) >= RUN_WORD_MAX || strlen(r.stated[i].value) >= RUN_WORD_MAX ||
+        !r.stated[i].word[0])
+      __builtin_trap();
+  readme_run_free(&r);
   const char *names[1] = {"train_gpt.py"};
   const char *texts[1] = {SCRIPT};
   size_t lens[1] = {strlen(SCRIPT)};
