@@ -297,11 +297,13 @@ static void infer_track(submission *s, int forced) {
   free(real);
 }
 
-/* Where no log lies at the top or one folder down, the logs two or three
- * folders down (seeds/42/train.log, PR #1655; runs/seed_1338/wd_0/train.log,
- * PR #98) are the folder's logs. Only then: a folder with logs of its own
- * may keep other experiments' further down. Files named for no seed take
- * the seed a folder of their path names. */
+/* Where no .log or .txt lies at the top or one folder down (not even one
+ * in a shape pgolf does not read: that is the folder's own), the logs two
+ * or three folders down (seeds/42/train.log, PR #1655;
+ * runs/seed_1338/wd_0/train.log, PR #98) are the folder's logs. Only then:
+ * a folder with logs of its own may keep other experiments' further down
+ * (PR #2004's unread train.log beside logs/<run>/train_*.txt). Files
+ * named for no seed take the seed a folder of their path names. */
 static void deep_logs(submission *s, finding_list *f) {
   entry *e = NULL;
   size_t n = 0, cap = 0;
@@ -364,7 +366,7 @@ int submission_load(const char *dir, int forced_track, submission *s, finding_li
   }
   free(pl);
   free(e);
-  if (!s->n_logs) deep_logs(s, f);
+  if (!s->n_logs && !s->n_other_logs) deep_logs(s, f);
   infer_track(s, forced_track);
   submission_link(s, f);
   return 0;

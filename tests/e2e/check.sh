@@ -203,6 +203,12 @@ clean check_deep_logs_read "$d"
 grep -q '"seeds/42/train.log"' "$TMP/out" && ok check_deep_logs_listed || fail check_deep_logs_listed "$(grep -c rel "$TMP/out")"
 d=$(variant deep_beside); mkdir -p "$d/ablations/a"; mklog "$d/ablations/a/train.log" 7 1.3 700000 15815847 plain
 clean check_deep_logs_beside_ignored "$d"
+# A log of the folder's own in a shape pgolf does not read (PR #2004's
+# train.log) keeps the deeper ones out too.
+d=$(variant deep_unread); for s in 1337 42 2025; do mkdir -p "$d/runs/s$s"; mv "$d/train_seed$s.log" "$d/runs/s$s/train_seed$s.log"; done
+printf 'Final BPB: 1.2241\n' >"$d/train.log"
+has check_deep_logs_behind_unread LOG_UNREADABLE warning "train.log:1" "$d"
+grep -q 'runs/s42' "$TMP/out" && fail check_deep_logs_not_read "read" || ok check_deep_logs_not_read
 
 d=$(variant json_invalid); printf '{"author": "x",\n  "val_bpb": }\n' >"$d/submission.json"
 has check_json_invalid JSON_INVALID error "" "$d"
