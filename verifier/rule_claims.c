@@ -117,7 +117,8 @@ static void describe(const submission *s, double c, int dec, field fl, char *buf
 }
 
 /* Seeds submission.json lists that no run has (a seed whose claim was
- * found under a file named for it is reported with that claim). */
+ * found under a file named for it, or in a log that gives no seed, is
+ * reported with that claim). */
 static void missing_seeds(const submission *s, const sub_json *j, char *buf, size_t cap) {
   size_t len = 0;
   buf[0] = 0;
@@ -125,7 +126,7 @@ static void missing_seeds(const submission *s, const sub_json *j, char *buf, siz
     int have = 0;
     for (size_t r = 0; r < s->n_runs && !have; r++) have = s->runs[r].seed == j->seeds[i];
     for (size_t k = 0; k < j->n_claims && !have; k++)
-      have = j->claims[k].seed == j->seeds[i] && j->claims[k].by_file_name;
+      have = j->claims[k].seed == j->seeds[i] && (j->claims[k].by_file_name || j->claims[k].by_unseeded);
     if (!have)
       len += (size_t)snprintf(buf + len, cap - len, "%s%lld", len ? ", " : "; seeds listed without a log: ",
                               (long long)j->seeds[i]);
@@ -314,6 +315,12 @@ static void check_seed_claim(const submission *s, const sub_json *j, const sub_s
                  "seed %lld: val_bpb %.*f is not a final metric of %s; %s", seed, dec, cl->val_bpb,
                  run_of_seed(s, cl->seed) ? "any log of that seed" : "any log (no log is of that seed)",
                  why);
+  } else if (cl->linked && cl->by_unseeded) {
+    const sub_log *lg = &s->logs[cl->use.log];
+    findings_add(f, "CLAIM_MISMATCH", SEV_WARNING, j->rel, 0,
+                 "seed %lld: val_bpb is the final metric of %s (%s:%u), which gives no seed: that "
+                 "it is seed %lld's run rests on the claim alone",
+                 seed, lg->rel, lg->rel, cl->use.m->line, seed);
   } else if (cl->linked && cl->by_file_name) {
     const sub_log *lg = &s->logs[cl->use.log];
     findings_add(f, "CLAIM_MISMATCH", SEV_WARNING, j->rel, 0,

@@ -92,6 +92,7 @@ typedef struct sub_seed_claim {
   int64_t artifact_bytes;
   int linked;        /* val_bpb is a final metric of a log of this seed: use */
   int by_file_name;  /* ... of a log whose file name (not its printed seed) gives the seed */
+  int by_unseeded;   /* ... of a log that gives no seed at all (printed or in its path) */
   sub_use use;
 } sub_seed_claim;
 

@@ -410,14 +410,18 @@ static void link_top(submission *s, const sub_json *j) {
 static void link_seed_claim(submission *s, sub_seed_claim *cl) {
   if (!cl->has_bpb) return;
   int dec = cl->bpb_dec;
-  for (int pass = 0; pass < 2 && !cl->linked; pass++)
+  /* By the printed seed, then the file name's, then a log that says no
+   * seed at all (PR #534's one train.log holds the claim for 1337). */
+  for (int pass = 0; pass < 3 && !cl->linked; pass++)
     for (size_t i = 0; i < s->n_logs && !cl->linked; i++) {
       const sub_log *lg = &s->logs[i];
-      if (lg->copy_of >= 0 || (pass == 0 ? lg->seed : lg->name_seed) != cl->seed) continue;
+      int64_t seed = pass == 0 ? lg->seed : pass == 1 ? lg->name_seed : lg->seed < 0 ? cl->seed : -1;
+      if (lg->copy_of >= 0 || seed != cl->seed) continue;
       const log_metric *m = final_line(&lg->log, cl->val_bpb, dec);
       if (!m) continue;
       cl->linked = 1;
       cl->by_file_name = pass == 1 && lg->seed != cl->seed;
+      cl->by_unseeded = pass == 2;
       cl->use = (sub_use){lg->run, i, m};
     }
 }

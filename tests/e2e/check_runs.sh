@@ -137,6 +137,19 @@ FX_SEED=42 FX_FINAL=$(fin 1.22300000) fx_log "$d/train_seed2025.log"
 fx_has runs_seed_twice_fails SEED_DUPLICATE error "counting a seed twice.*seed 42 \(train_seed2025.log" "$d"
 fx_lacks runs_seed_twice_one_cause CLAIM_MISMATCH error "$d"
 
+# A seed's claim in the one log, which gives no seed (PR #534's train.log
+# holds seed 1337's 1.18041917 and prints no seed): linked, with a warning
+# that only the claim says whose run it is.
+d=$F/unseeded
+fx_folder "$d" 1.18041917 '"seed_results": {"1337": {"val_bpb": 1.18041917}},'
+FX_FINAL=$(fin 1.18041917) fx_log "$d/train.log"
+sed -i '/^  seed: /d' "$d/train.log"
+fx_has claim_unseeded_log_warns CLAIM_MISMATCH warning "seed 1337: val_bpb is the final metric of train.log .*gives no seed" "$d"
+fx_lacks claim_unseeded_log_no_error CLAIM_MISMATCH error "$d"
+# A log that prints another seed is no such evidence.
+FX_SEED=42 FX_FINAL=$(fin 1.18041917) fx_log "$d/train.log"
+fx_has claim_other_seed_log_fails CLAIM_MISMATCH error "seed 1337: val_bpb 1\.18041917 is not a final metric" "$d"
+
 # A claim no log supports still rests on the seeds submission.json lists:
 # a run of another seed beside them (PR #2018's ap_pod_seed0 beside its
 # listed 42, 1337 and 2026) does not back it, so its excess is a warning.
