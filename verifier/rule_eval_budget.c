@@ -5,10 +5,19 @@
  * time: total_eval_time, else the eval_time of the final metric line.
  * A warning for a log that does not back the claim (submission_runs.c). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/challenge.h"
 #include "verifier/rules.h"
+
+/* " (on 1 of 8 GPUs: at least 170 s on 8)" for a run on a share of the
+ * GPUs, else "". */
+static void on_gpus(char *buf, size_t cap, double share, double secs) {
+  buf[0] = 0;
+  if (share < 1.0)
+    snprintf(buf, cap, " (on %.0f of 8 GPUs: at least %.0f s on 8)", share * 8, secs * share);
+}
 
 void rule_eval_budget(const submission *s, finding_list *f) {
   if (s->track != TRACK_RECORD) return;
@@ -16,13 +25,20 @@ void rule_eval_budget(const submission *s, finding_list *f) {
     const sub_log *lg = &s->logs[i];
     const pg_log *l = &lg->log;
     if (lg->copy_of >= 0) continue;
+    /* On fewer GPUs than 8 (world_size printed), an error only when the
+     * time at perfect scaling is still over (rule_train_budget.c). */
+    double share = gpu_share(l);
     severity sev = lg->backs_claim ? SEV_ERROR : SEV_WARNING;
     const char *note = lg->backs_claim ? "" : " (this run does not back the claim)";
     if (l->total_eval_s.line) {
-      if (l->total_eval_s.v * 1000.0 > CHALLENGE_EVAL_LIMIT_MS)
-        findings_add(f, "EVAL_OVER_BUDGET", sev, lg->rel, l->total_eval_s.line,
-                     "evaluation took %.1f s, over the " CHALLENGE_TIME_LIMIT_TEXT " limit%s",
-                     l->total_eval_s.v, note);
+      double t = l->total_eval_s.v;
+      char on[128];
+      on_gpus(on, sizeof on, share, t);
+      if (t * 1000.0 > CHALLENGE_EVAL_LIMIT_MS)
+        findings_add(f, "EVAL_OVER_BUDGET", t * share * 1000.0 > CHALLENGE_EVAL_LIMIT_MS ? sev : SEV_WARNING,
+                     lg->rel, l->total_eval_s.line,
+                     "evaluation took %.1f s, over the " CHALLENGE_TIME_LIMIT_TEXT " limit%s%s", t,
+                     on, note);
       continue;
     }
     const log_metric *m = log_final_metric(l);
@@ -31,9 +47,13 @@ void rule_eval_budget(const submission *s, finding_list *f) {
       if (l->metrics[k].kind == METRIC_FINAL && !isnan(l->metrics[k].eval_ms) &&
           strcmp(l->metrics[k].base, m->base) == 0)
         m = &l->metrics[k];
-    if (m && !isnan(m->eval_ms) && m->eval_ms > CHALLENGE_EVAL_LIMIT_MS)
-      findings_add(f, "EVAL_OVER_BUDGET", sev, lg->rel, m->line,
-                   "%s took %.0f ms to evaluate, over the " CHALLENGE_TIME_LIMIT_MS_TEXT " limit%s",
-                   m->prefix, m->eval_ms, note);
+    if (m && !isnan(m->eval_ms) && m->eval_ms > CHALLENGE_EVAL_LIMIT_MS) {
+      char on[128];
+      on_gpus(on, sizeof on, share, m->eval_ms / 1000.0);
+      findings_add(f, "EVAL_OVER_BUDGET",
+                   m->eval_ms * share > CHALLENGE_EVAL_LIMIT_MS ? sev : SEV_WARNING, lg->rel, m->line,
+                   "%s took %.0f ms to evaluate, over the " CHALLENGE_TIME_LIMIT_MS_TEXT " limit%s%s",
+                   m->prefix, m->eval_ms, on, note);
+    }
   }
 }

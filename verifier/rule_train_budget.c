@@ -30,6 +30,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/challenge.h"
 #include "verifier/rules.h"
@@ -179,6 +180,43 @@ static void check_clock(const sub_log *lg, severity sev, finding_list *f) {
                  steps, pace, why);
 }
 
+double gpu_share(const pg_log *l) {
+  const log_kv *w = log_hparam(l, "world_size");
+  char *end;
+  long n = w ? strtol(w->value, &end, 10) : 0;
+  if (!w || end == w->value || *end || n < 1 || n >= CHALLENGE_WORLD_SIZE) return 1.0;
+  return (double)n / CHALLENGE_WORLD_SIZE;
+}
+
+/* A run on fewer GPUs than the challenge's (world_size printed): its
+ * clock and cap say nothing of the stop on 8xH100. An error only when even
+ * perfect scaling to 8 GPUs leaves the clock past the budget; else, past
+ * 600 s, a warning that the run is not timed on the challenge's hardware.
+ * 1 if the log is such a run (the checks for 8 GPUs are then skipped). */
+static int fewer_gpus(const sub_log *lg, severity sev, finding_list *f) {
+  const pg_log *l = &lg->log;
+  double share = gpu_share(l), ms, res, step_ms;
+  uint32_t line;
+  if (share >= 1.0 || log_train_end(l, &ms, &res, &line, &step_ms)) return 0;
+  if (ms - res / 2 <= CHALLENGE_TRAIN_LIMIT_MS) return 1; /* fast even on fewer GPUs */
+  const log_kv *w = log_hparam(l, "world_size");
+  double scaled = ms * share;
+  /* the official stop's overshoot, in steps as scaled */
+  double slack = isnan(step_ms) ? 0 : STOP_ERROR_STEPS * step_ms * share;
+  int over = scaled - res * share / 2 > CHALLENGE_TRAIN_LIMIT_MS + slack;
+  char h[200];
+  findings_group(f, "TRAIN_OVER_BUDGET", over ? sev : SEV_WARNING,
+                 head(h, sizeof h,
+                      over ? "training on fewer than 8 GPUs took longer than 8 GPUs could "
+                             "make up (the clock times the share of 8 GPUs, at perfect scaling)"
+                           : "training on fewer than 8 GPUs: the clock is not the 8xH100 one "
+                             "the record track is timed on",
+                      lg),
+                 lg->rel, line, "%.0f ms on %s GPU%s (world_size, line %u), %.0f ms at 8", ms,
+                 w->value, strcmp(w->value, "1") ? "s" : "", w->line, scaled);
+  return 1;
+}
+
 /* GPTQ calibration that reads training data past the budget: a warning. */
 static void check_gptq(const sub_log *lg, finding_list *f) {
   const pg_log *l = &lg->log;
@@ -204,6 +242,10 @@ void rule_train_budget(const submission *s, finding_list *f) {
     double v = w ? strtod(w->value, &end) : 0;
     double ms, res, step_ms;
     uint32_t line;
+    if (fewer_gpus(lg, sev, f)) {
+      check_gptq(lg, f);
+      continue;
+    }
     /* A cap set above 600 s is the cause; the clock past 600 s follows. */
     if (w && end != w->value && v > CHALLENGE_TRAIN_LIMIT_S) {
       char clock[64] = "", text[160];

@@ -22,6 +22,12 @@ void rule_overlap(const submission *s, finding_list *f);      /* TRAIN_VAL_OVERL
                                                                  VAL_BYTES_MISMATCH */
 void rule_code(const submission *s, finding_list *f);         /* CODE_UNREADABLE */
 
+/* The GPUs a log's run used as a share of the challenge's 8, from the
+ * world_size it prints (world_size:1 -> 0.125); 1 when it prints none or
+ * 8 or more. A clock on fewer GPUs is no 8xH100 clock: at perfect scaling
+ * 8 GPUs would take share x that time, and never less. */
+double gpu_share(const pg_log *l);
+
 /* Does a difference of hyperparameter key (value a in a log of seed
  * seed_a, b in one of seed_b) say nothing about training or evaluation: a
  * path, an id, a date, free text, a duration the run measured, or the

@@ -305,6 +305,12 @@ has check_eval_total EVAL_OVER_BUDGET error "612.5 s" "$d"
 d=$(variant eval_line); mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 plain
 sed -i 's/eval_time:1401ms/eval_time:600001ms/' "$d/train_seed2025.log"
 has check_eval_final_line EVAL_OVER_BUDGET error "600001 ms" "$d"
+# On one GPU (PR #822: 1,359,940 ms) it is at least 170 s on 8: a warning;
+# 5,000,000 ms on one GPU is over even at perfect scaling.
+sed -i 's/eval_time:600001ms/eval_time:1359940ms/; s/^world_size:8 /world_size:1 /' "$d/train_seed2025.log"
+has check_eval_one_gpu_warns EVAL_OVER_BUDGET warning "1359940 ms to evaluate.*on 1 of 8 GPUs: at least 170 s on 8" "$d"
+sed -i 's/eval_time:1359940ms/eval_time:5000000ms/' "$d/train_seed2025.log"
+has check_eval_one_gpu_too_long EVAL_OVER_BUDGET error "5000000 ms.*at least 625 s on 8" "$d"
 
 d=$(variant few); rm "$d/train_seed42.log" "$d/train_seed2025.log"
 # The rule is p < 0.01, not a count: early records were accepted with one

@@ -95,5 +95,18 @@ FX_SEED=42 FX_STOP=2400107 FX_PACE=170.4 FX_HP='  max_wallclock_seconds: 2400.00
   FX_FINAL="final_int6_sliding_window_exact 1.11270000 1.88000000" fx_log "$F/long/train_seed42.log"
 fx_has clock_claimed_long_run_fails TRAIN_OVER_BUDGET error "max_wallclock_seconds is 2400.000.*2400107" "$F/long"
 
+# A run on fewer GPUs (world_size printed) is not timed on 8xH100: past
+# 600 s it is a warning, unless even perfect scaling to 8 GPUs leaves it
+# over (PR #822: 1,200,411 ms on 1 GPU is 150 s at 8; PR #108: 7,500,392 ms
+# on 1 GPU is 937 s at 8, an error).
+fx_folder "$F/one_gpu" 1.1127 '"seeds": [42],'
+FX_SEED=42 FX_STOP=1200411 FX_PACE=170.4 FX_HP='  world_size: 1' \
+  FX_FINAL="final_int6_sliding_window_exact 1.11270000 1.88000000" fx_log "$F/one_gpu/train_seed42.log"
+fx_has clock_fewer_gpus_warns TRAIN_OVER_BUDGET warning "1200411 ms on 1 GPU \(world_size, line [0-9]+\), 150051 ms at 8" "$F/one_gpu"
+fx_verdict clock_fewer_gpus_passes pass "$F/one_gpu"
+FX_SEED=42 FX_STOP=7500392 FX_PACE=170.4 FX_HP='  world_size: 1' \
+  FX_FINAL="final_int6_sliding_window_exact 1.11270000 1.88000000" fx_log "$F/one_gpu/train_seed42.log"
+fx_has clock_fewer_gpus_too_long_fails TRAIN_OVER_BUDGET error "7500392 ms on 1 GPU.*937549 ms at 8" "$F/one_gpu"
+
 # The non-record track has no time limit.
 fx_verdict clock_nonrecord_untimed pass --track nonrecord "$F/pr1908"
