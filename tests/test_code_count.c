@@ -69,8 +69,9 @@ static void test_readme_lines(void **st) {
   readme_run_free(&r);
   /* A README: fenced lines are commands, prose's inline code states
    * settings (TrainingOptSeq4096's configuration list) without running. */
-  const char *md = "Batching: `TRAIN_BATCH_TOKENS=393216` (3/4 batch), `MATRIX_LR=0.020 lr`\n"
-                   "```bash\nSEED=1 torchrun train_gpt.py\n```\nUnclosed `WARMDOWN_ITERS=1\n";
+  const char *md =
+      "Batching: `TRAIN_BATCH_TOKENS=393216` (3/4 batch), `MATRIX_LR=0.020 lr`\n"
+      "```bash\nSEED=1 torchrun train_gpt.py\n```\nUnclosed `WARMDOWN_ITERS=1\n";
   readme_run_markdown(&r, md, strlen(md), "README.md");
   assert_int_equal(r.n_env, 1);
   assert_string_equal(r.env[0].word, "SEED");

@@ -129,11 +129,13 @@ static void test_metrics(void **st) {
 static void test_metrics_without_loss(void **st) {
   (void)st;
   pg_log l;
-  parse("final_sliding_window val_bpb:1.0902 eval_time:90000ms\n"
-        "best val_bpb:1.19\n"
-        "val_bpb:1.3 at:step\n"
-        "final_ttt_exact val_bpb:1.12662548\n"
-        "eval(64) val_loss:2.2 val_bpb:1.3 stride:64\n", &l);
+  parse(
+      "final_sliding_window val_bpb:1.0902 eval_time:90000ms\n"
+      "best val_bpb:1.19\n"
+      "val_bpb:1.3 at:step\n"
+      "final_ttt_exact val_bpb:1.12662548\n"
+      "eval(64) val_loss:2.2 val_bpb:1.3 stride:64\n",
+      &l);
   assert_int_equal(l.n_metrics, 2);
   assert_int_equal(l.metrics[0].line, 1);
   assert_true(isnan(l.metrics[0].val_loss.v) && l.metrics[0].eval_ms == 90000);

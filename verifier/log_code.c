@@ -315,7 +315,8 @@ static int config_hunk(const cand *a, const cand *b, const diff_hunk *h, const c
   }
   for (size_t i = 0; i < na; i++)
     for (size_t j = 0; j < nb; j++) {
-      if (strcmp(va[i], vb[j]) || per_run(va[i]) || (cc->env_set && cc->env_set(va[i], NULL, cc->ctx)))
+      if (strcmp(va[i], vb[j]) || per_run(va[i]) ||
+          (cc->env_set && cc->env_set(va[i], NULL, cc->ctx)))
         continue;
       size_t used = strlen(unset);
       if (!strstr(unset, va[i]) && used + strlen(va[i]) + 3 < cap)

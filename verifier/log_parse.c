@@ -429,8 +429,10 @@ static bool metric_line(parser *ps, uint32_t ln, span s) {
   log_metric m = {0};
   span after = drop(s, at);
   if (!key_number(after, "val_bpb", &m.val_bpb)) return loss;
-  if (!loss) m.val_loss = (log_num){NAN, 0};
-  else if (!key_number(after, "val_loss", &m.val_loss)) return true;
+  if (!loss)
+    m.val_loss = (log_num){NAN, 0};
+  else if (!key_number(after, "val_loss", &m.val_loss))
+    return true;
   m.line = ln;
   m.segment = ps->log->n_segments ? ps->log->n_segments - 1 : 0;
   copy_label(m.prefix, prefix);

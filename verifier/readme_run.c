@@ -170,7 +170,8 @@ static void inline_items(readme_run *r, const char *s, size_t n, const char *whe
     size_t nt = tokenize(buf, tok, 64);
     for (size_t k = 0; k < nt; k++) {
       char name[RUN_WORD_MAX], value[RUN_WORD_MAX];
-      if (env_assignment(tok[k], name, value)) push(&r->stated, &r->n_stated, name, value, where, 0);
+      if (env_assignment(tok[k], name, value))
+        push(&r->stated, &r->n_stated, name, value, where, 0);
     }
     i = (size_t)(close - s);
   }

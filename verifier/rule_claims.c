@@ -126,7 +126,8 @@ static void missing_seeds(const submission *s, const sub_json *j, char *buf, siz
     int have = 0;
     for (size_t r = 0; r < s->n_runs && !have; r++) have = s->runs[r].seed == j->seeds[i];
     for (size_t k = 0; k < j->n_claims && !have; k++)
-      have = j->claims[k].seed == j->seeds[i] && (j->claims[k].by_file_name || j->claims[k].by_unseeded);
+      have = j->claims[k].seed == j->seeds[i] &&
+             (j->claims[k].by_file_name || j->claims[k].by_unseeded);
     if (!have)
       len += (size_t)snprintf(buf + len, cap - len, "%s%lld", len ? ", " : "; seeds listed without a log: ",
                               (long long)j->seeds[i]);
@@ -311,10 +312,11 @@ static void check_seed_claim(const submission *s, const sub_json *j, const sub_s
   if (cl->has_bpb && !cl->linked && any_final(s)) {
     int dec = cl->bpb_dec;
     describe(s, cl->val_bpb, dec, F_BPB, why, sizeof why);
-    findings_add(f, "CLAIM_MISMATCH", unsupported_sev(s), j->rel, 0,
-                 "seed %lld: val_bpb %.*f is not a final metric of %s; %s", seed, dec, cl->val_bpb,
-                 run_of_seed(s, cl->seed) ? "any log of that seed" : "any log (no log is of that seed)",
-                 why);
+    findings_add(
+        f, "CLAIM_MISMATCH", unsupported_sev(s), j->rel, 0,
+        "seed %lld: val_bpb %.*f is not a final metric of %s; %s", seed, dec, cl->val_bpb,
+        run_of_seed(s, cl->seed) ? "any log of that seed" : "any log (no log is of that seed)",
+        why);
   } else if (cl->linked && cl->by_unseeded) {
     const sub_log *lg = &s->logs[cl->use.log];
     findings_add(f, "CLAIM_MISMATCH", SEV_WARNING, j->rel, 0,

@@ -47,7 +47,8 @@ static int is_duration(const char *v) {
   char *end;
   if (!*v) return 0;
   strtod(v, &end);
-  return end != v && (!strcmp(end, "s") || !strcmp(end, "ms") || !strcmp(end, "m") || !strcmp(end, "h"));
+  return end != v &&
+         (!strcmp(end, "s") || !strcmp(end, "ms") || !strcmp(end, "m") || !strcmp(end, "h"));
 }
 
 int hparam_incidental(const char *key, const char *a, const char *b, int64_t seed_a,

@@ -35,8 +35,9 @@ void rule_eval_budget(const submission *s, finding_list *f) {
       char on[128];
       on_gpus(on, sizeof on, share, t);
       if (t * 1000.0 > CHALLENGE_EVAL_LIMIT_MS)
-        findings_add(f, "EVAL_OVER_BUDGET", t * share * 1000.0 > CHALLENGE_EVAL_LIMIT_MS ? sev : SEV_WARNING,
-                     lg->rel, l->total_eval_s.line,
+        findings_add(f, "EVAL_OVER_BUDGET",
+                     t * share * 1000.0 > CHALLENGE_EVAL_LIMIT_MS ? sev : SEV_WARNING, lg->rel,
+                     l->total_eval_s.line,
                      "evaluation took %.1f s, over the " CHALLENGE_TIME_LIMIT_TEXT " limit%s%s", t,
                      on, note);
       continue;
@@ -50,10 +51,11 @@ void rule_eval_budget(const submission *s, finding_list *f) {
     if (m && !isnan(m->eval_ms) && m->eval_ms > CHALLENGE_EVAL_LIMIT_MS) {
       char on[128];
       on_gpus(on, sizeof on, share, m->eval_ms / 1000.0);
-      findings_add(f, "EVAL_OVER_BUDGET",
-                   m->eval_ms * share > CHALLENGE_EVAL_LIMIT_MS ? sev : SEV_WARNING, lg->rel, m->line,
-                   "%s took %.0f ms to evaluate, over the " CHALLENGE_TIME_LIMIT_MS_TEXT " limit%s%s",
-                   m->prefix, m->eval_ms, on, note);
+      findings_add(
+          f, "EVAL_OVER_BUDGET", m->eval_ms * share > CHALLENGE_EVAL_LIMIT_MS ? sev : SEV_WARNING,
+          lg->rel, m->line,
+          "%s took %.0f ms to evaluate, over the " CHALLENGE_TIME_LIMIT_MS_TEXT " limit%s%s",
+          m->prefix, m->eval_ms, on, note);
     }
   }
 }

@@ -20,8 +20,7 @@
  * number: the maintainers merged three non-record folders whose logs an
  * earlier version of the shipped script wrote (LeWM_Jepa_Mamba2,
  * HNet_ByteVsSubword, XNOR-Net). */
-static void one(const submission *s, const sub_log *lg, const log_code_result *r,
-                finding_list *f) {
+static void one(const submission *s, const sub_log *lg, const log_code_result *r, finding_list *f) {
   const char *what = r->decoded ? " (its decoded payload)" : "";
   severity sev = lg->backs_claim && s->track == TRACK_RECORD ? SEV_ERROR : SEV_WARNING;
   switch (r->cls) {
@@ -41,11 +40,12 @@ static void one(const submission *s, const sub_log *lg, const log_code_result *r
                  r->first, r->last, r->script, what, r->statements);
     return;
   case LC_CONFIG:
-    findings_add(f, "LOG_CODE_MISMATCH", SEV_WARNING, lg->rel, r->first,
-                 "the script copied at lines %u-%u differs from %s%s only in statements that read "
-                 "environment variables the README's run sets, whose shipped default the log prints "
-                 "or the README states, or that do not change the run: %s",
-                 r->first, r->last, r->script, what, r->detail);
+    findings_add(
+        f, "LOG_CODE_MISMATCH", SEV_WARNING, lg->rel, r->first,
+        "the script copied at lines %u-%u differs from %s%s only in statements that read "
+        "environment variables the README's run sets, whose shipped default the log prints "
+        "or the README states, or that do not change the run: %s",
+        r->first, r->last, r->script, what, r->detail);
     return;
   case LC_DEFAULTS:
     findings_add(f, "LOG_CODE_MISMATCH", sev, lg->rel, r->first,

@@ -160,7 +160,8 @@ static void check_log(const submission *s, const sub_log *lg, finding_list *f, i
   const log_code_size *logged[2] = {plain, compressed};
   int logged_fits = 0;
   for (int k = 0; k < 2; k++)
-    logged_fits |= logged[k] && logged_code(set, logged[k], k == 1) + model->bytes <= CHALLENGE_SIZE_LIMIT_BYTES;
+    logged_fits |= logged[k] &&
+                   logged_code(set, logged[k], k == 1) + model->bytes <= CHALLENGE_SIZE_LIMIT_BYTES;
   int counted_fits = (s->n_code || set) && counted + model->bytes <= CHALLENGE_SIZE_LIMIT_BYTES;
   *shipped_fits = counted_fits;
   /* A log that prints a compressed code size claims the self-extracting
@@ -170,8 +171,8 @@ static void check_log(const submission *s, const sub_log *lg, finding_list *f, i
   if (s->n_code || set) {
     char conv[480];
     const char *note = compressed && readable ? " (the log claims self-extracting compressed code)"
-                       : logged_fits         ? " (the code size the log prints fits)"
-                                             : "";
+                       : logged_fits          ? " (the code size the log prints fits)"
+                                              : "";
     snprintf(conv, sizeof conv, "%s%s", label, note);
     over(f, lg, model->line, conv, counted, model, note[0] ? SEV_WARNING : SEV_ERROR);
     if (set && set->maybe && counted_fits) {
@@ -188,9 +189,10 @@ static void check_log(const submission *s, const sub_log *lg, finding_list *f, i
     if (set && code == counted && !(k == 1 && readable)) continue; /* the count above, again */
     char conv[480], list[300] = "";
     if (others) others_list(set, logged[k]->bytes, k == 1, list, sizeof list);
-    snprintf(conv, sizeof conv, "%s%s%s%s%s", name[k], others ? " + the loaded files it does not include (" : "",
-             list, others ? ")" : "",
-             counted_fits ? " (the shipped code fits: it differs from the code the log measured)" : "");
+    snprintf(
+        conv, sizeof conv, "%s%s%s%s%s", name[k],
+        others ? " + the loaded files it does not include (" : "", list, others ? ")" : "",
+        counted_fits ? " (the shipped code fits: it differs from the code the log measured)" : "");
     over(f, lg, logged[k]->line, conv, code, model, counted_fits ? SEV_WARNING : SEV_ERROR);
   }
 }
@@ -210,9 +212,9 @@ void rule_size(const submission *s, finding_list *f) {
                               "the log measured)"
                             : "",
                lg->backs_claim ? "" : " (in runs that do not back the claim)");
-      findings_group(f, "SIZE_OVER_LIMIT", lg->backs_claim && !shipped_fits ? SEV_ERROR : SEV_WARNING, head,
-                     lg->rel, total->line, "%lld bytes > " CHALLENGE_SIZE_LIMIT_TEXT,
-                     (long long)total->bytes);
+      findings_group(
+          f, "SIZE_OVER_LIMIT", lg->backs_claim && !shipped_fits ? SEV_ERROR : SEV_WARNING, head,
+          lg->rel, total->line, "%lld bytes > " CHALLENGE_SIZE_LIMIT_TEXT, (long long)total->bytes);
     }
   }
   const sub_json *j = submission_claims(s);

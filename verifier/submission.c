@@ -229,7 +229,8 @@ static int declares_nonrecord(const char *line, int title) {
   static const char *words[] = {"non-record", "non record", "nonrecord", "unlimited compute",
                                 "unlimited-compute"};
   int has = 0;
-  for (size_t i = 0; i < sizeof words / sizeof *words && !has; i++) has = strstr(line, words[i]) != NULL;
+  for (size_t i = 0; i < sizeof words / sizeof *words && !has; i++)
+    has = strstr(line, words[i]) != NULL;
   if (!has) return 0;
   if (title) return 1;
   while (*line && strchr(" \t*_>#-[", *line)) line++;

@@ -132,8 +132,8 @@ typedef struct submission {
   sub_json *json;
   size_t n_json;
   sub_track track;
-  const char *track_source; /* "--track", "submission.json", "README.md", "folder path",
-                               "default" */
+  const char *track_source;         /* "--track", "submission.json", "README.md", "folder path",
+                                       "default" */
   const struct code_count *counted; /* the counted code (verifier/code_count.h), set by
                                     pgolf check after loading; NULL otherwise */
 } submission;

@@ -173,8 +173,8 @@ static void read_seed_results(const ctx *c, json_t *root, const char *key, sub_j
 static void read_seeds(const ctx *c, json_t *root, sub_json *j) {
   json_t *v = json_object_get(root, "seeds");
   if (!v) return;
-  int objects = json_is_object(v) || (json_is_array(v) && json_array_size(v) &&
-                                      json_is_object(json_array_get(v, 0)));
+  int objects = json_is_object(v) ||
+                (json_is_array(v) && json_array_size(v) && json_is_object(json_array_get(v, 0)));
   if (objects) {
     if (!json_object_get(root, "seed_results")) read_seed_results(c, root, "seeds", j);
     return;
@@ -215,11 +215,14 @@ static int read_one_claim(const ctx *c, json_t *r, const char *const *path, cons
   cl->has_loss = get_number(c, r, "val_loss", where, 0, 100, &cl->val_loss) == 1;
   const char *pb[] = {path[0], path[1], "val_bpb"}, *pl[] = {path[0], path[1], "val_loss"};
   if (cl->has_bpb)
-    cl->bpb_dec = listed ? claim_decimals(c->text, c->len, pb, 3, cl->val_bpb) : decimals_of(cl->val_bpb);
+    cl->bpb_dec =
+        listed ? claim_decimals(c->text, c->len, pb, 3, cl->val_bpb) : decimals_of(cl->val_bpb);
   if (cl->has_loss)
-    cl->loss_dec = listed ? claim_decimals(c->text, c->len, pl, 3, cl->val_loss) : decimals_of(cl->val_loss);
+    cl->loss_dec =
+        listed ? claim_decimals(c->text, c->len, pl, 3, cl->val_loss) : decimals_of(cl->val_loss);
   cl->has_bytes = get_count(c, r, "artifact_bytes", where, &cl->artifact_bytes) == 1;
-  if (!cl->has_bytes) cl->has_bytes = get_count(c, r, "bytes_total", where, &cl->artifact_bytes) == 1;
+  if (!cl->has_bytes)
+    cl->has_bytes = get_count(c, r, "bytes_total", where, &cl->artifact_bytes) == 1;
   return 0;
 }
 
@@ -248,7 +251,8 @@ static void read_seed_results(const ctx *c, json_t *root, const char *key, sub_j
       const char *path[] = {key, NULL};
       if (!sd || !json_is_integer(sd) || json_integer_value(sd) < 0 ||
           read_one_claim(c, r, path, where, &cl)) {
-        bad(c, key, "field \"%s\" holds an entry that is not an object with an integer \"seed\"%s", "");
+        bad(c, key, "field \"%s\" holds an entry that is not an object with an integer \"seed\"%s",
+            "");
         continue;
       }
       cl.seed = json_integer_value(sd);

@@ -415,7 +415,10 @@ static void link_seed_claim(submission *s, sub_seed_claim *cl) {
   for (int pass = 0; pass < 3 && !cl->linked; pass++)
     for (size_t i = 0; i < s->n_logs && !cl->linked; i++) {
       const sub_log *lg = &s->logs[i];
-      int64_t seed = pass == 0 ? lg->seed : pass == 1 ? lg->name_seed : lg->seed < 0 ? cl->seed : -1;
+      int64_t seed = pass == 0      ? lg->seed
+                     : pass == 1    ? lg->name_seed
+                     : lg->seed < 0 ? cl->seed
+                                    : -1;
       if (lg->copy_of >= 0 || seed != cl->seed) continue;
       const log_metric *m = final_line(&lg->log, cl->val_bpb, dec);
       if (!m) continue;
@@ -455,7 +458,8 @@ static void mark_claimed(submission *s, const sub_json *j) {
   }
   int named = 0;
   for (size_t r = 0; r < s->n_runs; r++) named |= sub_json_lists_seed(j, s->runs[r].seed);
-  for (size_t r = 0; r < s->n_runs; r++) s->runs[r].claimed = !named || sub_json_lists_seed(j, s->runs[r].seed);
+  for (size_t r = 0; r < s->n_runs; r++)
+    s->runs[r].claimed = !named || sub_json_lists_seed(j, s->runs[r].seed);
   for (size_t i = 0; i < s->n_logs; i++) s->logs[i].backs_claim = s->runs[s->logs[i].run].claimed;
 }
 
