@@ -251,6 +251,11 @@ static int readme_says_nonrecord(const char *dir) {
   if (!fp) return 0;
   int found = 0, seen_title = 0;
   for (unsigned n = 1; n <= README_HEAD_LINES && !found && fgets(line, sizeof line, fp); n++) {
+    if (!strchr(line, '\n')) { /* a longer line: its head is judged, the rest skipped */
+      int c;
+      while ((c = fgetc(fp)) != EOF && c != '\n') {
+      }
+    }
     for (char *c = line; *c; c++) *c = (char)tolower((unsigned char)*c);
     int title = !seen_title && line[0] == '#';
     seen_title |= line[0] == '#';

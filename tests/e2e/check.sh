@@ -152,6 +152,9 @@ sed -i 's/"name": "Four hours",/"name": "Four hours", "track": "10min_16mb",/' "
 clean check_track_readme_over_json "$d"
 printf '# Four hours\n\nThe same TTT as PR #461, which was accepted as a non-record submission.\n' >"$d/README.md"
 has check_track_readme_mention TRAIN_OVER_BUDGET error "14400039 ms" "$d"
+# Nor does the tail of a line longer than the reader's buffer.
+{ printf '# Four hours\n'; head -c 1023 /dev/zero | tr '\0' x; printf 'Non-record submission\n'; } >"$d/README.md"
+has check_track_readme_long_line TRAIN_OVER_BUDGET error "14400039 ms" "$d"
 
 # Source lines in the log are not results: the clean folder's first log
 # begins with code holding metric, size and seed text (a seed:999 taken
