@@ -91,6 +91,20 @@ val_loader:shards pattern=./data/datasets/fineweb10B_scylla/fineweb_val_*.bin to
 DATA=$SCYLLA LOSS=1.92548833 BPB=0.94764197 d=$(folder bytes_scylla)
 has data_bytes_overcount_errors VAL_BYTES_MISMATCH error "divides by 182811139 bytes .*21.0% more than the validation split's 151078879.* 1.1467 bpb" "$d"
 has data_bytes_overcount_nonrecord_warns VAL_BYTES_MISMATCH warning "21.0% more" "$d" --track nonrecord
+# A claim that is the log's val_loss over the split's bytes (PR #1771
+# claims 1.06543 where its log prints 0.97792) is not understated: a
+# warning, whether the claim is top-level or a seed's in an array.
+printf '{"author": "a", "github_id": "a", "name": "n", "date": "2026-04-22", "val_bpb": 1.14668}\n' >"$d/submission.json"
+has data_bytes_honest_claim_warns VAL_BYTES_MISMATCH warning "the claim 1.14668 is its val_loss over the split's bytes \(1.1466825\)" "$d"
+printf '{"author": "a", "github_id": "a", "name": "n", "date": "2026-04-22", "val_bpb": 1.2,\n "seed_results": [{"seed": 1, "val_bpb": 1.14668}]}\n' >"$d/submission.json"
+has data_bytes_honest_seed_claim_warns VAL_BYTES_MISMATCH warning "the claim 1.14668 is its val_loss" "$d"
+# A run the claim does not rest on (it names seed 7, whose log is the
+# split's; this log is seed 1): a warning.
+printf '{"author": "a", "github_id": "a", "name": "n", "date": "2026-04-22", "val_bpb": 1.2, "seeds": [7]}\n' >"$d/submission.json"
+DATA='train_loader:dataset:fineweb10B_sp1024 train_shards:80
+val_loader:shards pattern=./data/datasets/fineweb10B_sp1024/fineweb_val_*.bin tokens:62021632' mini_log "$d/train_seed7.log" 7 15000000 16
+has data_bytes_unclaimed_run_warns VAL_BYTES_MISMATCH warning "21.0% more" "$d"
+rm "$d/submission.json" "$d/train_seed7.log"
 LOSS= BPB= # back to the baseline's figures
 # The earlier export the first baseline ran on (63,779,840 tokens) has
 # bytes pgolf does not know: left to VAL_SPLIT_MISMATCH's warning.
