@@ -16,7 +16,8 @@
 static void on_gpus(char *buf, size_t cap, double share, double secs) {
   buf[0] = 0;
   if (share < 1.0)
-    snprintf(buf, cap, " (on %.0f of 8 GPUs: at least %.0f s on 8)", share * 8, secs * share);
+    snprintf(buf, cap, " (on %.0f of %d GPUs: at least %.0f s on %d)", share * CHALLENGE_WORLD_SIZE,
+             CHALLENGE_WORLD_SIZE, secs * share, CHALLENGE_WORLD_SIZE);
 }
 
 void rule_eval_budget(const submission *s, finding_list *f) {

@@ -103,7 +103,7 @@ static const char *head(char *buf, size_t cap, const char *text, const sub_log *
  * where that pace crosses 600 s: the loop checked in time and its last
  * steps ran slower (a recompile when late QAT switches on, a stall;
  * Rascal, PR #1120, is on the leaderboard at 600,365 ms, 4 steps of its
- * pace but 2 steps past its crossing). A warning: the log cannot tell a
+ * pace but 1 step past its crossing). A warning: the log cannot tell a
  * stall from work. Needs millisecond clocks (from "10.0m" the crossing is
  * unknown within dozens of steps); 1 if reported. */
 static int stopped_at_crossing(const pg_log *l, const log_train_step *last, double pace,
@@ -207,13 +207,15 @@ static int fewer_gpus(const sub_log *lg, severity sev, finding_list *f) {
   char h[200];
   findings_group(f, "TRAIN_OVER_BUDGET", over ? sev : SEV_WARNING,
                  head(h, sizeof h,
-                      over ? "training on fewer than 8 GPUs took longer than 8 GPUs could "
-                             "make up (the clock times the share of 8 GPUs, at perfect scaling)"
-                           : "training on fewer than 8 GPUs: the clock is not the 8xH100 one "
-                             "the record track is timed on",
+                      over ? "training on fewer GPUs than the challenge's took longer than "
+                             "they could make up (the clock times their share of the challenge's GPUs, at "
+                             "perfect scaling)"
+                           : "training on fewer GPUs than the challenge's: the clock is not the "
+                             "one the record track is timed on",
                       lg),
-                 lg->rel, line, "%.0f ms on %s GPU%s (world_size, line %u), %.0f ms at 8", ms,
-                 w->value, strcmp(w->value, "1") ? "s" : "", w->line, scaled);
+                 lg->rel, line, "%.0f ms on %s GPU%s (world_size, line %u), %.0f ms at %d", ms,
+                 w->value, strcmp(w->value, "1") ? "s" : "", w->line, scaled,
+                 CHALLENGE_WORLD_SIZE);
   return 1;
 }
 
