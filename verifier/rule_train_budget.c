@@ -205,17 +205,17 @@ static int fewer_gpus(const sub_log *lg, severity sev, finding_list *f) {
   double slack = isnan(step_ms) ? 0 : STOP_ERROR_STEPS * step_ms * share;
   int over = scaled - res * share / 2 > CHALLENGE_TRAIN_LIMIT_MS + slack;
   char h[200];
-  findings_group(f, "TRAIN_OVER_BUDGET", over ? sev : SEV_WARNING,
-                 head(h, sizeof h,
-                      over ? "training on fewer GPUs than the challenge's took longer than "
-                             "they could make up (the clock times their share of the challenge's GPUs, at "
-                             "perfect scaling)"
-                           : "training on fewer GPUs than the challenge's: the clock is not the "
-                             "one the record track is timed on",
-                      lg),
-                 lg->rel, line, "%.0f ms on %s GPU%s (world_size, line %u), %.0f ms at %d", ms,
-                 w->value, strcmp(w->value, "1") ? "s" : "", w->line, scaled,
-                 CHALLENGE_WORLD_SIZE);
+  findings_group(
+      f, "TRAIN_OVER_BUDGET", over ? sev : SEV_WARNING,
+      head(h, sizeof h,
+           over ? "training on fewer GPUs than the challenge's took longer than "
+                  "they could make up (the clock times their share of the challenge's GPUs, at "
+                  "perfect scaling)"
+                : "training on fewer GPUs than the challenge's: the clock is not the "
+                  "one the record track is timed on",
+           lg),
+      lg->rel, line, "%.0f ms on %s GPU%s (world_size, line %u), %.0f ms at %d", ms, w->value,
+      strcmp(w->value, "1") ? "s" : "", w->line, scaled, CHALLENGE_WORLD_SIZE);
   return 1;
 }
 
