@@ -120,14 +120,17 @@ demo:
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer,
 # but for the e2e files that check the sources rather than a build
-# ("# suite: sources", run by make test; tests/run.sh).
+# ("# suite: sources", run by make test; tests/run.sh). PGOLF_TEST_SAMPLED=1:
+# the few tests whose exhaustive sweeps or 20 training steps take minutes
+# under the sanitizers run a sample of their cases (tests/test_util.h);
+# make test runs them whole.
 SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -O1
 sanitize:
 	@sh ci/deps.sh test
 	@$(MAKE) --no-print-directory BUILD=build/sanitize EXTRA_CFLAGS="$(SAN_FLAGS)" \
 	  build/sanitize/pgolf $(TEST_SRC:tests/%.c=build/sanitize/tests/%) build/sanitize/tests/libfake_nvml.so
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  PGOLF_SOURCES_CHECKED=1 sh tests/run.sh build/sanitize
+	  PGOLF_SOURCES_CHECKED=1 PGOLF_TEST_SAMPLED=1 sh tests/run.sh build/sanitize
 
 # libFuzzer targets, one per parser of outside input (clang only).
 FUZZ_FLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -O1 -g

@@ -12,7 +12,10 @@
  * that det_expf_fast_try_hd, the fast half alone, is exact wherever it
  * does not ask for the fallback, and falls back outside [-87, 88],
  * and a negative check: the fast path's double made 2^-40 wrong differs
- * from det_expf_hd on some inputs, so the comparison is not blind. */
+ * from det_expf_hd on some inputs, so the comparison is not blind.
+ * Under make sanitize (PGOLF_TEST_SAMPLED, tests/test_util.h) the sweep
+ * takes every SAMPLE_STRIDE-th chunk of 65,536 floats: eight chunks of
+ * each exponent and sign, NaNs and infinities among them. */
 #include "tests/test_util.h"
 
 #include <stdint.h>
@@ -41,7 +44,8 @@ static inline uint32_t float_ulps(float a, float b) {
   return x > y ? x - y : y - x;
 }
 
-enum { CHUNK = 1 << 16, BLOCK = 1024 };
+enum { CHUNK = 1 << 16, BLOCK = 1024, SAMPLE_STRIDE = 16 };
+#define N_CHUNKS ((1LL << 32) / CHUNK)
 
 /* Read once at run time, so that x - zero is the subtraction
  * det_expf32_shift_array makes (which quiets a signaling NaN), not folded
@@ -120,24 +124,28 @@ static inline __attribute__((always_inline)) void sweep_chunk(long long c, struc
 /* Every float, on a CPU with an FMA unit: the fast path's fma()s are then
  * one instruction each, not glibc calls (the same correctly rounded
  * operation either way), which makes the sweep about four times faster. */
-__attribute__((target("fma"))) static void sweep_fma(struct sweep *all) {
+__attribute__((target("fma"))) static void sweep_fma(struct sweep *all, long long stride) {
 #pragma omp parallel for schedule(dynamic, 16)
-  for (long long c = 0; c < (1LL << 32) / CHUNK; c++) sweep_chunk(c, all);
+  for (long long c = 0; c < N_CHUNKS; c += stride) sweep_chunk(c, all);
 }
 
-static void sweep_plain(struct sweep *all) {
+static void sweep_plain(struct sweep *all, long long stride) {
 #pragma omp parallel for schedule(dynamic, 16)
-  for (long long c = 0; c < (1LL << 32) / CHUNK; c++) sweep_chunk(c, all);
+  for (long long c = 0; c < N_CHUNKS; c += stride) sweep_chunk(c, all);
 }
 
 static void test_every_float(void **state) {
   (void)state;
   struct sweep all = {0};
+  const long long stride = test_sampled() ? SAMPLE_STRIDE : 1;
   __builtin_cpu_init();
   if (__builtin_cpu_supports("fma"))
-    sweep_fma(&all);
+    sweep_fma(&all, stride);
   else
-    sweep_plain(&all);
+    sweep_plain(&all, stride);
+  if (stride > 1)
+    fprintf(stderr, "det_expf_fast: every %lldth chunk of %d floats (PGOLF_TEST_SAMPLED)\n",
+            stride, CHUNK);
   const unsigned long long differ = all.differ, fallback = all.fallback, fast = all.fast,
                            perturbed_differ = all.perturbed_differ, out_fast = all.out_fast;
   const uint32_t first_bad = all.first_bad;
@@ -151,7 +159,7 @@ static void test_every_float(void **state) {
              (double)det_expf_hd(hd_bits_float(first_bad)), differ);
   /* [-87, 88] holds about 2.2e9 bit patterns; the fast path takes nearly
    * all of them, and the fallback some. */
-  assert_true(fast > 2000000000ull);
+  assert_true(fast > 2000000000ull / (unsigned long long)stride);
   assert_int_equal(out_fast, 0);
   assert_true(fallback > 0 && fallback < fast / 10000);
   assert_true(perturbed_differ > 0);
@@ -170,7 +178,7 @@ static void test_every_float(void **state) {
   assert_int_equal(all.nan32, 0);
   assert_int_equal(all.vec32, 0); /* the vector twin: the scalar's bits on every float */
   assert_true(all.max_ulps32 <= 1);
-  assert_true(all.differ32 > 0 && all.differ32 < (1ull << 32) / 100);
+  assert_true(all.differ32 > 0 && all.differ32 < (1ull << 32) / 100 / (unsigned long long)stride);
 }
 
 int main(void) {

@@ -3,7 +3,10 @@
  * (fmaf) loops for 1, 2 and 3 threads and every micro-kernel (AVX-512,
  * AVX2 + FMA, and the scalar fmaf path of CPUs without FMA), each term
  * one fused multiply-add, the bf16/accumulate flags, and gemm.h's
- * triangular and continued sums. */
+ * triangular and continued sums. Under make sanitize (PGOLF_TEST_SAMPLED,
+ * tests/test_util.h) the two grids that take minutes there run one of
+ * their three thread counts or modes per case, in turn: every
+ * micro-kernel, shape, flag set and triangle still runs. */
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -81,81 +84,74 @@ static void test_forward_and_gradients(void **state) {
 static const int shapes[][3] = {{1, 1, 1},     {5, 3, 7},     {37, 19, 45},  {64, 64, 64},
                                 {130, 70, 33}, {29, 257, 18}, {300, 96, 160}};
 
+/* A start for the accumulating products, and a pattern for the others
+ * that no product gives, so an element the blocked kernel leaves
+ * unwritten fails the comparison. */
+static void fill_start(float *v, size_t n, int fl, float scale) {
+  for (size_t i = 0; i < n; i++) v[i] = (fl & KERNEL_ACCUMULATE) ? (float)i * scale : -1e30f;
+}
+
 static void test_blocked_equals_simple_bitwise(void **state) {
   (void)state;
   for (int kernel = GEMM_WIDEST; kernel <= GEMM_AVX512; kernel++) {
     matmul_select_kernel(kernel);
     printf("matmul micro-kernel %d: %s\n", kernel, gemm_kernel_name());
-    kc_rng rng = {7};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-      int n = shapes[s][0], in = shapes[s][1], out = shapes[s][2];
-      float *x = malloc((size_t)n * in * 4), *w = malloc((size_t)out * in * 4);
-      float *g = malloc((size_t)n * out * 4);
-      kc_fill(&rng, x, (size_t)n * in, 1.0);
-      kc_fill(&rng, w, (size_t)out * in, 1.0);
-      kc_fill(&rng, g, (size_t)n * out, 1.0);
-      int flag_sets[] = {0,
-                         KERNEL_BF16,
-                         KERNEL_ACCUMULATE,
-                         KERNEL_ACCUMULATE | KERNEL_BF16,
-                         KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32,
-                         KERNEL_ACCUMULATE | KERNEL_OUT_FP32};
-      for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; f++) {
-        int fl = flag_sets[f];
-        size_t ny = (size_t)n * out, nx = (size_t)n * in, nw = (size_t)out * in;
-        float *a = malloc(ny * 4), *b = malloc(ny * 4), *ax = malloc(nx * 4), *bx = malloc(nx * 4);
-        float *aw = malloc(nw * 4), *bw = malloc(nw * 4);
-        kc_fill(&rng, a, ny, 1.0);
-        kc_fill(&rng, ax, nx, 1.0);
-        kc_fill(&rng, aw, nw, 1.0);
-        omp_set_num_threads(1);
-        matmul_forward_simple(a, x, w, n, in, out, fl);
-        matmul_backward_input_simple(ax, g, w, n, in, out, fl);
-        matmul_backward_weight_simple(aw, g, x, n, in, out, fl);
+  }
+  kc_rng rng = {7};
+  const int flag_sets[] = {0,
+                           KERNEL_BF16,
+                           KERNEL_ACCUMULATE,
+                           KERNEL_ACCUMULATE | KERNEL_BF16,
+                           KERNEL_ACCUMULATE | KERNEL_BF16 | KERNEL_OUT_FP32,
+                           KERNEL_ACCUMULATE | KERNEL_OUT_FP32};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    const int n = shapes[s][0], in = shapes[s][1], out = shapes[s][2];
+    const size_t ny = (size_t)n * out, nx = (size_t)n * in, nw = (size_t)out * in;
+    float *x = malloc(nx * 4), *w = malloc(nw * 4), *g = malloc(ny * 4);
+    float *a = malloc(ny * 4), *b = malloc(ny * 4), *ax = malloc(nx * 4), *bx = malloc(nx * 4);
+    float *aw = malloc(nw * 4), *bw = malloc(nw * 4);
+    kc_fill(&rng, x, nx, 1.0);
+    kc_fill(&rng, w, nw, 1.0);
+    kc_fill(&rng, g, ny, 1.0);
+    for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; f++) {
+      const int fl = flag_sets[f];
+      /* The plain loops on one thread (they do not depend on the selected
+       * micro-kernel): the bits every blocked run must give. */
+      omp_set_num_threads(1);
+      fill_start(a, ny, fl, 0.25f);
+      fill_start(ax, nx, fl, -0.125f);
+      fill_start(aw, nw, fl, 0.5f);
+      matmul_forward_simple(a, x, w, n, in, out, fl);
+      matmul_backward_input_simple(ax, g, w, n, in, out, fl);
+      matmul_backward_weight_simple(aw, g, x, n, in, out, fl);
+      if ((fl & KERNEL_BF16) && !(fl & KERNEL_OUT_FP32))
+        for (size_t i = 0; i < ny; i++) assert_true(bf16_is_exact(a[i]));
+      for (int kernel = GEMM_WIDEST; kernel <= GEMM_AVX512; kernel++) {
+        matmul_select_kernel(kernel);
         for (int th = 1; th <= 3; th++) {
+          if (test_sampled() && th != 1 + (int)((kernel + s + f) % 3)) continue;
           omp_set_num_threads(th);
-          memcpy(b, a, ny * 4);
-          memcpy(bx, ax, nx * 4);
-          memcpy(bw, aw, nw * 4);
-          if (fl & KERNEL_ACCUMULATE) { /* redo from the same start as the simple run */
-            float *sa = malloc(ny * 4), *sx = malloc(nx * 4), *sw = malloc(nw * 4);
-            for (size_t i = 0; i < ny; i++) sa[i] = b[i] = (float)i * 0.25f;
-            for (size_t i = 0; i < nx; i++) sx[i] = bx[i] = (float)i * -0.125f;
-            for (size_t i = 0; i < nw; i++) sw[i] = bw[i] = (float)i * 0.5f;
-            matmul_forward_simple(sa, x, w, n, in, out, fl);
-            matmul_backward_input_simple(sx, g, w, n, in, out, fl);
-            matmul_backward_weight_simple(sw, g, x, n, in, out, fl);
-            matmul_forward(b, x, w, n, in, out, fl);
-            matmul_backward_input(bx, g, w, n, in, out, fl);
-            matmul_backward_weight(bw, g, x, n, in, out, fl);
-            assert_memory_equal(sa, b, ny * 4);
-            assert_memory_equal(sx, bx, nx * 4);
-            assert_memory_equal(sw, bw, nw * 4);
-            free(sa);
-            free(sx);
-            free(sw);
-          } else {
-            matmul_forward(b, x, w, n, in, out, fl);
-            matmul_backward_input(bx, g, w, n, in, out, fl);
-            matmul_backward_weight(bw, g, x, n, in, out, fl);
-            assert_memory_equal(a, b, ny * 4);
-            assert_memory_equal(ax, bx, nx * 4);
-            assert_memory_equal(aw, bw, nw * 4);
-          }
+          fill_start(b, ny, fl, 0.25f);
+          fill_start(bx, nx, fl, -0.125f);
+          fill_start(bw, nw, fl, 0.5f);
+          matmul_forward(b, x, w, n, in, out, fl);
+          matmul_backward_input(bx, g, w, n, in, out, fl);
+          matmul_backward_weight(bw, g, x, n, in, out, fl);
+          assert_memory_equal(a, b, ny * 4);
+          assert_memory_equal(ax, bx, nx * 4);
+          assert_memory_equal(aw, bw, nw * 4);
         }
-        if ((fl & KERNEL_BF16) && !(fl & KERNEL_OUT_FP32))
-          for (size_t i = 0; i < ny; i++) assert_true(bf16_is_exact(b[i]));
-        free(a);
-        free(b);
-        free(ax);
-        free(bx);
-        free(aw);
-        free(bw);
       }
-      free(x);
-      free(w);
-      free(g);
     }
+    free(a);
+    free(b);
+    free(ax);
+    free(bx);
+    free(aw);
+    free(bw);
+    free(x);
+    free(w);
+    free(g);
   }
   matmul_select_kernel(0);
   omp_set_num_threads(2);
@@ -334,6 +330,7 @@ static void test_gemm_passes(void **state) {
       for (size_t fi = 0; fi < sizeof flag_sets / sizeof flag_sets[0]; fi++)
         for (int orient = 0; orient < 2; orient++)
           for (int mode = 0; mode < 3; mode++) { /* serial, 2 threads, B packed before */
+            if (test_sampled() && mode != (int)((kernel + ci + fi + (size_t)orient) % 3)) continue;
             gemm g = {A, B, orient ? 1 : (size_t)K, orient ? (size_t)M : 1, 1, (size_t)N,
                       M, N, K, C, (size_t)N, flag_sets[fi], cases[ci][0], cases[ci][1], 0,
                       NULL, 0};

@@ -45,4 +45,15 @@ static inline void test_write_file(const char *path, const void *buf, size_t len
   assert_int_equal(fclose(f), 0);
 }
 
+/* make sanitize sets PGOLF_TEST_SAMPLED=1. The sanitizers look for memory
+ * errors and undefined behaviour, which a sample of a long sweep's cases
+ * reaches through the same code as the whole sweep; so the few tests whose
+ * exhaustive sweeps or repeated training steps take minutes under them
+ * (each says what it samples) run a sample there, and make test, without
+ * the sanitizers, runs every case. */
+static inline int test_sampled(void) {
+  const char *v = getenv("PGOLF_TEST_SAMPLED");
+  return v && *v && strcmp(v, "0") != 0;
+}
+
 #endif

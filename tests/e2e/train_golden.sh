@@ -27,6 +27,11 @@ if [ -n "${PGOLF_GOLDEN_DEVICE:-}" ]; then
   dev="--device $PGOLF_GOLDEN_DEVICE"
   [ "$PGOLF_GOLDEN_DEVICE" = cuda ] && mixed_tol=1e-2
 fi
+# Under make sanitize (PGOLF_TEST_SAMPLED=1) the runs stop after the
+# golden's first 4 steps: every part of the loop at a fifth of the minutes
+# (tests/test_util.h says why a sample is enough there).
+n=20
+[ "${PGOLF_TEST_SAMPLED:-0}" != 0 ] && n=4
 OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export OMP_WAIT_POLICY
 G=golden/train_tiny.json
@@ -59,17 +64,17 @@ compare() {
 }
 
 # shellcheck disable=SC2086
-expect_rc golden-fp32-run 0 "$PGOLF" train --config "$TMP/golden.json" --stop-after 20 --threads 2 --quiet $dev --out "$TMP/f"
-compare golden-fp32-20-steps-1e-4 fp32 "$TMP/f/losses.txt" 1e-4
+expect_rc golden-fp32-run 0 "$PGOLF" train --config "$TMP/golden.json" --stop-after $n --threads 2 --quiet $dev --out "$TMP/f"
+compare "golden-fp32-$n-steps-1e-4" fp32 "$TMP/f/losses.txt" 1e-4 "$n"
 first=$(grep -v '^#' "$TMP/f/losses.txt" | head -1 | awk '{ print $2 }')
 want=$(jq -r '.fp32.steps[0].train_loss_bits' "$G")
 [ "$first" = "$want" ] && ok golden-fp32-step1-bitwise || fail golden-fp32-step1-bitwise "$first vs $want"
 
 # shellcheck disable=SC2086
-expect_rc golden-mixed-run 0 "$PGOLF" train --config "$TMP/golden.json" --precision mixed --stop-after 20 --threads 2 --quiet $dev --out "$TMP/m"
-compare "golden-mixed-20-steps-$mixed_tol" mixed_cuda_policy "$TMP/m/losses.txt" "$mixed_tol"
+expect_rc golden-mixed-run 0 "$PGOLF" train --config "$TMP/golden.json" --precision mixed --stop-after $n --threads 2 --quiet $dev --out "$TMP/m"
+compare "golden-mixed-$n-steps-$mixed_tol" mixed_cuda_policy "$TMP/m/losses.txt" "$mixed_tol" "$n"
 
 # The comparison can fail: mixed-precision losses are not within 1e-4 of
 # the fp32 golden.
-compare golden-negative fp32 "$TMP/m/losses.txt" 1e-4 >"$TMP/neg"
+compare golden-negative fp32 "$TMP/m/losses.txt" 1e-4 "$n" >"$TMP/neg"
 grep -q '^FAIL' "$TMP/neg" && ok golden-catches-a-different-run || fail golden-catches-a-different-run "$(cat "$TMP/neg")"
