@@ -132,11 +132,13 @@ sanitize:
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  PGOLF_SOURCES_CHECKED=1 PGOLF_TEST_SAMPLED=1 sh tests/run.sh build/sanitize
 
-# libFuzzer targets, one per parser of outside input (clang only).
+# libFuzzer targets, one per parser of outside input (clang only). The
+# parsers are host code and never call the GPU, so the library is built
+# without the CUDA objects (NVCC=): no nvcc time, no cuBLASLt to link.
 FUZZ_FLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -O1 -g
 fuzz:
 	@sh ci/deps.sh fuzz
-	@$(MAKE) --no-print-directory CC=clang BUILD=build/fuzz EXTRA_CFLAGS="$(FUZZ_FLAGS)" \
+	@$(MAKE) --no-print-directory CC=clang NVCC= BUILD=build/fuzz EXTRA_CFLAGS="$(FUZZ_FLAGS)" \
 	  build/fuzz/libpgolf.a $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libpgolf.a
