@@ -35,6 +35,10 @@
 # (a __shared__ one, the device's memory) or undefined arithmetic in a
 # kernel stops the test with the sanitizer's report, as
 # compute-sanitizer's memcheck would on a GPU.
+# CUDA_EMU_REVERSE=0 leaves the reverse-order runs out: .ci/run does so
+# under CUDA_EMU_SANITIZE, after the unsanitized runs made them with the
+# race check, because the order moves no index, so the sanitizers would
+# find nothing there that the first order does not show.
 # Exits 1 if a test fails.
 #   sh ci/cuda-emu.sh [tests/test_cuda_NAME.c...]   (default: all but matmul)
 set -eu
@@ -43,47 +47,59 @@ cd "$(dirname "$0")/.."
 out=$emu_out
 lib=$emu_lib
 [ -f "$lib" ] || { echo "cuda-emu: no $lib (run make build, or make sanitize, first)"; exit 2; }
-mkdir -p "$out/src"
-# shellcheck disable=SC2086
-g++ $CXXFLAGS -c -o "$out/emu.o" ci/cuda_emu/emu.cpp
-# shellcheck disable=SC2086
-g++ $CXXFLAGS -c -o "$out/grid.o" ci/cuda_emu/grid.cpp
+# CUDA_EMU_PREBUILT=1: the stand-in, its kernels and pgolf as an earlier
+# PGOLF_EMU_ONLY_BINARY=1 run of this script left them in $out, not built
+# again (.ci/run builds once and then runs this script and
+# ci/cuda-emu-train.sh side by side, which must not rebuild under each other;
+# nothing checks that the build is current).
 emu="$out/emu.o $out/grid.o"
-objs=""
-for f in kernels/*.cu; do
-  n=$(basename "$f" .cu)
-  if [ "$n" = matmul ]; then
-    # cuBLASLt has no stand-in: ci/cuda_emu/matmul_standin.cpp computes the
-    # CUDA entry points with the CPU kernels (so test_cuda_matmul, which
-    # tests cuBLASLt itself, is not run here).
-    # shellcheck disable=SC2086
-    g++ $CXXFLAGS -c -o "$out/$n.o" ci/cuda_emu/matmul_standin.cpp
+if [ "${CUDA_EMU_PREBUILT:-0}" = 1 ]; then
+  [ -x "$out/pgolf" ] && [ -f "$out/libemu-kernels.a" ] && [ -f "$out/libpgolf-cpu.a" ] ||
+    { echo "cuda-emu: CUDA_EMU_PREBUILT=1 and no build in $out"; exit 2; }
+else
+  mkdir -p "$out/src"
+  # shellcheck disable=SC2086
+  g++ $CXXFLAGS -c -o "$out/emu.o" ci/cuda_emu/emu.cpp
+  # shellcheck disable=SC2086
+  g++ $CXXFLAGS -c -o "$out/grid.o" ci/cuda_emu/grid.cpp
+  objs=""
+  for f in kernels/*.cu; do
+    n=$(basename "$f" .cu)
+    if [ "$n" = matmul ]; then
+      # cuBLASLt has no stand-in: ci/cuda_emu/matmul_standin.cpp computes the
+      # CUDA entry points with the CPU kernels (so test_cuda_matmul, which
+      # tests cuBLASLt itself, is not run here).
+      # shellcheck disable=SC2086
+      g++ $CXXFLAGS -c -o "$out/$n.o" ci/cuda_emu/matmul_standin.cpp
+      objs="$objs $out/$n.o"
+      continue
+    fi
+    emu_kernel "$f" "$out/src/$n.cpp" "$out/$n.o"
     objs="$objs $out/$n.o"
-    continue
-  fi
-  emu_kernel "$f" "$out/src/$n.cpp" "$out/$n.o"
-  objs="$objs $out/$n.o"
-done
-# An archive, so a test links only the kernels it calls.
-rm -f "$out/libemu-kernels.a"
-# shellcheck disable=SC2086
-ar rcs "$out/libemu-kernels.a" $objs
-cp "$lib" "$out/libpgolf-cpu.a"
-# shellcheck disable=SC2046
-ar d "$out/libpgolf-cpu.a" $(ar t "$out/libpgolf-cpu.a" | grep '\.cu\.o$')
-# pgolf itself on the stand-in (ci/cuda-emu-train.sh trains with it),
-# exporting the runtime's symbols (-rdynamic) to the dlopen'ed NCCL
-# stand-in, which synchronises with the streams it is given.
-# shellcheck disable=SC2046,SC2086
-cc $emu_san -rdynamic -o "$out/pgolf" "$(dirname "$lib")/obj/common/pgolf.o" $emu -Wl,--start-group \
-  "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -fopenmp -lcrypto -ljansson -lz \
-  -llzma -lbrotlidec -lpthread -ldl -lm -lstdc++ $(pkg-config --libs ompi-c 2>/dev/null)
-# NCCL's stand-in (bytes over MPI), loaded as pgolf loads libnccl; without
-# Open MPI's development files there is none (the NCCL tests then load libnccl).
-if pkg-config --exists ompi-c; then
+  done
+  # An archive, so a test links only the kernels it calls.
+  rm -f "$out/libemu-kernels.a"
+  # shellcheck disable=SC2086
+  ar rcs "$out/libemu-kernels.a" $objs
+  cp "$lib" "$out/libpgolf-cpu.a"
   # shellcheck disable=SC2046
-  cc -std=c11 -O1 -fPIC -shared -Wall -Wextra -Werror $(pkg-config --cflags ompi-c) -o "$out/libnccl-standin.so" \
-    ci/cuda_emu/nccl_standin.c $(pkg-config --libs ompi-c)
+  ar d "$out/libpgolf-cpu.a" $(ar t "$out/libpgolf-cpu.a" | grep '\.cu\.o$')
+  # pgolf itself on the stand-in (ci/cuda-emu-train.sh trains with it),
+  # exporting the runtime's symbols (-rdynamic) to the dlopen'ed NCCL
+  # stand-in, which synchronises with the streams it is given.
+  # shellcheck disable=SC2046,SC2086
+  cc $emu_san -rdynamic -o "$out/pgolf" "$(dirname "$lib")/obj/common/pgolf.o" $emu -Wl,--start-group \
+    "$out/libemu-kernels.a" "$out/libpgolf-cpu.a" -Wl,--end-group -fopenmp -lcrypto -ljansson -lz \
+    -llzma -lbrotlidec -lpthread -ldl -lm -lstdc++ $(pkg-config --libs ompi-c 2>/dev/null)
+  # NCCL's stand-in (bytes over MPI), loaded as pgolf loads libnccl; without
+  # Open MPI's development files there is none (the NCCL tests then load libnccl).
+  if pkg-config --exists ompi-c; then
+    # shellcheck disable=SC2046
+    cc -std=c11 -O1 -fPIC -shared -Wall -Wextra -Werror $(pkg-config --cflags ompi-c) -o "$out/libnccl-standin.so" \
+      ci/cuda_emu/nccl_standin.c $(pkg-config --libs ompi-c)
+  fi
+fi
+if pkg-config --exists ompi-c; then
   PGOLF_NCCL_LIBRARY=$(pwd)/$out/libnccl-standin.so
   export PGOLF_NCCL_LIBRARY
 fi
@@ -115,6 +131,9 @@ for ctx in asm ucontext; do
     bad=1
   fi
 done
+if [ "${CUDA_EMU_REVERSE:-1}" = 0 ]; then
+  echo "(CUDA_EMU_REVERSE=0: the runs with blocks and threads last first are left out)"
+fi
 for t in ${*:-$(ls tests/test_cuda_*.c | grep -v 'test_cuda_matmul\.c')}; do
   n=$(basename "$t" .c)
   emu_test "$t" "$out/libemu-kernels.a" "$out/$n"
@@ -128,7 +147,9 @@ for t in ${*:-$(ls tests/test_cuda_*.c | grep -v 'test_cuda_matmul\.c')}; do
   # between two threads' accesses to shared memory, or a block reading
   # another's output, shows in one order or the other
   # (CUDA_EMU_ORDER, ci/cuda_emu/grid.cpp).
-  if CUDA_EMU_ORDER=reverse CUDA_EMU_PLAIN=shared "$out/$n" >"$out/$n-reverse.txt" 2>&1; then
+  if [ "${CUDA_EMU_REVERSE:-1}" = 0 ]; then
+    :
+  elif CUDA_EMU_ORDER=reverse CUDA_EMU_PLAIN=shared "$out/$n" >"$out/$n-reverse.txt" 2>&1; then
     echo "ok $n (CUDA_EMU_ORDER=reverse) on the CPU stand-in: $(sed -n 's/^\[  PASSED  \] //p' "$out/$n-reverse.txt")"
   else
     echo "FAIL $n (CUDA_EMU_ORDER=reverse) on the CPU stand-in: see $out/$n-reverse.txt"
