@@ -137,6 +137,33 @@ static void test_code_other_none(void **st) {
   assert_int_equal(r.cls, LC_NONE);
 }
 
+/* A statement that only moved is no example of the difference: the
+ * message shows the first one changed, and the moved one only when
+ * nothing else differs (moving code can change what runs, so the copy is
+ * still other code). */
+static void test_moved_statements(void **st) {
+  (void)st;
+  make_script();
+  char copy[8192];
+  snprintf(copy, sizeof copy, "%s", edited("import sys\n", ""));
+  char *at = strstr(copy, "def f6(x):");
+  assert_non_null(at);
+  char moved[8192];
+  snprintf(moved, sizeof moved, "%.*simport sys\n%s", (int)(at - copy), copy, at);
+  log_code_result r = run("", moved);
+  assert_int_equal(r.cls, LC_CODE);
+  assert_int_equal(r.hunks, 2);
+  assert_non_null(strstr(r.detail, "import sys"));
+  char *f9 = strstr(moved, "return x + 9");
+  assert_non_null(f9);
+  memcpy(f9, "return x - 9", strlen("return x - 9"));
+  r = run("", moved);
+  assert_int_equal(r.cls, LC_CODE);
+  assert_int_equal(r.hunks, 3);
+  assert_non_null(strstr(r.detail, "`return x-9` where train_gpt.py:"));
+  assert_null(strstr(r.detail, "import sys"));
+}
+
 /* A copy of the script's tail is a part of it; with a change in it, the
  * change is reported, not the missing head. A default changed in an `if`
  * that reads the environment is a default, not code. */
@@ -168,6 +195,7 @@ int main(void) {
       cmocka_unit_test(test_same_and_layout),
       cmocka_unit_test(test_partial_config_defaults),
       cmocka_unit_test(test_code_other_none),
+      cmocka_unit_test(test_moved_statements),
       cmocka_unit_test(test_partial_and_if_defaults),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -351,13 +351,45 @@ static void window(const char *text, size_t from, char *out, size_t cap) {
   snprintf(out, cap, "%s%.100s%s", from ? "..." : "", text + from, n - from > 100 ? "..." : "");
 }
 
-/* The first differing statements of a hunk, for the message; two long
- * statements are shown from a little before their first differing
- * character. */
-static void describe(const cand *shipped, const cand *log, const diff_hunk *h, uint32_t start,
-                     char *out, size_t cap) {
-  const py_stmt *a = h->a0 < h->a1 ? &shipped->src.v[shipped->idx[h->a0]] : NULL;
-  const py_stmt *b = h->b0 < h->b1 ? &log->src.v[log->idx[h->b0]] : NULL;
+/* 1 if statement hash x is among the changed statements on one side of
+ * the hunks (log side if in_log): a statement the diff shows removed on
+ * one side and added on the other has moved, and is no example of what
+ * differs. */
+static int changed_on(uint64_t x, const cand *side, const diff_hunk *hk, size_t nh, int in_log) {
+  for (size_t i = 0; i < nh; i++)
+    for (size_t k = in_log ? hk[i].b0 : hk[i].a0; k < (in_log ? hk[i].b1 : hk[i].a1); k++)
+      if (side->h[k] == x) return 1;
+  return 0;
+}
+
+/* The first statement of [from, to) on one side that did not move there
+ * from the other (changed_on), or from when all did. */
+static size_t first_unmoved(const cand *side, const cand *other, size_t from, size_t to,
+                            const diff_hunk *hk, size_t nh, int in_log) {
+  for (size_t k = from; k < to; k++)
+    if (!changed_on(side->h[k], other, hk, nh, !in_log)) return k;
+  return from;
+}
+
+/* 1 if every statement of hunk h moved (changed_on the other side). */
+static int moved_only(const cand *shipped, const cand *log, const diff_hunk *h,
+                      const diff_hunk *hk, size_t nh) {
+  for (size_t k = h->a0; k < h->a1; k++)
+    if (!changed_on(shipped->h[k], log, hk, nh, 1)) return 0;
+  for (size_t k = h->b0; k < h->b1; k++)
+    if (!changed_on(log->h[k], shipped, hk, nh, 0)) return 0;
+  return 1;
+}
+
+/* The first differing statements of hunk h (of the nh hunks hk), for the
+ * message, passing over statements that only moved; two long statements
+ * are shown from a little before their first differing character. */
+static void describe(const cand *shipped, const cand *log, const diff_hunk *h,
+                     const diff_hunk *hk, size_t nh, uint32_t start, char *out, size_t cap) {
+  const size_t ia = first_unmoved(shipped, log, h->a0, h->a1, hk, nh, 0);
+  const size_t ib = first_unmoved(log, shipped, h->b0, h->b1, hk, nh, 1);
+  const py_stmt *a = h->a0 < h->a1 ? &shipped->src.v[shipped->idx[ia]] : NULL;
+  const py_stmt *b = h->b0 < h->b1 ? &log->src.v[log->idx[ib]] : NULL;
   char wa[120], wb[120];
   if (a && b) {
     size_t k = 0;
@@ -430,16 +462,26 @@ static void classify(const cand *shipped, const cand *log, const diff_hunk *hk, 
     r->cls = LC_LAYOUT;
     return;
   }
+  /* The example is the first code hunk that changes a statement; one
+   * whose statements only moved serves when none does. */
+  const diff_hunk *code = NULL;
   for (size_t i = 0; i < nh; i++) {
     if (interleaved(log, &hk[i])) continue;
     if (config_hunk(shipped, log, &hk[i], cc, unset, sizeof unset)) continue;
+    if (!code) code = &hk[i];
+    if (!moved_only(shipped, log, &hk[i], hk, nh)) {
+      code = &hk[i];
+      break;
+    }
+  }
+  if (code) {
     r->cls = LC_CODE;
-    describe(shipped, log, &hk[i], start, r->detail, sizeof r->detail);
+    describe(shipped, log, code, hk, nh, start, r->detail, sizeof r->detail);
     return;
   }
   r->cls = unset[0] ? LC_DEFAULTS : LC_CONFIG;
   snprintf(r->detail, sizeof r->detail, "%s", unset);
-  if (!unset[0]) describe(shipped, log, &hk[0], start, r->detail, sizeof r->detail);
+  if (!unset[0]) describe(shipped, log, &hk[0], hk, nh, start, r->detail, sizeof r->detail);
 }
 
 /* Compare the prepared copy with the prepared scripts. */
