@@ -10,8 +10,9 @@
  * that two of them print. Only settings that change training or
  * evaluation count: paths (any value with a '/'; keys ending _dir, _path,
  * _file, _root), run and test ids, dates, free text (a `hypothesis` key),
- * the seed itself (also under another name, "s:42"), and keys only one
- * log prints are not compared; neither are TTT settings when the claimed
+ * the seed itself (also under another name, "s:42"), values the shipped
+ * code computes from the seed (a loader's stride, verifier/seed_derived.h),
+ * and keys only one log prints are not compared; neither are TTT settings when the claimed
  * metric is not a TTT evaluation. An error when the claim is a mean over
  * the differing runs; a warning when it is one run's number and the
  * others are shown beside it, or when the claim links to no run. One
@@ -20,7 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fileio.h"
+#include "verifier/code_count.h"
 #include "verifier/rules.h"
+#include "verifier/seed_derived.h"
 
 #define MAX_KEYS_SHOWN 8
 
@@ -88,6 +92,24 @@ static int is_ttt_key(const char *k) {
   return !strncmp(k, "ttt", 3) || strstr(k, "_ttt") != NULL;
 }
 
+/* 1 if a shipped script prints key from the seed: each run's own value,
+ * as the seed is (verifier/seed_derived.h). Read only where two runs
+ * differ, which few folders' runs do. */
+static int printed_from_seed(const submission *s, const char *key) {
+  int hit = 0;
+  for (size_t i = 0; i < s->n_code && !hit; i++) {
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", s->dir, s->code[i].rel);
+    uint8_t *buf;
+    size_t len;
+    pg_error err;
+    if (file_read_all(path, CODE_MAX_SOURCE_BYTES, &buf, &len, &err)) continue;
+    hit = seed_derived_key((const char *)buf, len, key);
+    free(buf);
+  }
+  return hit;
+}
+
 typedef struct cmp_set {
   size_t logs[64];
   size_t n;
@@ -109,7 +131,8 @@ static size_t differ(const submission *s, const cmp_set *c, size_t a, const log_
     const sub_log *rb = &s->logs[c->logs[b]];
     const log_kv *y = log_hparam(&rb->log, x->key);
     if (!y || same_value(x->value, y->value) ||
-        hparam_incidental(x->key, x->value, y->value, ra->seed, rb->seed))
+        hparam_incidental(x->key, x->value, y->value, ra->seed, rb->seed) ||
+        printed_from_seed(s, x->key))
       continue;
     if (!*file) *file = rb->rel, *line = y->line;
     if (msg && *len < cap)

@@ -66,3 +66,21 @@ FX_SEED=1337 FX_LAYERS=11 FX_FINAL="final_int6_sliding_window_exact 1.11920000 1
 FX_SEED=42 FX_LAYERS=12 FX_FINAL="final_int6_sliding_window_exact 1.11980000 1.8897" fx_log "$F/onerun/train_seed42.log"
 fx_has config_evidence_runs_warn CONFIG_MISMATCH warning "num_layers" "$F/onerun"
 fx_verdict config_evidence_runs_pass pass "$F/onerun"
+
+# A value the shipped code computes from the seed is each run's own
+# (PR #1120's Rascal loader prints batch_stride:47 for seed 42 and 63 for
+# seed 300, choose_coprime_stride(num_shards, seed * 41 + 3)); the same
+# key from a setting the seed does not reach is an error.
+HP_1337='  batch_stride: 47' HP_42='  batch_stride: 63' HP_2025='  batch_stride: 7' mean3 "$F/stride"
+cat >>"$F/stride/train_gpt.py" <<'PY'
+class Loader:
+    def __init__(self, num_shards, seed):
+        salt = seed * 41 + 3
+        self.batch_shard_stride = choose_coprime_stride(num_shards, salt)
+        print(f"shards:{num_shards} batch_stride:{self.batch_shard_stride} ")
+PY
+fx_verdict config_seed_derived_passes pass "$F/stride"
+fx_lacks config_seed_derived_no_warning CONFIG_MISMATCH warning "$F/stride"
+cp -r "$F/stride" "$F/stride_set"
+sed -i 's/salt = seed \* 41 + 3/salt = int(os.environ.get("STRIDE_SALT", "3"))/' "$F/stride_set/train_gpt.py"
+fx_has config_not_seed_derived_fails CONFIG_MISMATCH error "batch_stride is 63 in train_seed42.log" "$F/stride_set"

@@ -1,11 +1,14 @@
 /* libFuzzer: the Python statement lexer. Every statement lies within the
  * text's lines, its parent is an earlier header, and the string literals
- * of its text are found inside it. */
+ * of its text are found inside it. The seed-derived settings reader
+ * (verifier/seed_derived.h) runs on the same text, for a fixed key and for
+ * the text's first word, and must answer 0 or 1. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "verifier/pysrc.h"
+#include "verifier/seed_derived.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   py_src s;
@@ -25,5 +28,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)pysrc_keyword(t);
   }
   pysrc_free(&s);
+  char key[32];
+  size_t k = 0;
+  while (k < size && k < sizeof key - 1 && (data[k] == '_' || (data[k] >= 'a' && data[k] <= 'z')))
+    key[k] = (char)data[k], k++;
+  key[k] = 0;
+  const int a = seed_derived_key((const char *)data, size, "batch_stride");
+  const int b = seed_derived_key((const char *)data, size, key);
+  if ((a != 0 && a != 1) || (b != 0 && b != 1)) __builtin_trap();
   return 0;
 }
