@@ -164,6 +164,39 @@ static void test_moved_statements(void **st) {
   assert_null(strstr(r.detail, "import sys"));
 }
 
+/* A copy that differs only in what it prints, or in an assignment nothing
+ * reads from builtins without side effects, computes the same numbers
+ * (PR #175: a renamed final line and an unused set); an unused assignment
+ * that calls anything else, or one whose name is read, is code. */
+static void test_prints_and_dead_assignments(void **st) {
+  (void)st;
+  make_script();
+  log_code_result r = run("", edited("print('train')", "print('training', flush=True)"));
+  assert_int_equal(r.cls, LC_PRINTS); /* how it prints is printing too */
+  r = run("", edited("print('train')", "print('final_int8_zlib_roundtrip_exact')"));
+  assert_int_equal(r.cls, LC_PRINTS);
+  assert_non_null(strstr(r.detail, "print('final_int8_zlib_roundtrip_exact')"));
+  r = run("", edited("def f5(x):\n", "late_k=set(range(3, 5))\ndef f5(x):\n"));
+  assert_int_equal(r.cls, LC_PRINTS);
+  r = run("", edited("def f5(x):\n", "log0(f'step {x}')\nlate_k=set(range(3, 5))\ndef f5(x):\n"));
+  assert_int_equal(r.cls, LC_PRINTS);
+  r = run("", edited("def f5(x):\n", "late_k=draw(3)\ndef f5(x):\n"));
+  assert_int_equal(r.cls, LC_CODE);
+  r = run("", edited("def f5(x):\n", "late_k=np.random.rand()\ndef f5(x):\n"));
+  assert_int_equal(r.cls, LC_CODE);
+  r = run("", edited("def f5(x):\n", "lr=len('ab')\ndef f5(x):\n")); /* lr is read */
+  assert_int_equal(r.cls, LC_CODE);
+  /* A printed change beside a code change: the code is what is shown. */
+  char both[8192];
+  snprintf(both, sizeof both, "%s", edited("print('train')", "print('other')"));
+  char *f7 = strstr(both, "return x + 7");
+  assert_non_null(f7);
+  memcpy(f7, "return x * 7", strlen("return x * 7"));
+  r = run("", both);
+  assert_int_equal(r.cls, LC_CODE);
+  assert_non_null(strstr(r.detail, "return x*7"));
+}
+
 /* A copy of the script's tail is a part of it; with a change in it, the
  * change is reported, not the missing head. A default changed in an `if`
  * that reads the environment is a default, not code. */
@@ -196,6 +229,7 @@ int main(void) {
       cmocka_unit_test(test_partial_config_defaults),
       cmocka_unit_test(test_code_other_none),
       cmocka_unit_test(test_moved_statements),
+      cmocka_unit_test(test_prints_and_dead_assignments),
       cmocka_unit_test(test_partial_and_if_defaults),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 
 #include "common/fileio.h"
 #include "verifier/code_count.h"
+#include "verifier/inert_stmt.h"
 #include "verifier/log_parse.h"
 #include "verifier/pysrc.h"
 #include "verifier/seq_diff.h"
@@ -351,6 +352,27 @@ static void window(const char *text, size_t from, char *out, size_t cap) {
   snprintf(out, cap, "%s%.100s%s", from ? "..." : "", text + from, n - from > 100 ? "..." : "");
 }
 
+/* 1 if statement k of c prints, or assigns a name nothing reads. */
+static int inert_one(const cand *c, size_t k) {
+  return inert_prints(&c->src.v[c->idx[k]]) || inert_dead_assignment(&c->src, c->idx[k]);
+}
+
+/* 1 if hunk h changes no number the run computes: statements paired in
+ * order are the same printing call with other text, and the others print
+ * or assign a name nothing reads (verifier/inert_stmt.h). */
+static int inert_hunk(const cand *shipped, const cand *log, const diff_hunk *h) {
+  const size_t na = h->a1 - h->a0, nb = h->b1 - h->b0;
+  for (size_t k = 0; k < na || k < nb; k++) {
+    if (k < na && k < nb &&
+        inert_same_print(&shipped->src.v[shipped->idx[h->a0 + k]],
+                         &log->src.v[log->idx[h->b0 + k]]))
+      continue;
+    if ((k < na && !inert_one(shipped, h->a0 + k)) || (k < nb && !inert_one(log, h->b0 + k)))
+      return 0;
+  }
+  return 1;
+}
+
 /* 1 if statement hash x is among the changed statements on one side of
  * the hunks (log side if in_log): a statement the diff shows removed on
  * one side and added on the other has moved, and is no example of what
@@ -464,10 +486,14 @@ static void classify(const cand *shipped, const cand *log, const diff_hunk *hk, 
   }
   /* The example is the first code hunk that changes a statement; one
    * whose statements only moved serves when none does. */
-  const diff_hunk *code = NULL;
+  const diff_hunk *code = NULL, *inert = NULL;
   for (size_t i = 0; i < nh; i++) {
     if (interleaved(log, &hk[i])) continue;
     if (config_hunk(shipped, log, &hk[i], cc, unset, sizeof unset)) continue;
+    if (inert_hunk(shipped, log, &hk[i])) {
+      if (!inert) inert = &hk[i];
+      continue;
+    }
     if (!code) code = &hk[i];
     if (!moved_only(shipped, log, &hk[i], hk, nh)) {
       code = &hk[i];
@@ -479,9 +505,10 @@ static void classify(const cand *shipped, const cand *log, const diff_hunk *hk, 
     describe(shipped, log, code, hk, nh, start, r->detail, sizeof r->detail);
     return;
   }
-  r->cls = unset[0] ? LC_DEFAULTS : LC_CONFIG;
+  r->cls = unset[0] ? LC_DEFAULTS : inert ? LC_PRINTS : LC_CONFIG;
   snprintf(r->detail, sizeof r->detail, "%s", unset);
-  if (!unset[0]) describe(shipped, log, &hk[0], hk, nh, start, r->detail, sizeof r->detail);
+  if (!unset[0])
+    describe(shipped, log, inert ? inert : &hk[0], hk, nh, start, r->detail, sizeof r->detail);
 }
 
 /* Compare the prepared copy with the prepared scripts. */

@@ -13,6 +13,9 @@
  *                README's run sets the variable, or the seed);
  *   LC_DEFAULTS  as LC_CONFIG, but a default changed that the README does
  *                not set: the documented run would not be the logged one;
+ *   LC_PRINTS    besides those, only what the script prints, or an
+ *                assignment nothing reads (verifier/inert_stmt.h): the same
+ *                numbers, other text;
  *   LC_CODE      other statements differ: different code wrote the log;
  *   LC_OTHER     no shipped script shares half its statements with it.
  *
@@ -32,7 +35,15 @@
 #define LOG_CODE_MAX_EDITS 1500
 
 typedef enum log_code_class {
-  LC_NONE, LC_SAME, LC_LAYOUT, LC_PARTIAL, LC_CONFIG, LC_DEFAULTS, LC_CODE, LC_OTHER
+  LC_NONE,
+  LC_SAME,
+  LC_LAYOUT,
+  LC_PARTIAL,
+  LC_CONFIG,
+  LC_DEFAULTS,
+  LC_PRINTS,
+  LC_CODE,
+  LC_OTHER
 } log_code_class;
 
 typedef struct log_code_result {

@@ -54,6 +54,13 @@ static void one(const submission *s, const sub_log *lg, const log_code_result *r
                  "run this log shows",
                  r->first, r->last, r->detail, r->script, what);
     return;
+  case LC_PRINTS:
+    findings_add(f, "LOG_CODE_MISMATCH", SEV_WARNING, lg->rel, r->first,
+                 "the script copied at lines %u-%u differs from %s%s only in what it prints, or "
+                 "in assignments nothing reads, besides the reading of settings: the same "
+                 "numbers, other text; first: %s",
+                 r->first, r->last, r->script, what, r->detail);
+    return;
   case LC_CODE:
     findings_add(f, "LOG_CODE_MISMATCH", sev, lg->rel, r->first,
                  "different code wrote this log: its script (lines %u-%u, %zu statements%s) differs "

@@ -2,11 +2,13 @@
  * text's lines, its parent is an earlier header, and the string literals
  * of its text are found inside it. The seed-derived settings reader
  * (verifier/seed_derived.h) runs on the same text, for a fixed key and for
- * the text's first word, and must answer 0 or 1. */
+ * the text's first word, and must answer 0 or 1; so must the inert
+ * statement tests (verifier/inert_stmt.h) on every statement. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "verifier/inert_stmt.h"
 #include "verifier/pysrc.h"
 #include "verifier/seed_derived.h"
 
@@ -26,6 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (str.end > t->len || str.at >= str.end || str.body + str.len > t->text + t->len)
         __builtin_trap();
     (void)pysrc_keyword(t);
+    const int p = inert_prints(t), d = inert_dead_assignment(&s, i);
+    const int same = i ? inert_same_print(&s.v[i - 1], t) : 0;
+    if ((p | d | same) & ~1) __builtin_trap();
   }
   pysrc_free(&s);
   char key[32];
