@@ -15,8 +15,9 @@
  *     len, max, ...): no random state advances, nothing is written.
  *
  * The tests are of the text, so a printing call whose argument does work
- * (`log0(f"{evaluate(model)}")`) counts as printing: no submission of the
- * challenge's corpus hides computation there. */
+ * (`log0(f"{evaluate(model)}")`) counts as printing: a limit of reading
+ * text, accepted because the finding stays a warning that names the
+ * statement, for a reviewer to read. */
 #ifndef PGOLF_INERT_STMT_H
 #define PGOLF_INERT_STMT_H
 
