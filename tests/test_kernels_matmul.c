@@ -91,6 +91,24 @@ static void fill_start(float *v, size_t n, int fl, float scale) {
   for (size_t i = 0; i < n; i++) v[i] = (fl & KERNEL_ACCUMULATE) ? (float)i * scale : -1e30f;
 }
 
+/* y = x W^T, dx = g W and dW = g^T x from their starts, with the plain
+ * loops (plain) or the blocked kernels. */
+static void three_products(int plain, float *y, float *dx, float *dw, const float *x,
+                           const float *w, const float *g, int n, int in, int out, int fl) {
+  fill_start(y, (size_t)n * out, fl, 0.25f);
+  fill_start(dx, (size_t)n * in, fl, -0.125f);
+  fill_start(dw, (size_t)out * in, fl, 0.5f);
+  if (plain) {
+    matmul_forward_simple(y, x, w, n, in, out, fl);
+    matmul_backward_input_simple(dx, g, w, n, in, out, fl);
+    matmul_backward_weight_simple(dw, g, x, n, in, out, fl);
+  } else {
+    matmul_forward(y, x, w, n, in, out, fl);
+    matmul_backward_input(dx, g, w, n, in, out, fl);
+    matmul_backward_weight(dw, g, x, n, in, out, fl);
+  }
+}
+
 static void test_blocked_equals_simple_bitwise(void **state) {
   (void)state;
   for (int kernel = GEMM_WIDEST; kernel <= GEMM_AVX512; kernel++) {
@@ -118,12 +136,7 @@ static void test_blocked_equals_simple_bitwise(void **state) {
       /* The plain loops on one thread (they do not depend on the selected
        * micro-kernel): the bits every blocked run must give. */
       omp_set_num_threads(1);
-      fill_start(a, ny, fl, 0.25f);
-      fill_start(ax, nx, fl, -0.125f);
-      fill_start(aw, nw, fl, 0.5f);
-      matmul_forward_simple(a, x, w, n, in, out, fl);
-      matmul_backward_input_simple(ax, g, w, n, in, out, fl);
-      matmul_backward_weight_simple(aw, g, x, n, in, out, fl);
+      three_products(1, a, ax, aw, x, w, g, n, in, out, fl);
       if ((fl & KERNEL_BF16) && !(fl & KERNEL_OUT_FP32))
         for (size_t i = 0; i < ny; i++) assert_true(bf16_is_exact(a[i]));
       for (int kernel = GEMM_WIDEST; kernel <= GEMM_AVX512; kernel++) {
@@ -131,12 +144,7 @@ static void test_blocked_equals_simple_bitwise(void **state) {
         for (int th = 1; th <= 3; th++) {
           if (test_sampled() && th != 1 + (int)((kernel + s + f) % 3)) continue;
           omp_set_num_threads(th);
-          fill_start(b, ny, fl, 0.25f);
-          fill_start(bx, nx, fl, -0.125f);
-          fill_start(bw, nw, fl, 0.5f);
-          matmul_forward(b, x, w, n, in, out, fl);
-          matmul_backward_input(bx, g, w, n, in, out, fl);
-          matmul_backward_weight(bw, g, x, n, in, out, fl);
+          three_products(0, b, bx, bw, x, w, g, n, in, out, fl);
           assert_memory_equal(a, b, ny * 4);
           assert_memory_equal(ax, bx, nx * 4);
           assert_memory_equal(aw, bw, nw * 4);

@@ -93,6 +93,47 @@ static void test_strings_and_docstrings(void **st) {
   pysrc_free(&s);
 }
 
+/* The shared readers of a statement's text: a dotted name, an
+ * assignment's target and value, a copy without the string literals. */
+static void test_names_assignments_blanks(void **st) {
+  (void)st;
+  size_t last;
+  assert_int_equal(pysrc_dotted_name("self.b.c(x)", 11, &last), 8);
+  assert_int_equal(last, 7);
+  assert_int_equal(pysrc_dotted_name("x", 1, &last), 1);
+  assert_int_equal(last, 0);
+  assert_int_equal(pysrc_dotted_name("9x", 2, &last), 0);
+  assert_int_equal(pysrc_dotted_name("a.", 2, &last), 0);
+  assert_int_equal(pysrc_dotted_name("", 0, &last), 0);
+
+  py_src s;
+  lex("self.stride = f(seed)\n"
+      "x: dict[str, int] = {}\n"
+      "a == b\n"
+      "a += 1\n"
+      "a, b = 1, 2\n"
+      "os.environ['X'] = '1'\n"
+      "if x:\n"
+      "    pass\n",
+      &s);
+  size_t len, value;
+  assert_true(pysrc_assignment(&s.v[0], &len, &last, &value));
+  assert_int_equal(len, 11);
+  assert_int_equal(last, 5);
+  assert_string_equal(s.v[0].text + value, "f(seed)");
+  assert_true(pysrc_assignment(&s.v[1], &len, &last, &value));
+  assert_int_equal(len, 1);
+  assert_string_equal(s.v[1].text + value, "{}");
+  for (size_t i = 2; i < s.n; i++) assert_false(pysrc_assignment(&s.v[i], &len, &last, &value));
+
+  const char *t = "log0(f\"a {x}\", 'b', rb'c')";
+  char *b = pysrc_blank_strings(t, strlen(t));
+  assert_non_null(b);
+  assert_string_equal(b, "log0(        ,    ,      )");
+  free(b);
+  pysrc_free(&s);
+}
+
 static void test_hostile_input(void **st) {
   (void)st;
   py_src s;
@@ -127,6 +168,7 @@ int main(void) {
       cmocka_unit_test(test_statements_and_normalizing),
       cmocka_unit_test(test_blocks_and_inline_bodies),
       cmocka_unit_test(test_strings_and_docstrings),
+      cmocka_unit_test(test_names_assignments_blanks),
       cmocka_unit_test(test_hostile_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,12 @@
 #include "verifier/seed_derived.h"
 
 static int derived(const char *text, const char *key) {
-  return seed_derived_key(text, strlen(text), key);
+  py_src src;
+  pg_error err;
+  assert_int_equal(pysrc_parse(text, strlen(text), "t.py", &src, &err), 0);
+  const int r = seed_derived_key(&src, key);
+  pysrc_free(&src);
+  return r;
 }
 
 /* The Rascal loader (PR #1120), shortened. */

@@ -1,7 +1,6 @@
 /* Statements that change no number (verifier/inert_stmt.h). */
 #include "verifier/inert_stmt.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,48 +14,26 @@ static const char *const INERT_PURE[] = {
     "all",     "split",     "startswith", "endswith",  "strip", "lower",    "upper",
     "replace", "join",      "items",      "keys",      "values"};
 
-static int ident(int c) { return isalnum((unsigned char)c) || c == '_'; }
-
 static int in_list(const char *s, size_t n, const char *const *list, size_t count) {
   for (size_t i = 0; i < count; i++)
     if (strlen(list[i]) == n && !memcmp(list[i], s, n)) return 1;
   return 0;
 }
 
-/* The length of the callee `a.b.name(` at the start of t, with name's
- * offset in *name, or 0 if t does not start with a call. */
-static size_t callee(const char *t, size_t *name) {
-  size_t k = 0, last = 0;
-  if (!ident(t[0]) || isdigit((unsigned char)t[0])) return 0;
-  while (ident(t[k]) || t[k] == '.') {
-    if (t[k] == '.') last = k + 1;
-    k++;
-  }
-  if (t[k] != '(' || last == k) return 0;
-  *name = last;
-  return k;
+/* The length of the callee `a.b.name` before the '(' that follows it at
+ * the start of s, with name's offset in *name; 0 if s does not start
+ * with a call. */
+static size_t callee(const py_stmt *s, size_t *name) {
+  const size_t k = s->header ? 0 : pysrc_dotted_name(s->text, s->len, name);
+  return k && s->text[k] == '(' ? k : 0;
 }
 
 int inert_prints(const py_stmt *s) {
   size_t name = 0;
-  const size_t k = s->header ? 0 : callee(s->text, &name);
+  const size_t k = callee(s, &name);
   if (!k || s->text[s->len - 1] != ')') return 0;
   return in_list(s->text + name, k - name, INERT_PRINTERS,
                  sizeof INERT_PRINTERS / sizeof *INERT_PRINTERS);
-}
-
-/* t with every string literal's content blanked (its quotes kept), in a
- * malloc'd copy; NULL for memory. */
-static char *without_strings(const char *t, size_t n) {
-  char *b = malloc(n + 1);
-  if (!b) return NULL;
-  memcpy(b, t, n + 1);
-  size_t pos = 0;
-  py_str s;
-  while (pysrc_next_string(b, n, &pos, &s))
-    for (size_t i = (size_t)(s.body - b); i < (size_t)(s.body - b) + s.len && i < n; i++)
-      b[i] = ' ';
-  return b;
 }
 
 /* Runs of blanks squeezed to one, in place: string literals of other
@@ -71,9 +48,9 @@ static void squeeze(char *s) {
 int inert_same_print(const py_stmt *a, const py_stmt *b) {
   if (!inert_prints(a) || !inert_prints(b)) return 0;
   size_t na = 0, nb = 0;
-  const size_t ka = callee(a->text, &na), kb = callee(b->text, &nb);
+  const size_t ka = callee(a, &na), kb = callee(b, &nb);
   if (ka != kb || memcmp(a->text, b->text, ka)) return 0;
-  char *x = without_strings(a->text, a->len), *y = without_strings(b->text, b->len);
+  char *x = pysrc_blank_strings(a->text, a->len), *y = pysrc_blank_strings(b->text, b->len);
   int same = 0;
   if (x && y) {
     squeeze(x);
@@ -88,7 +65,7 @@ int inert_same_print(const py_stmt *a, const py_stmt *b) {
 /* 1 if word w[0..n) occurs in t outside a longer word. */
 static int has_word(const char *t, const char *w, size_t n) {
   for (const char *p = strstr(t, w); p; p = strstr(p + 1, w)) {
-    const int before = p > t && ident(p[-1]), after = ident(p[n]);
+    const int before = p > t && pysrc_word_char(p[-1]), after = pysrc_word_char(p[n]);
     if (!before && !after) return 1;
   }
   return 0;
@@ -96,24 +73,19 @@ static int has_word(const char *t, const char *w, size_t n) {
 
 int inert_dead_assignment(const py_src *src, size_t i) {
   const py_stmt *s = &src->v[i];
-  if (s->header) return 0;
-  const char *t = s->text;
-  size_t k = 0;
-  if (!ident(t[0]) || isdigit((unsigned char)t[0])) return 0;
-  while (ident(t[k])) k++;
-  if (t[k] != '=' || t[k + 1] == '=') return 0;
+  size_t k, last, value;
   char name[128];
-  if (k >= sizeof name) return 0;
-  memcpy(name, t, k);
+  if (!pysrc_assignment(s, &k, &last, &value) || last || k >= sizeof name) return 0;
+  memcpy(name, s->text, k);
   name[k] = 0;
   /* every call in the expression to a pure builtin or method */
-  char *e = without_strings(t + k + 1, strlen(t + k + 1));
+  char *e = pysrc_blank_strings(s->text + value, s->len - value);
   if (!e) return 0;
   int pure = 1;
   for (size_t j = 0; e[j] && pure; j++) {
-    if (e[j] != '(' || !j || !ident(e[j - 1])) continue;
+    if (e[j] != '(' || !j || !pysrc_word_char(e[j - 1])) continue;
     size_t b = j;
-    while (b > 0 && ident(e[b - 1])) b--;
+    while (b > 0 && pysrc_word_char(e[b - 1])) b--;
     pure = in_list(e + b, j - b, INERT_PURE, sizeof INERT_PURE / sizeof *INERT_PURE);
   }
   free(e);

@@ -157,13 +157,8 @@ static int env_assign(const py_stmt *t, char *var, size_t cap) {
   const char *p = strstr(t->text, "environ");
   const char *g = strstr(t->text, "getenv");
   if (!p || (g && g < p)) p = g;
-  if (!p) return 0;
-  size_t k = 0;
-  while (isalnum((unsigned char)t->text[k]) || t->text[k] == '_' || t->text[k] == '.') k++;
-  if (!k) return 0;
-  if (t->text[k] == ':') /* an annotation: x:int=... */
-    while (t->text[k] && t->text[k] != '=') k++;
-  if (t->text[k] != '=' || t->text[k + 1] == '=') return 0;
+  size_t len, last, value;
+  if (!p || !pysrc_assignment(t, &len, &last, &value)) return 0;
   size_t pos = (size_t)(p - t->text);
   py_str s;
   if (!pysrc_next_string(t->text, t->len, &pos, &s) || !s.len) return 0;

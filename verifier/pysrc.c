@@ -68,6 +68,53 @@ int pysrc_next_string(const char *text, size_t n, size_t *pos, py_str *out) {
   return 0;
 }
 
+int pysrc_word_char(char c) { return is_word(c); }
+
+size_t pysrc_dotted_name(const char *t, size_t n, size_t *last) {
+  size_t k = 0;
+  *last = 0;
+  if (!n || !is_word(t[0]) || isdigit((unsigned char)t[0])) return 0;
+  while (k < n && (is_word(t[k]) || t[k] == '.')) {
+    if (t[k] == '.') *last = k + 1;
+    k++;
+  }
+  return *last == k ? 0 : k;
+}
+
+int pysrc_assignment(const py_stmt *s, size_t *target_len, size_t *last, size_t *value) {
+  const char *t = s->text;
+  if (s->header) return 0;
+  size_t k = pysrc_dotted_name(t, s->len, last);
+  if (!k) return 0;
+  *target_len = k;
+  if (t[k] == ':') { /* an annotation, up to the '=' outside its brackets */
+    int depth = 0;
+    for (k++; k < s->len; k++) {
+      if (t[k] == '[' || t[k] == '(')
+        depth++;
+      else if (t[k] == ']' || t[k] == ')')
+        depth--;
+      else if (!depth && t[k] == '=')
+        break;
+    }
+  }
+  if (k >= s->len || t[k] != '=' || t[k + 1] == '=') return 0;
+  *value = k + 1;
+  return 1;
+}
+
+char *pysrc_blank_strings(const char *text, size_t n) {
+  char *b = malloc(n + 1);
+  if (!b) return NULL;
+  memcpy(b, text, n);
+  b[n] = 0;
+  size_t pos = 0;
+  py_str s;
+  while (pysrc_next_string(b, n, &pos, &s))
+    for (size_t i = s.at; i < s.end && i < n; i++) b[i] = ' ';
+  return b;
+}
+
 /* ---- statement buffer ---- */
 
 typedef struct lexer {

@@ -69,4 +69,24 @@ typedef struct py_str {
  * none. */
 int pysrc_next_string(const char *text, size_t n, size_t *pos, py_str *out);
 
+/* A character of a Python name (letters, digits, '_', and any non-ASCII
+ * byte, which only names use outside strings). */
+int pysrc_word_char(char c);
+
+/* The length of the dotted name (`a`, `self.b.c`) that starts t[0..n), 0
+ * if none (it starts with a digit, or ends in '.'); *last is the offset
+ * of its last part. */
+size_t pysrc_dotted_name(const char *t, size_t n, size_t *last);
+
+/* A statement that assigns one target, `a.b.c=EXPR` or `x:T=EXPR` in the
+ * normalized text (not `==`, an augmented assignment or a tuple): 1 with
+ * the target's length in *target_len (its last part at *last) and the
+ * offset of EXPR in *value; 0 if s is no such statement. */
+int pysrc_assignment(const py_stmt *s, size_t *target_len, size_t *last, size_t *value);
+
+/* A malloc'd copy of text[0..n) with every string literal, prefix and
+ * quotes included, replaced by blanks (what the code does, not what it
+ * says); NULL for memory. */
+char *pysrc_blank_strings(const char *text, size_t n);
+
 #endif

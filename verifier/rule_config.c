@@ -92,22 +92,42 @@ static int is_ttt_key(const char *k) {
   return !strncmp(k, "ttt", 3) || strstr(k, "_ttt") != NULL;
 }
 
-/* 1 if a shipped script prints key from the seed: each run's own value,
- * as the seed is (verifier/seed_derived.h). Read only where two runs
- * differ, which few folders' runs do. */
-static int printed_from_seed(const submission *s, const char *key) {
-  int hit = 0;
-  for (size_t i = 0; i < s->n_code && !hit; i++) {
+/* The shipped scripts as statements: read and parsed on the first
+ * difference between two runs (few folders' runs differ), once per
+ * folder. */
+typedef struct shipped_py {
+  int loaded;
+  py_src *src;
+  size_t n;
+} shipped_py;
+
+static void shipped_load(const submission *s, shipped_py *p) {
+  p->loaded = 1;
+  p->src = calloc(s->n_code ? s->n_code : 1, sizeof *p->src);
+  for (size_t i = 0; p->src && i < s->n_code; i++) {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", s->dir, s->code[i].rel);
     uint8_t *buf;
     size_t len;
     pg_error err;
     if (file_read_all(path, CODE_MAX_SOURCE_BYTES, &buf, &len, &err)) continue;
-    hit = seed_derived_key((const char *)buf, len, key);
+    if (!pysrc_parse((const char *)buf, len, s->code[i].rel, &p->src[p->n], &err)) p->n++;
     free(buf);
   }
-  return hit;
+}
+
+static void shipped_free(shipped_py *p) {
+  for (size_t i = 0; i < p->n; i++) pysrc_free(&p->src[i]);
+  free(p->src);
+}
+
+/* 1 if a shipped script prints key from the seed: each run's own value,
+ * as the seed is (verifier/seed_derived.h). */
+static int printed_from_seed(const submission *s, shipped_py *p, const char *key) {
+  if (!p->loaded) shipped_load(s, p);
+  for (size_t i = 0; i < p->n; i++)
+    if (seed_derived_key(&p->src[i], key)) return 1;
+  return 0;
 }
 
 typedef struct cmp_set {
@@ -123,8 +143,9 @@ static void set_add(cmp_set *c, size_t log) {
 
 /* The logs of c (after a) that print key x with another value, appended
  * to msg as "key is V in b.log:L but R in a.log:L". Returns how many. */
-static size_t differ(const submission *s, const cmp_set *c, size_t a, const log_kv *x, char *msg,
-                     size_t cap, size_t *len, const char **file, uint32_t *line) {
+static size_t differ(const submission *s, shipped_py *py, const cmp_set *c, size_t a,
+                     const log_kv *x, char *msg, size_t cap, size_t *len, const char **file,
+                     uint32_t *line) {
   const sub_log *ra = &s->logs[c->logs[a]];
   size_t n = 0;
   for (size_t b = a + 1; b < c->n; b++) {
@@ -132,7 +153,7 @@ static size_t differ(const submission *s, const cmp_set *c, size_t a, const log_
     const log_kv *y = log_hparam(&rb->log, x->key);
     if (!y || same_value(x->value, y->value) ||
         hparam_incidental(x->key, x->value, y->value, ra->seed, rb->seed) ||
-        printed_from_seed(s, x->key))
+        printed_from_seed(s, py, x->key))
       continue;
     if (!*file) *file = rb->rel, *line = y->line;
     if (msg && *len < cap)
@@ -145,7 +166,8 @@ static size_t differ(const submission *s, const cmp_set *c, size_t a, const log_
 }
 
 /* Compare every key the logs of c print; one finding naming the keys. */
-static void compare(const submission *s, const cmp_set *c, int ttt_counts, severity sev,
+static void compare(const submission *s, shipped_py *py, const cmp_set *c, int ttt_counts,
+                    severity sev,
                     const char *what, finding_list *f) {
   char msg[2000];
   size_t len = 0, keys = 0;
@@ -159,7 +181,7 @@ static void compare(const submission *s, const cmp_set *c, int ttt_counts, sever
       if (log_hparam(&ra->log, x->key) != x || (!ttt_counts && is_ttt_key(x->key))) continue;
       int first = 1; /* each key from the first log that prints it */
       for (size_t p = 0; p < a && first; p++) first = !log_hparam(&s->logs[c->logs[p]].log, x->key);
-      if (first && differ(s, c, a, x, keys < MAX_KEYS_SHOWN ? msg : NULL, sizeof msg, &len, &file,
+      if (first && differ(s, py, c, a, x, keys < MAX_KEYS_SHOWN ? msg : NULL, sizeof msg, &len, &file,
                           &line))
         keys++;
     }
@@ -235,9 +257,11 @@ void rule_config(const submission *s, finding_list *f) {
   }
   if (used.n < 2) return;
   for (size_t i = 0; i < used.n; i++) set_add(&trained, training_log(s, s->logs[used.logs[i]].run));
-  compare(s, &used, ttt, sev, what, f);
+  shipped_py py = {0};
+  compare(s, &py, &used, ttt, sev, what, f);
   /* The trainings behind separate evaluation logs are compared too. */
   int same = trained.n == used.n;
   for (size_t i = 0; i < trained.n && same; i++) same = trained.logs[i] == used.logs[i];
-  if (!same) compare(s, &trained, ttt, sev, "the trainings of those runs", f);
+  if (!same) compare(s, &py, &trained, ttt, sev, "the trainings of those runs", f);
+  shipped_free(&py);
 }

@@ -18,12 +18,12 @@
 #ifndef PGOLF_SEED_DERIVED_H
 #define PGOLF_SEED_DERIVED_H
 
-#include <stddef.h>
+#include "verifier/pysrc.h"
 
 #define SEED_DERIVED_ROUNDS 4
 
-/* 1 if the script text[0..len) prints key from a seed-derived name, 0 if
- * not (or the text cannot be read as Python: too large, out of memory). */
-int seed_derived_key(const char *text, size_t len, const char *key);
+/* 1 if the script src (verifier/pysrc.h) prints key from a seed-derived
+ * name, 0 if not (or out of memory). */
+int seed_derived_key(const py_src *src, const char *key);
 
 #endif

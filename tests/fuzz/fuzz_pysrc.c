@@ -3,9 +3,12 @@
  * of its text are found inside it. The seed-derived settings reader
  * (verifier/seed_derived.h) runs on the same text, for a fixed key and for
  * the text's first word, and must answer 0 or 1; so must the inert
- * statement tests (verifier/inert_stmt.h) on every statement. */
+ * statement tests (verifier/inert_stmt.h) on every statement. An
+ * assignment's target and value lie inside its statement, and blanking a
+ * statement's strings keeps its length. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "verifier/inert_stmt.h"
@@ -31,15 +34,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const int p = inert_prints(t), d = inert_dead_assignment(&s, i);
     const int same = i ? inert_same_print(&s.v[i - 1], t) : 0;
     if ((p | d | same) & ~1) __builtin_trap();
+    size_t len, last, value;
+    if (pysrc_assignment(t, &len, &last, &value) && (last >= len || value > t->len))
+      __builtin_trap();
+    char *blank = pysrc_blank_strings(t->text, t->len);
+    if (blank && strlen(blank) != t->len) __builtin_trap();
+    free(blank);
   }
-  pysrc_free(&s);
   char key[32];
   size_t k = 0;
   while (k < size && k < sizeof key - 1 && (data[k] == '_' || (data[k] >= 'a' && data[k] <= 'z')))
     key[k] = (char)data[k], k++;
   key[k] = 0;
-  const int a = seed_derived_key((const char *)data, size, "batch_stride");
-  const int b = seed_derived_key((const char *)data, size, key);
+  const int a = seed_derived_key(&s, "batch_stride"), b = seed_derived_key(&s, key);
   if ((a != 0 && a != 1) || (b != 0 && b != 1)) __builtin_trap();
+  pysrc_free(&s);
   return 0;
 }
