@@ -134,7 +134,7 @@ static void test_metrics_without_loss(void **st) {
       "best val_bpb:1.19\n"
       "val_bpb:1.3 at:step\n"
       "final_ttt_exact val_bpb:1.12662548\n"
-      "eval(64) val_loss:2.2 val_bpb:1.3 stride:64\n",
+      "eval[64] val_loss:2.2 val_bpb:1.3 stride:64\n",
       &l);
   assert_int_equal(l.n_metrics, 2);
   assert_int_equal(l.metrics[0].line, 1);
@@ -144,6 +144,48 @@ static void test_metrics_without_loss(void **st) {
   assert_int_equal(log_final_metric(&l)->line, 4);
   assert_null(log_hparam(&l, "stride"));
   assert_null(log_hparam(&l, "val_loss"));
+  log_free(&l);
+}
+
+/* A setting in parentheses inside a score's label (PR 204's
+ * `final_quant_zlib(level=9)_roundtrip_exact`, PR 807's
+ * `final_int6_lzma_roundtrip(ttt_lora)` whose exact twin has no tag) is
+ * part of the label; the base drops it, so the twins pair. Anything else
+ * in parentheses, or a '=' outside them, is no label. */
+static void test_metric_label_tags(void **st) {
+  (void)st;
+  pg_log l;
+  parse(
+      "final_quant_zlib(level=9)_roundtrip val_loss:2.0802 val_bpb:1.2320 eval_time:336698ms\n"
+      "final_quant_zlib(level=9)_roundtrip_exact val_loss:2.08016806 val_bpb:1.23199932\n",
+      &l);
+  assert_int_equal(l.n_metrics, 2);
+  assert_string_equal(l.metrics[1].prefix, "final_quant_zlib(level=9)_roundtrip_exact");
+  assert_string_equal(l.metrics[1].base, "final_quant_zlib_roundtrip");
+  assert_string_equal(l.metrics[0].base, l.metrics[1].base);
+  assert_true(l.metrics[0].eval_ms == 336698);
+  assert_int_equal(log_final_metric(&l)->line, 2);
+  log_free(&l);
+  parse(
+      "final_int6_lzma_roundtrip(ttt_lora) val_loss:1.7015 val_bpb:1.0069 eval_time:2434047ms\n"
+      "final_int6_lzma_roundtrip_exact val_loss:1.70150648 val_bpb:1.00691559\n"
+      "final(a, b=2.5) val_loss:1.0 val_bpb:1.0\n",
+      &l);
+  assert_int_equal(l.n_metrics, 3);
+  assert_string_equal(l.metrics[0].base, "final_int6_lzma_roundtrip");
+  assert_true(l.metrics[1].exact);
+  assert_string_equal(l.metrics[1].base, "final_int6_lzma_roundtrip");
+  assert_string_equal(l.metrics[2].base, "final");
+  log_free(&l);
+  parse(
+      "final() val_loss:1.0 val_bpb:1.0\n"
+      "final(a(b)) val_loss:1.0 val_bpb:1.0\n"
+      "final(a val_loss:1.0 val_bpb:1.0\n"
+      "final(a;b) val_loss:1.0 val_bpb:1.0\n"
+      "seed=2025 val_loss:1.0 val_bpb:1.0\n"
+      "log0(f\"final({tag}) val_loss:{a:.4f} val_bpb:{b:.4f}\")\n",
+      &l);
+  assert_int_equal(l.n_metrics, 0);
   log_free(&l);
 }
 
@@ -459,6 +501,7 @@ int main(void) {
       cmocka_unit_test(test_sizes),
       cmocka_unit_test(test_metrics),
       cmocka_unit_test(test_metrics_without_loss),
+      cmocka_unit_test(test_metric_label_tags),
       cmocka_unit_test(test_gptq_eval_seed),
       cmocka_unit_test(test_hparams_and_config),
       cmocka_unit_test(test_timestamps_and_warnings),

@@ -373,10 +373,35 @@ static log_metric_kind classify(const char *prefix) {
   return METRIC_FINAL;
 }
 
-/* base: the prefix without trailing key:value words and without "_exact". */
+/* Where the parenthesised tag that starts at p[i] == '(' ends (the index
+ * after its ')'), or 0 if it is no tag: a script's setting printed inside
+ * the label, `final_quant_zlib(level=9)_roundtrip` or
+ * `final_int6_lzma_roundtrip(ttt_lora)`, holding only names, numbers, '=',
+ * ',', '.' and blanks, not nested. */
+static size_t label_tag_end(const char *p, size_t n, size_t i) {
+  for (size_t k = i + 1; k < n; k++) {
+    if (p[k] == ')') return k > i + 1 ? k + 1 : 0;
+    if (!is_ident_char(p[k]) && !strchr("=,. ", p[k])) return 0;
+  }
+  return 0;
+}
+
+/* base: the prefix without its parenthesised tags, trailing key:value
+ * words and "_exact". A tag is a setting of one evaluation, and scripts
+ * print it on the rounded line only (`..._roundtrip(ttt_lora) val_loss:`
+ * then `..._roundtrip_exact val_loss:`), so the twins share a base; two
+ * tags of one label are two evaluations of one metric (EVAL_SELECTION). */
 static void metric_base(log_metric *m) {
   char *b = m->base;
-  strcpy(b, m->prefix);
+  size_t o = 0, len = strlen(m->prefix);
+  for (size_t i = 0; i < len; i++) {
+    size_t e = m->prefix[i] == '(' ? label_tag_end(m->prefix, len, i) : 0;
+    if (e)
+      i = e - 1;
+    else
+      b[o++] = m->prefix[i];
+  }
+  b[o] = 0;
   for (;;) {
     char *sp = strrchr(b, ' ');
     if (!sp || !strchr(sp, ':')) break;
@@ -423,7 +448,11 @@ static bool metric_line(parser *ps, uint32_t ln, span s) {
   if (!prefix.n || prefix.n >= LOG_LABEL_MAX || !isalpha((unsigned char)prefix.p[0])) return loss;
   for (size_t i = 0; i < prefix.n; i++) {
     char c = prefix.p[i];
-    if (!is_ident_char(c) && !strchr(" :.+-/", c)) return loss;
+    size_t tag = c == '(' ? label_tag_end(prefix.p, prefix.n, i) : 0;
+    if (tag)
+      i = tag - 1;
+    else if (!is_ident_char(c) && !strchr(" :.+-/", c))
+      return loss;
   }
   if (!loss && !evaluation_prefix(prefix)) return false;
   log_metric m = {0};
@@ -473,6 +502,19 @@ static bool config_line(parser *ps, uint32_t ln, span s) {
   return true;
 }
 
+/* Whether the '(' at s.p[k], after a leading name, opens a label's tag
+ * (label_tag_end) rather than a call's arguments: what follows the ')' is
+ * a name character (`final_quant_zlib(level=9)_roundtrip`) or a score's
+ * key (`final_x(ttt_lora) val_loss:`), neither of which Python allows
+ * after a call. */
+static bool tagged_label(span s, size_t k) {
+  size_t e = label_tag_end(s.p, s.n, k);
+  if (!e || e >= s.n) return false;
+  if (is_ident_char(s.p[e])) return true;
+  span rest = skip_blanks(drop(s, e));
+  return rest.n < s.n - e && (starts(rest, "val_loss") || starts(rest, "val_bpb"));
+}
+
 /* Python-looking text: quotes, braces, backslashes, or a call or keyword
  * at the start. None of the result shapes contains these. */
 static bool looks_like_code(span s) {
@@ -483,7 +525,7 @@ static bool looks_like_code(span s) {
   }
   size_t k = 0;
   while (k < s.n && (is_ident_char(s.p[k]) || s.p[k] == '.')) k++;
-  if (k < s.n && s.p[k] == '(') return true; /* log0(..., print(... */
+  if (k < s.n && s.p[k] == '(' && !tagged_label(s, k)) return true; /* log0(..., print(... */
   static const char *kw[] = {"def ", "class ", "if ", "elif ", "else:", "for ", "while ",
                              "return", "import ", "from ", "with ", "try:", "except",
                              "raise ", "assert ", "lambda", "global ", "@"};

@@ -23,7 +23,8 @@
  *   gptq:reserving Xs[, ...]
  *   GPTQ:collected N Hessians in Xs
  *   total_eval_time:Xs
- *   PREFIX val_loss:X val_bpb:Y[ ...eval_time:Tms]   (and PREFIX_exact twins)
+ *   PREFIX val_loss:X val_bpb:Y[ ...eval_time:Tms]   (and PREFIX_exact twins;
+ *                    PREFIX may hold a setting in parentheses: `(level=9)`)
  *   ttt_sliding:done val_loss=X val_bpb=Y[ elapsed=Xs]
  *   seed:N
  *   Hyperparameters:  followed by indented `  key: value` lines
@@ -78,7 +79,7 @@ typedef enum log_metric_kind {
 typedef struct log_metric {
   uint32_t line;
   char prefix[LOG_LABEL_MAX]; /* as printed, e.g. "final_sliding_window_eval_exact stride:64" */
-  char base[LOG_LABEL_MAX];   /* prefix without "_exact" and trailing key:value words */
+  char base[LOG_LABEL_MAX];   /* prefix without "(tags)", "_exact" and trailing key:value words */
   int exact;                  /* the `_exact` twin (full precision) */
   log_metric_kind kind;
   log_num val_loss, val_bpb;

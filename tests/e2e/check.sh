@@ -314,6 +314,14 @@ sed -i 's/eval_time:600001ms/eval_time:1359940ms/; s/^world_size:8 /world_size:1
 has check_eval_one_gpu_warns EVAL_OVER_BUDGET warning "1359940 ms to evaluate.*on 1 of 8 GPUs: at least 170 s on 8" "$d"
 sed -i 's/eval_time:1359940ms/eval_time:5000000ms/' "$d/train_seed2025.log"
 has check_eval_one_gpu_too_long EVAL_OVER_BUDGET error "5000000 ms.*at least 625 s on 8" "$d"
+# A setting in the rounded line's label (PR #807's
+# `final_int6_lzma_roundtrip(ttt_lora)`, whose exact twin has none): the
+# twins pair, so the claim links and the eval_time is the rounded line's.
+d=$(variant eval_tag); mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 plain
+sed -i 's/^final_int8_zlib_roundtrip val_loss/final_int8_zlib_roundtrip(ttt_lora) val_loss/' "$d"/*.log
+clean check_eval_tag_passes "$d"
+sed -i 's/eval_time:1401ms/eval_time:600002ms/' "$d/train_seed2025.log"
+has check_eval_tag_line EVAL_OVER_BUDGET error "roundtrip\(ttt_lora\) took 600002 ms" "$d"
 
 d=$(variant few); rm "$d/train_seed42.log" "$d/train_seed2025.log"
 # The rule is p < 0.01, not a count: early records were accepted with one
