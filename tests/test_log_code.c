@@ -223,6 +223,28 @@ static void test_partial_and_if_defaults(void **st) {
   assert_string_equal(r.detail, "ANS");
 }
 
+/* A copy cut inside a statement (PR #1026: the run's output overwrote the
+ * copy's first lines, leaving `"QAT_ENABLED", "0")))`) is a part of the
+ * script: the piece is that statement's tail, or at the end its head. A
+ * piece that is no tail of the statement there is code. */
+static void test_cut_inside_statement(void **st) {
+  (void)st;
+  make_script();
+  log_code_result r = run("", strstr(script, "'WARMDOWN_ITERS'"));
+  assert_int_equal(r.cls, LC_PARTIAL);
+  assert_true(r.partial);
+  char copy[8192];
+  snprintf(copy, sizeof copy, "%s", script);
+  strcpy(strstr(copy, "x + 11\n") + 3, "\n"); /* ends in `return x + 1` of `return x + 11` */
+  r = run("", copy);
+  assert_int_equal(r.cls, LC_PARTIAL);
+  snprintf(copy, sizeof copy, "%s", strstr(script, "'WARMDOWN_ITERS'"));
+  copy[strlen("'WARMDOWN_ITERS', ")] = '8';
+  r = run("", copy);
+  assert_int_equal(r.cls, LC_CODE);
+  assert_non_null(strstr(r.detail, "log line 1"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_and_layout),
@@ -231,6 +253,7 @@ int main(void) {
       cmocka_unit_test(test_moved_statements),
       cmocka_unit_test(test_prints_and_dead_assignments),
       cmocka_unit_test(test_partial_and_if_defaults),
+      cmocka_unit_test(test_cut_inside_statement),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
 #include "verifier/log_code.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -443,6 +444,17 @@ static void layout_detail(const cand *shipped, const cand *log, uint32_t start, 
   }
 }
 
+/* Whether the copy's statement ib is a proper piece of the script's ia:
+ * its tail (tail = 1: the copy begins inside a statement, as PR #1026's
+ * logs, whose run output overwrote the copy's first lines and left
+ * `"QAT_ENABLED", "0")))`) or its head (the copy ends inside one). A
+ * piece is no Python of its own, so it is the edge of a cut, not code. */
+static bool cut_piece(const cand *shipped, size_t ia, const cand *log, size_t ib, int tail) {
+  const py_stmt *a = &shipped->src.v[shipped->idx[ia]], *b = &log->src.v[log->idx[ib]];
+  if (!b->len || b->len >= a->len) return false;
+  return memcmp(a->text + (tail ? a->len - b->len : 0), b->text, b->len) == 0;
+}
+
 static void classify(const cand *shipped, const cand *log, const diff_hunk *hk, size_t nh,
                      uint32_t start, const cmp_ctx *cc, log_code_result *r) {
   r->hunks = nh;
@@ -454,8 +466,13 @@ static void classify(const cand *shipped, const cand *log, const diff_hunk *hk, 
   /* Statements of the script before the copy's first or after its last:
    * the part the log did not copy, not a difference. */
   size_t lo = 0, hi = nh;
-  if (hk[0].b0 == hk[0].b1 && hk[0].a0 == 0 && hk[0].b0 == 0) lo = 1;
-  if (hi > lo && hk[hi - 1].b0 == hk[hi - 1].b1 && hk[hi - 1].a1 == shipped->n && hk[hi - 1].b1 == log->n)
+  const diff_hunk *h0 = &hk[0], *hl = &hk[nh - 1];
+  if (h0->a0 == 0 && h0->b0 == 0 &&
+      (h0->b1 == 0 || (h0->b1 == 1 && h0->a1 > 0 && cut_piece(shipped, h0->a1 - 1, log, 0, 1))))
+    lo = 1;
+  if (hi > lo && hl->a1 == shipped->n && hl->b1 == log->n &&
+      (hl->b0 == hl->b1 ||
+       (hl->b0 + 1 == hl->b1 && hl->a0 < hl->a1 && cut_piece(shipped, hl->a0, log, hl->b0, 0))))
     hi--;
   r->partial = lo || hi < nh;
   if (lo == hi) {
