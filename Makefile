@@ -35,7 +35,9 @@ ifneq ($(and $(NVCC),$(CU_SRC)),)
   CU_OBJ = $(CU_SRC:%.cu=$(BUILD)/obj/%.cu.o)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
   CFLAGS_BASE += -DPGOLF_HAVE_CUDA -I$(CUDA_HOME)/include
-  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcudart_static -ldl -lrt -lstdc++
+  # cuBLASLt is opened at first use (kernels/matmul.cu), not linked; the
+  # rpath is where that dlopen looks first.
+  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 endif
 
 # MPI: compiled in when Open MPI's development files are there (pkg-config
@@ -134,7 +136,7 @@ sanitize:
 
 # libFuzzer targets, one per parser of outside input (clang only). The
 # parsers are host code and never call the GPU, so the library is built
-# without the CUDA objects (NVCC=): no nvcc time, no cuBLASLt to link.
+# without the CUDA objects (NVCC=): no nvcc time, no CUDA runtime to link.
 FUZZ_FLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -O1 -g
 fuzz:
 	@sh ci/deps.sh fuzz

@@ -7,11 +7,77 @@
  *   backward weight dw^T[in, out] = x^T[in, N]             (dy^T[out, N])^T
  * No __global__ kernel of our own: cuBLASLt's, chosen once per shape. */
 #include <cublasLt.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/cuda_common.h"
 #include "kernels/matmul.h"
+
+/* ---- cuBLASLt, opened at first use ----
+ *
+ * Linked, libcublasLt (540 MB) cost every start of ./pgolf about 70 ms of
+ * the dynamic loader's relocations, also for `pgolf check` and the
+ * test suite's thousands of short runs, and a binary built with CUDA
+ * would not start at all where the library is missing. So it is opened
+ * by dlopen (libcublasLt.so.<the headers' major>, or
+ * PGOLF_CUBLASLT_LIBRARY) when the first context is made, bound against
+ * the headers' own prototypes, and never closed (as NCCL, nccl.c). */
+#define LT_STR_(x) #x
+#define LT_STR(x) LT_STR_(x)
+#define LT_SONAME "libcublasLt.so." LT_STR(CUBLAS_VER_MAJOR)
+
+// clang-format off
+#define LT_FUNCS(X)                                                                           \
+  X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetVersion) X(cublasLtGetStatusName)         \
+  X(cublasLtGetStatusString) X(cublasLtMatmul) X(cublasLtMatmulAlgoGetHeuristic)              \
+  X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute)  \
+  X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)                        \
+  X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatrixLayoutCreate)                       \
+  X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute)
+// clang-format on
+
+typedef struct lt_lib {
+#define LT_FIELD(f) decltype(&::f) f;
+  LT_FUNCS(LT_FIELD)
+#undef LT_FIELD
+} lt_lib;
+
+static pthread_mutex_t lt_lock = PTHREAD_MUTEX_INITIALIZER;
+static lt_lib lt;
+static int lt_ready;
+
+/* Bind every function or fail naming the first missing one; a failed open
+ * is not remembered, so a later context tries again. */
+static int lt_load(pg_error *err) {
+  const char *path = getenv("PGOLF_CUBLASLT_LIBRARY");
+  if (!path || !*path) path = LT_SONAME;
+  void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!so) return pg_fail(err, path, -1, "cuBLASLt not available: %s", dlerror());
+  lt_lib l;
+#define LT_BIND(f)                                                                        \
+  {                                                                                       \
+    void *sym_ = dlsym(so, #f);                                                           \
+    if (!sym_) {                                                                          \
+      dlclose(so);                                                                        \
+      return pg_fail(err, path, -1, "not cuBLASLt " LT_STR(CUBLAS_VER_MAJOR) ": no " #f); \
+    }                                                                                     \
+    memcpy(&l.f, &sym_, sizeof sym_);                                                     \
+  }
+  LT_FUNCS(LT_BIND)
+#undef LT_BIND
+  lt = l;
+  return 0;
+}
+
+static int lt_open(pg_error *err) {
+  pthread_mutex_lock(&lt_lock);
+  int rc = lt_ready ? 0 : lt_load(err);
+  if (rc == 0) lt_ready = 1;
+  pthread_mutex_unlock(&lt_lock);
+  return rc;
+}
 
 /* ---- plans: one per shape, chosen at first use and then reused ---- */
 
@@ -46,8 +112,8 @@ struct matmul_cuda_ctx {
 };
 
 static int lt_fail(pg_error *err, cublasStatus_t st, const char *what) {
-  return pg_fail(err, "", -1, "%s: cuBLASLt %s (%s)", what, cublasLtGetStatusName(st),
-                 cublasLtGetStatusString(st));
+  return pg_fail(err, "", -1, "%s: cuBLASLt %s (%s)", what, lt.cublasLtGetStatusName(st),
+                 lt.cublasLtGetStatusString(st));
 }
 
 #define LT_TRY(err, call)                                                      \
@@ -60,16 +126,17 @@ extern "C" int matmul_cuda_init(matmul_cuda_ctx **out, size_t workspace_bytes, p
   int n;
   *out = NULL;
   if (cuda_device_count(&n, err)) return -1;
+  if (lt_open(err)) return -1;
   matmul_cuda_ctx *c = (matmul_cuda_ctx *)calloc(1, sizeof *c);
   if (!c) return pg_fail(err, "", -1, "out of memory");
-  cublasStatus_t st = cublasLtCreate(&c->handle);
+  cublasStatus_t st = lt.cublasLtCreate(&c->handle);
   if (st != CUBLAS_STATUS_SUCCESS) {
     free(c);
     return lt_fail(err, st, "cublasLtCreate");
   }
   cudaError_t rc = cudaMalloc(&c->workspace, workspace_bytes ? workspace_bytes : 1);
   if (rc != cudaSuccess) {
-    cublasLtDestroy(c->handle);
+    lt.cublasLtDestroy(c->handle);
     free(c);
     return cuda_fail(err, rc, "cudaMalloc(matmul workspace)");
   }
@@ -81,13 +148,13 @@ extern "C" int matmul_cuda_init(matmul_cuda_ctx **out, size_t workspace_bytes, p
 extern "C" void matmul_cuda_free(matmul_cuda_ctx *c) {
   if (!c) return;
   for (int i = 0; i < c->n_plans; i++) {
-    cublasLtMatrixLayoutDestroy(c->plans[i].a);
-    cublasLtMatrixLayoutDestroy(c->plans[i].b);
-    cublasLtMatrixLayoutDestroy(c->plans[i].c);
-    cublasLtMatmulDescDestroy(c->plans[i].desc);
+    lt.cublasLtMatrixLayoutDestroy(c->plans[i].a);
+    lt.cublasLtMatrixLayoutDestroy(c->plans[i].b);
+    lt.cublasLtMatrixLayoutDestroy(c->plans[i].c);
+    lt.cublasLtMatmulDescDestroy(c->plans[i].desc);
   }
   cudaFree(c->workspace);
-  cublasLtDestroy(c->handle);
+  lt.cublasLtDestroy(c->handle);
   free(c);
 }
 
@@ -112,29 +179,29 @@ static gemm_shape shape_of(const plan *p) {
 static int plan_build(matmul_cuda_ctx *c, plan *p, pg_error *err) {
   gemm_shape s = shape_of(p);
   cudaDataType_t t = p->bf16 ? CUDA_R_16BF : CUDA_R_32F, td = p->partial ? CUDA_R_32F : t;
-  LT_TRY(err, cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  LT_TRY(err,
-         cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &s.ta, sizeof s.ta));
-  LT_TRY(err,
-         cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &s.tb, sizeof s.tb));
-  LT_TRY(err, cublasLtMatrixLayoutCreate(&p->a, t, s.a_rows, s.a_cols, (int64_t)s.a_rows));
-  LT_TRY(err, cublasLtMatrixLayoutCreate(&p->b, t, s.b_rows, s.b_cols, (int64_t)s.b_rows));
-  LT_TRY(err, cublasLtMatrixLayoutCreate(&p->c, td, s.m, s.n, (int64_t)s.m));
+  LT_TRY(err, lt.cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  LT_TRY(err, lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &s.ta,
+                                                sizeof s.ta));
+  LT_TRY(err, lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &s.tb,
+                                                sizeof s.tb));
+  LT_TRY(err, lt.cublasLtMatrixLayoutCreate(&p->a, t, s.a_rows, s.a_cols, (int64_t)s.a_rows));
+  LT_TRY(err, lt.cublasLtMatrixLayoutCreate(&p->b, t, s.b_rows, s.b_cols, (int64_t)s.b_rows));
+  LT_TRY(err, lt.cublasLtMatrixLayoutCreate(&p->c, td, s.m, s.n, (int64_t)s.m));
   if (p->batch > 1) { /* strided batches: each operand's matrices back to back */
     const int32_t count = p->batch;
     const int64_t stride[3] = {(int64_t)(s.a_rows * s.a_cols), (int64_t)(s.b_rows * s.b_cols),
                                (int64_t)(s.m * s.n)};
     cublasLtMatrixLayout_t lay[3] = {p->a, p->b, p->c};
     for (int i = 0; i < 3; i++) {
-      LT_TRY(err, cublasLtMatrixLayoutSetAttribute(lay[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                   &count, sizeof count));
-      LT_TRY(err,
-             cublasLtMatrixLayoutSetAttribute(lay[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                              &stride[i], sizeof stride[i]));
+      LT_TRY(err, lt.cublasLtMatrixLayoutSetAttribute(lay[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                      &count, sizeof count));
+      LT_TRY(err, lt.cublasLtMatrixLayoutSetAttribute(lay[i],
+                                                      CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                      &stride[i], sizeof stride[i]));
     }
   }
   cublasLtMatmulPreference_t pref;
-  LT_TRY(err, cublasLtMatmulPreferenceCreate(&pref));
+  LT_TRY(err, lt.cublasLtMatmulPreferenceCreate(&pref));
   uint64_t ws = c->workspace_bytes;
   uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_NONE; /* no split-K partial sums */
   /* C is D (beta 1 reads it back): one alignment for both. */
@@ -147,18 +214,18 @@ static int plan_build(matmul_cuda_ctx *c, plan *p, pg_error *err) {
                {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, p->align_d}};
   cublasLtMatmulHeuristicResult_t r;
   int found = 0;
-  cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
+  cublasStatus_t st = lt.cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
   if (st == CUBLAS_STATUS_SUCCESS)
-    st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                                              &scheme, sizeof scheme);
+    st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                 &scheme, sizeof scheme);
   for (size_t i = 0; st == CUBLAS_STATUS_SUCCESS && i < sizeof align / sizeof *align; i++)
-    st = cublasLtMatmulPreferenceSetAttribute(pref, align[i].attr, &align[i].bytes,
-                                              sizeof align[i].bytes);
+    st = lt.cublasLtMatmulPreferenceSetAttribute(pref, align[i].attr, &align[i].bytes,
+                                                 sizeof align[i].bytes);
   if (st == CUBLAS_STATUS_SUCCESS)
-    st = cublasLtMatmulAlgoGetHeuristic(c->handle, p->desc, p->a, p->b, p->c, p->c, pref, 1, &r,
-                                        &found);
-  cublasLtMatmulPreferenceDestroy(pref);
+    st = lt.cublasLtMatmulAlgoGetHeuristic(c->handle, p->desc, p->a, p->b, p->c, p->c, pref, 1, &r,
+                                           &found);
+  lt.cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS) return lt_fail(err, st, "cublasLtMatmulAlgoGetHeuristic");
   if (found < 1 || r.state != CUBLAS_STATUS_SUCCESS)
     return pg_fail(err, "", -1,
@@ -232,8 +299,8 @@ static int run(matmul_cuda_ctx *c, int op, void *d, const void *a, const void *b
                              batch_alignment(d, sd)};
   if (plan_get(c, op, n, in, out, batch, flags, align, &p, err)) return -1;
   float alpha = 1.0f, beta = p->accumulate ? 1.0f : 0.0f;
-  LT_TRY(err, cublasLtMatmul(c->handle, p->desc, &alpha, a, p->a, b, p->b, &beta, d, p->c, d, p->c,
-                             &p->algo, c->workspace, c->workspace_bytes, stream));
+  LT_TRY(err, lt.cublasLtMatmul(c->handle, p->desc, &alpha, a, p->a, b, p->b, &beta, d, p->c, d,
+                                p->c, &p->algo, c->workspace, c->workspace_bytes, stream));
   return 0;
 }
 
@@ -296,4 +363,7 @@ extern "C" size_t matmul_cuda_workspace_bytes(const matmul_cuda_ctx *c) {
   return c->workspace_bytes;
 }
 
-extern "C" size_t matmul_cuda_lt_version(void) { return cublasLtGetVersion(); }
+extern "C" size_t matmul_cuda_lt_version(void) {
+  pg_error err;
+  return lt_open(&err) ? 0 : lt.cublasLtGetVersion();
+}

@@ -14,7 +14,9 @@
 #include "tests/kernel_check.h"
 
 #ifdef PGOLF_HAVE_CUDA
+#include <cublas_api.h>
 #include <cuda_runtime_api.h>
+#include <stdlib.h>
 
 #define CK(call) assert_int_equal((call), cudaSuccess)
 
@@ -24,6 +26,20 @@ static int have_gpu(char *why, size_t cap) {
   if (cuda_device_count(&n, &err) == 0) return 1;
   snprintf(why, cap, "needs a GPU: %s", err.msg);
   return 0;
+}
+
+/* cuBLASLt is opened at first use, not linked (kernels/matmul.cu): a
+ * library that is missing or is not cuBLASLt gives no version (a failed
+ * open is not remembered), the real one the headers' major version. No
+ * GPU needed; first in the list, before any context opens the library. */
+static void test_cublaslt_opened_at_first_use(void **state) {
+  (void)state;
+  setenv("PGOLF_CUBLASLT_LIBRARY", "/nonexistent/libcublasLt.so", 1);
+  assert_int_equal(matmul_cuda_lt_version(), 0);
+  setenv("PGOLF_CUBLASLT_LIBRARY", "libz.so.1", 1);
+  assert_int_equal(matmul_cuda_lt_version(), 0);
+  unsetenv("PGOLF_CUBLASLT_LIBRARY");
+  assert_int_equal(matmul_cuda_lt_version() / 10000, CUBLAS_VER_MAJOR);
 }
 
 /* Where there is no GPU, init fails with the runtime's reason and leaves
@@ -312,6 +328,11 @@ static void test_batched_products(void **state) {
 
 #else
 
+static void test_cublaslt_opened_at_first_use(void **state) {
+  (void)state;
+  fprintf(stderr, "skipped: needs the CUDA build (no nvcc at build time)\n");
+  skip();
+}
 static void test_init_refuses_or_succeeds(void **state) {
   (void)state;
   fprintf(stderr, "skipped: needs the CUDA build (no nvcc at build time)\n");
@@ -327,6 +348,7 @@ static void test_batched_products(void **state) { test_init_refuses_or_succeeds(
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cublaslt_opened_at_first_use),
       cmocka_unit_test(test_init_refuses_or_succeeds),
       cmocka_unit_test(test_products_within_tolerance_and_repeatable),
       cmocka_unit_test(test_views_at_any_alignment),
