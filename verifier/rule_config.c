@@ -15,8 +15,10 @@
  * and keys only one log prints are not compared; neither are TTT settings when the claimed
  * metric is not a TTT evaluation. An error when the claim is a mean over
  * the differing runs; a warning when it is one run's number and the
- * others are shown beside it, or when the claim links to no run. One
- * finding per set of runs compared, naming every key that differs. */
+ * others are shown beside it, or when the claim links to no run, and on
+ * the non-record track, which accepts a submission for what it shows, not
+ * its number (rule_claims.c). One finding per set of runs compared,
+ * naming every key that differs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,7 +242,7 @@ void rule_config(const submission *s, finding_list *f) {
   severity sev = SEV_WARNING;
   const char *what = "the runs shown beside the claimed one";
   if (n_runs >= 2 && (s->link.fit == FIT_MEAN || seeds_linked)) {
-    sev = SEV_ERROR;
+    sev = s->track == TRACK_RECORD ? SEV_ERROR : SEV_WARNING;
     what = "the runs the claim averages";
   } else {
     /* One claimed run (or none): the other runs of the folder are its evidence. */

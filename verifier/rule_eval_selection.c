@@ -14,7 +14,9 @@
  *    another run of the folder, or three or more (a sweep);
  *  - warning: a claimed run has re-evaluations, but every run was
  *    re-evaluated alike (an evaluation update applied to all seeds, as in
- *    PR #1787, merged), or the claim is not the best of them.
+ *    PR #1787, merged), or the claim is not the best of them; and the
+ *    error's case on the non-record track, which accepts a submission for
+ *    what it shows, not its number (rule_claims.c).
  * One finding per severity, naming each run's evaluations and the
  * settings that differ between them. */
 #include <stdio.h>
@@ -77,9 +79,10 @@ static void judge(const submission *s, const sub_use *u, finding_list *f) {
   int is_best = u->m->val_bpb.v == best && worst > best;
   size_t fewest = fewest_evals(s, u->m->base);
   int alone = n > fewest || n >= SWEEP_EVALS;
-  severity sev = is_best && alone ? SEV_ERROR : SEV_WARNING;
+  int selected = is_best && alone;
+  severity sev = selected && s->track == TRACK_RECORD ? SEV_ERROR : SEV_WARNING;
   const char *head =
-      sev == SEV_ERROR
+      selected
           ? "the claim takes the best of several evaluations of one trained seed, a choice made "
             "on the validation set"
           : "a trained seed was evaluated more than once; the claim uses one of the evaluations";
@@ -99,7 +102,7 @@ static void judge(const submission *s, const sub_use *u, finding_list *f) {
   findings_group(f, "EVAL_SELECTION", sev, head, s->logs[u->log].rel, u->m->line,
                  "seed %s, %s: %zu evaluations%s%s: %s", seed, u->m->base, n,
                  is_best ? ", the claimed one the best" : "",
-                 sev == SEV_ERROR && n > fewest ? ", more than other runs had" : "", list);
+                 selected && n > fewest ? ", more than other runs had" : "", list);
 }
 
 void rule_eval_selection(const submission *s, finding_list *f) {

@@ -58,6 +58,9 @@ HP_1337='  num_layers_x: 11
   warmdown_iters: 3500.0' HP_2025='  num_layers_x: 12
   warmdown_iters: 3500' mean3 "$F/layers"
 fx_has config_training_key_fails CONFIG_MISMATCH error "averages differ in 1 setting: num_layers_x is 12 in train_seed2025.log:[0-9]+ but 11 in train_seed1337.log:[0-9]+" "$F/layers"
+# On the non-record track (accepted for what it shows, not its number): a warning.
+fx_has config_nonrecord_warns CONFIG_MISMATCH warning "averages differ in 1 setting: num_layers_x" --track nonrecord "$F/layers"
+fx_lacks config_nonrecord_no_error CONFIG_MISMATCH error --track nonrecord "$F/layers"
 
 # One run claimed, the others shown beside it: their differences are a
 # warning.

@@ -52,6 +52,9 @@ fx_folder "$d" 1.11290586
 FX_SEED=314 FX_FINAL="final_int6_sliding_window 1.11291713 1.88;final_int6_sliding_window 1.11290938 1.88;final_int6_sliding_window 1.11290586 1.88" \
   fx_log "$d/train_seed314.log"
 fx_has selection_sweep_fails EVAL_SELECTION error "3 evaluations, the claimed one the best" "$d"
+# The non-record track accepts for what a submission shows, not its number.
+fx_has selection_sweep_nonrecord_warns EVAL_SELECTION warning "3 evaluations, the claimed one the best" --track nonrecord "$d"
+fx_lacks selection_sweep_nonrecord_no_error EVAL_SELECTION error --track nonrecord "$d"
 
 # Not re-evaluations: three runs concatenated in one log (each restarts
 # its steps; 2026-03-19_MixedQuant_Int6Int8_SlidingWindow's train.log),
