@@ -32,14 +32,15 @@ CXXFLAGS="-std=c++17 $emu_opt -g1 $emu_san -ffp-contract=off -Wall -Wextra -D_GN
 
 # emu_kernel SRC.cu CPP OBJ: a kernel file as plain C++ for the stand-in
 # (launches.py rewrites its launches and __shared__ declarations into CPP),
-# compiled to OBJ. Elementwise launches get at most 3 blocks
+# compiled to OBJ, with the pointers of struct arguments listed for the
+# stream race check (arg_pointers.h). Elementwise launches get at most 3 blocks
 # (kernels/cuda_common.h), so each thread of the tests' small shapes walks
 # many elements.
 emu_kernel() {
   python3 ci/cuda_emu/launches.py "$1" "$2"
   # shellcheck disable=SC2086
   g++ $CXXFLAGS $emu_plain -DCUDA_EW_MAX_BLOCKS=3 -Wno-unused-parameter -Wno-unknown-pragmas \
-    -include ci/cuda_emu/emu.h -c -o "$3" "$2"
+    -include ci/cuda_emu/emu.h -include ci/cuda_emu/arg_pointers.h -c -o "$3" "$2"
 }
 
 # emu_test TEST.c KERNELS.a BIN: a GPU test linked with the stand-in

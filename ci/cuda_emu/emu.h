@@ -240,11 +240,29 @@ void emu_set_order(const char *mode);
 void emu_set_plain_races(int on);
 unsigned long emu_races(void);
 
-/* A pointer argument is an access: a write unless it points to const. */
+/* Whether emu_arg_pointers(acc, const T &) is declared for T (found by
+ * argument-dependent lookup where the launch is compiled). */
+template <typename T, typename = void>
+struct emu_lists_pointers : std::false_type {};
+template <typename T>
+struct emu_lists_pointers<
+    T, std::void_t<decltype(emu_arg_pointers(std::declval<std::vector<emu_access> &>(),
+                                             std::declval<const T &>()))>> : std::true_type {};
+
+/* A pointer argument is an access: a write unless it points to const. A
+ * struct passed by value (residual_norm_io) is the accesses of the
+ * pointers it holds, which its emu_arg_pointers overload lists
+ * (ci/cuda_emu/arg_pointers.h); a struct without one does not compile, so
+ * no kernel argument can keep its buffers from the stream race check. */
 template <typename T>
 void emu_note_arg(std::vector<emu_access> &acc, const T &a) {
-  if constexpr (std::is_pointer_v<T>)
+  if constexpr (std::is_pointer_v<T>) {
     acc.push_back({(const void *)a, !std::is_const_v<std::remove_pointer_t<T>>});
+  } else if constexpr (std::is_class_v<T>) {
+    static_assert(emu_lists_pointers<T>::value,
+                  "a struct kernel argument needs emu_arg_pointers (ci/cuda_emu/arg_pointers.h)");
+    emu_arg_pointers(acc, a);
+  }
 }
 
 /* kernel<<<grid, block, shared, stream>>>(args) is rewritten by

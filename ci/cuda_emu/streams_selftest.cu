@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ci/cuda_emu/arg_pointers.h"
+
 enum { N = 64 };
 
 __global__ void __launch_bounds__(64) set_kernel(float *y, float v, size_t n) {
@@ -23,6 +25,13 @@ __global__ void __launch_bounds__(64) set_kernel(float *y, float v, size_t n) {
 __global__ void __launch_bounds__(64) copy_kernel(float *y, const float *x, size_t n) {
   size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = x[i];
+}
+
+/* A kernel that takes its buffers in a struct, as residual_norm.cu's:
+ * u = x (the pointers the race check must see are io's members). */
+__global__ void __launch_bounds__(64) struct_copy_kernel(residual_norm_io io, size_t n) {
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) io.u[i] = io.x[i];
 }
 
 static int failed;
@@ -188,6 +197,47 @@ static void launch_limits(const char *sch) {
   cudaFree(buf);
 }
 
+/* (e) As (a), with stream B's kernel reading and writing through a
+ * struct passed by value (arg_pointers.h lists its pointers). */
+static void struct_arguments(const char *sch) {
+  cudaStream_t a, b;
+  cudaEvent_t e;
+  float *buf, *out;
+  cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
+  cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+  cudaMalloc((void **)&buf, N * sizeof *buf);
+  cudaMalloc((void **)&out, N * sizeof *out);
+  residual_norm_io io;
+  memset(&io, 0, sizeof io);
+  io.x = buf, io.u = out;
+  cudaDeviceSynchronize();
+  unsigned long r0 = emu_races();
+  set_kernel<<<1, N, 0, a>>>(buf, 2.0f, N);
+  struct_copy_kernel<<<1, N, 0, b>>>(io, N);
+  cudaDeviceSynchronize();
+  say(emu_races() > r0, sch, "(e) a struct's member read on stream B without an event: reported");
+  r0 = emu_races();
+  set_kernel<<<1, N, 0, a>>>(out, 4.0f, N); /* buf is ordered: only u = out races */
+  struct_copy_kernel<<<1, N, 0, b>>>(io, N);
+  cudaDeviceSynchronize();
+  say(emu_races() > r0, sch,
+      "(e) a struct's member written on B after A's write, no event: reported");
+  r0 = emu_races();
+  set_kernel<<<1, N, 0, a>>>(buf, 3.0f, N);
+  cudaEventRecord(e, a);
+  cudaStreamWaitEvent(b, e, 0);
+  struct_copy_kernel<<<1, N, 0, b>>>(io, N);
+  cudaStreamSynchronize(b);
+  say(all_equal(out, 3.0f), sch, "(e) with the event, the struct's reader sees A's new value");
+  say(emu_races() == r0, sch, "(e) with the event, no race is reported");
+  cudaFree(buf);
+  cudaFree(out);
+  cudaEventDestroy(e);
+  cudaStreamDestroy(a);
+  cudaStreamDestroy(b);
+}
+
 /* The arguments are the values at the launch, not when the grid runs. */
 static void arguments_copied(const char *sch) {
   cudaStream_t s;
@@ -217,6 +267,7 @@ int main(void) {
     legacy_memset(sch, lazy);
     launch_limits(sch);
     arguments_copied(sch);
+    struct_arguments(sch);
   }
   /* Under eager the unordered read happens to see the new value: only the
    * race check catches it there (shown by the lines above). */
