@@ -7,8 +7,9 @@
  * Records ship these so that the counted code bytes are the compressed
  * ones. pgolf decodes the blob with the same libraries Python would use
  * (liblzma for lzma, zlib for zlib and gzip, libbrotlidec for brotli) to read the code that runs:
- * its imports (verifier/code_count.c) and its copy at the top of a log
- * (verifier/rule_log_code.c).
+ * its imports (verifier/code_count.c), and its statements
+ * (verifier/shipped_text.h): the copy at the top of a log is compared
+ * with them, and the settings printed from the seed are found in them.
  *
  * Recognized: a statement calling NAME.decompress(...) on
  * base64.b85decode(...) or base64.b64decode(...) of string literals

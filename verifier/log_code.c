@@ -14,6 +14,7 @@
 #include "verifier/log_parse.h"
 #include "verifier/pysrc.h"
 #include "verifier/seq_diff.h"
+#include "verifier/shipped_text.h"
 
 const char *log_code_class_name(log_code_class c) {
   static const char *n[] = {"none", "same", "layout", "partial", "config", "defaults", "code", "other"};
@@ -633,11 +634,6 @@ int log_code_compare(const char *log, size_t len, uint32_t first, uint32_t last,
 
 /* ---- a submission's logs ---- */
 
-typedef struct owned {
-  uint8_t *raw;
-  code_wrapper wrap;
-} owned;
-
 /* The README's run sets var, or its prose states the shipped default's
  * value for it (`TRAIN_BATCH_TOKENS=393216` in a configuration list). */
 static int readme_sets(const char *var, const char *dflt, void *ctx) {
@@ -649,22 +645,15 @@ static int readme_sets(const char *var, const char *dflt, void *ctx) {
   return 0;
 }
 
-/* Every shipped .py, raw and decoded. */
-static size_t load_cands(const submission *s, cand *c, owned *o) {
+/* Every shipped .py, raw and decoded, as candidates. */
+static size_t load_cands(const shipped_texts *t, cand *c) {
   size_t n = 0;
-  for (size_t i = 0; i < s->n_code; i++) {
-    char path[8192];
-    snprintf(path, sizeof path, "%s/%s", s->dir, s->code[i].rel);
-    size_t len;
-    pg_error err;
-    memset(&o[i], 0, sizeof o[i]);
-    if (file_read_all(path, CODE_MAX_SOURCE_BYTES, &o[i].raw, &len, &err)) continue;
-    if (!cand_prepare(&c[n], s->code[i].rel, 0, (const char *)o[i].raw, len)) n++;
-    else cand_free(&c[n]);
-    if (!code_unwrap((const char *)o[i].raw, len, s->code[i].rel, &o[i].wrap, &err) && o[i].wrap.found) {
-      if (!cand_prepare(&c[n], s->code[i].rel, 1, o[i].wrap.text, o[i].wrap.len)) n++;
-      else cand_free(&c[n]);
-    }
+  for (size_t i = 0; i < t->n; i++) {
+    const shipped_text *x = &t->v[i];
+    if (!cand_prepare(&c[n], x->name, x->decoded, x->text, x->len))
+      n++;
+    else
+      cand_free(&c[n]);
   }
   return n;
 }
@@ -674,14 +663,14 @@ int log_code_match_all(const submission *s, const struct code_count *cc, log_cod
   int any = 0;
   for (size_t i = 0; i < s->n_logs; i++) any |= s->logs[i].log.code_end_line > 1;
   if (!any || !s->n_code) return 0;
+  shipped_texts t = {0};
   cand *c = calloc(2 * s->n_code, sizeof *c);
-  owned *o = calloc(s->n_code, sizeof *o);
-  if (!c || !o) {
+  if (!c || shipped_texts_load(s, &t)) {
     free(c);
-    free(o);
+    shipped_texts_free(&t);
     return -1;
   }
-  size_t n = load_cands(s, c, o);
+  size_t n = load_cands(&t, c);
   cmp_ctx ctx = {readme_sets, (void *)&cc->run, NULL};
   int rc = 0;
   for (size_t i = 0; i < s->n_logs && !rc; i++) {
@@ -698,11 +687,7 @@ int log_code_match_all(const submission *s, const struct code_count *cc, log_cod
     free(buf);
   }
   for (size_t i = 0; i < n; i++) cand_free(&c[i]);
-  for (size_t i = 0; i < s->n_code; i++) {
-    free(o[i].raw);
-    code_wrapper_free(&o[i].wrap);
-  }
   free(c);
-  free(o);
+  shipped_texts_free(&t);
   return rc;
 }

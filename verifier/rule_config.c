@@ -23,10 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/fileio.h"
-#include "verifier/code_count.h"
 #include "verifier/rules.h"
 #include "verifier/seed_derived.h"
+#include "verifier/shipped_text.h"
 
 #define MAX_KEYS_SHOWN 8
 
@@ -94,33 +93,30 @@ static int is_ttt_key(const char *k) {
   return !strncmp(k, "ttt", 3) || strstr(k, "_ttt") != NULL;
 }
 
-/* The shipped scripts as statements: read and parsed on the first
- * difference between two runs (few folders' runs differ), once per
- * folder. */
+/* The shipped scripts as statements (self-extracting ones decoded):
+ * read and parsed on the first difference between two runs (few
+ * folders' runs differ), once per folder. */
 typedef struct shipped_py {
   int loaded;
+  shipped_texts t;
   py_src *src;
   size_t n;
 } shipped_py;
 
 static void shipped_load(const submission *s, shipped_py *p) {
   p->loaded = 1;
-  p->src = calloc(s->n_code ? s->n_code : 1, sizeof *p->src);
-  for (size_t i = 0; p->src && i < s->n_code; i++) {
-    char path[8192];
-    snprintf(path, sizeof path, "%s/%s", s->dir, s->code[i].rel);
-    uint8_t *buf;
-    size_t len;
+  if (shipped_texts_load(s, &p->t) || !p->t.n || !(p->src = calloc(p->t.n, sizeof *p->src))) return;
+  for (size_t i = 0; i < p->t.n; i++) {
     pg_error err;
-    if (file_read_all(path, CODE_MAX_SOURCE_BYTES, &buf, &len, &err)) continue;
-    if (!pysrc_parse((const char *)buf, len, s->code[i].rel, &p->src[p->n], &err)) p->n++;
-    free(buf);
+    const shipped_text *x = &p->t.v[i];
+    if (!pysrc_parse(x->text, x->len, x->name, &p->src[p->n], &err)) p->n++;
   }
 }
 
 static void shipped_free(shipped_py *p) {
   for (size_t i = 0; i < p->n; i++) pysrc_free(&p->src[i]);
   free(p->src);
+  shipped_texts_free(&p->t);
 }
 
 /* 1 if a shipped script prints key from the seed: each run's own value,
@@ -169,8 +165,7 @@ static size_t differ(const submission *s, shipped_py *py, const cmp_set *c, size
 
 /* Compare every key the logs of c print; one finding naming the keys. */
 static void compare(const submission *s, shipped_py *py, const cmp_set *c, int ttt_counts,
-                    severity sev,
-                    const char *what, finding_list *f) {
+                    severity sev, const char *what, finding_list *f) {
   char msg[2000];
   size_t len = 0, keys = 0;
   const char *file = NULL;

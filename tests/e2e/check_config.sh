@@ -87,3 +87,11 @@ fx_lacks config_seed_derived_no_warning CONFIG_MISMATCH warning "$F/stride"
 cp -r "$F/stride" "$F/stride_set"
 sed -i 's/salt = seed \* 41 + 3/salt = int(os.environ.get("STRIDE_SALT", "3"))/' "$F/stride_set/train_gpt.py"
 fx_has config_not_seed_derived_fails CONFIG_MISMATCH error "batch_stride is 63 in train_seed42.log" "$F/stride_set"
+# The same loader in a self-extracting script: its decoded payload is read.
+cp -r "$F/stride" "$F/stride_wrapped"
+python3 - "$F/stride/train_gpt.py" >"$F/stride_wrapped/train_gpt.py" <<'PY'
+import base64, lzma, sys
+blob = base64.b85encode(lzma.compress(open(sys.argv[1], "rb").read())).decode()
+print("import lzma as L,base64 as B\nexec(L.decompress(B.b85decode(\"%s\")))" % blob)
+PY
+fx_verdict config_seed_derived_wrapped_passes pass "$F/stride_wrapped"

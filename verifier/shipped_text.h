@@ -1,0 +1,37 @@
+/* The texts of a submission's shipped Python scripts, for the rules that
+ * read their statements (verifier/log_code.c compares a log's copy with
+ * them, verifier/rule_config.c looks for settings printed from the seed):
+ * each .py of the counted code (submission.code), read once, and after a
+ * self-extracting one its decoded payload (verifier/code_wrapper.h), the
+ * code that runs. A file that cannot be read, or a payload that does not
+ * decode, is left out here; the code count reports both. */
+#ifndef PGOLF_SHIPPED_TEXT_H
+#define PGOLF_SHIPPED_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "verifier/code_wrapper.h"
+#include "verifier/submission.h"
+
+typedef struct shipped_text {
+  const char *name; /* the file's path in the folder (the submission's string) */
+  int decoded;      /* the payload of a self-extracting script, not the file */
+  const char *text; /* NUL-terminated */
+  size_t len;
+} shipped_text;
+
+typedef struct shipped_texts {
+  shipped_text *v; /* in submission.code order, a payload after its file */
+  size_t n;
+  uint8_t **raw;      /* owned: each file's bytes */
+  code_wrapper *wrap; /* owned: each file's payload */
+  size_t files;
+} shipped_texts;
+
+/* Fill *out (free with shipped_texts_free, also after a failure); -1 only
+ * when memory runs out. */
+int shipped_texts_load(const submission *s, shipped_texts *out);
+void shipped_texts_free(shipped_texts *t);
+
+#endif
