@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "manifests/dsse.h"
+#include "common/fileio.h"
 #include "common/json_read.h"
 #include "manifests/manifest.h"
 
@@ -174,31 +175,43 @@ int eval_events_from_json(const json_t *eval, const char *name, eval_events *ev,
   return 0;
 }
 
-/* The statement inside a DSSE envelope, or the file itself. */
-static int load_statement(const char *path, json_t **out, pg_error *err) {
+/* The statement inside a DSSE envelope, or the document itself. */
+static int read_statement(const uint8_t *buf, size_t len, const char *name, json_t **out,
+                          pg_error *err) {
   json_t *root;
-  if (json_read_file(path, MANIFEST_ENVELOPE_MAX_BYTES, &root, err)) return -1;
+  if (json_read_buf(buf, len, name, &root, err)) return -1;
   if (!dsse_is_envelope(root)) {
     *out = root;
     return 0;
   }
   dsse_envelope env;
-  int rc = dsse_from_json(root, path, &env, err);
+  int rc = dsse_from_json(root, name, &env, err);
   json_decref(root);
   if (rc) return -1;
-  rc = json_read_buf(env.payload, env.payload_len, path, out, err);
+  rc = json_read_buf(env.payload, env.payload_len, name, out, err);
   dsse_free(&env);
+  return rc;
+}
+
+int eval_events_parse(const uint8_t *buf, size_t len, const char *name, eval_events *ev,
+                      pg_error *err) {
+  memset(ev, 0, sizeof *ev);
+  json_t *root;
+  if (read_statement(buf, len, name, &root, err)) return -1;
+  const json_t *eval = json_object_get(json_object_get(root, "predicate"), "eval");
+  int rc = eval ? eval_events_from_json(eval, name, ev, err)
+                : pg_fail(err, name, -1, "no predicate.eval: the manifest records no event log");
+  json_decref(root);
   return rc;
 }
 
 int eval_events_load(const char *path, eval_events *ev, pg_error *err) {
   memset(ev, 0, sizeof *ev);
-  json_t *root;
-  if (load_statement(path, &root, err)) return -1;
-  const json_t *eval = json_object_get(json_object_get(root, "predicate"), "eval");
-  int rc = eval ? eval_events_from_json(eval, path, ev, err)
-                : pg_fail(err, path, -1, "no predicate.eval: the manifest records no event log");
-  json_decref(root);
+  uint8_t *buf;
+  size_t len;
+  if (file_read_all(path, MANIFEST_ENVELOPE_MAX_BYTES, &buf, &len, err)) return -1;
+  int rc = eval_events_parse(buf, len, path, ev, err);
+  free(buf);
   return rc;
 }
 

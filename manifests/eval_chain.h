@@ -93,7 +93,11 @@ json_t *eval_event_json(const eval_event *e);
  * order check verifies them, so a broken chain is a finding, not an
  * input error). */
 int eval_events_from_json(const json_t *eval, const char *name, eval_events *ev, pg_error *err);
-/* A manifest file or DSSE envelope: its predicate.eval. */
+/* A manifest or DSSE envelope held in buf[0..len) (name is used in
+ * messages): its predicate.eval. */
+int eval_events_parse(const uint8_t *buf, size_t len, const char *name, eval_events *ev,
+                      pg_error *err);
+/* The same read from a file. */
 int eval_events_load(const char *path, eval_events *ev, pg_error *err);
 void eval_events_free(eval_events *ev);
 

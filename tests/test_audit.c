@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "formats/byte_accounting.h"
+#include "manifests/dsse.h"
 #include "verifier/audit.h"
 
 #define SP1024 "data/tokenizers/fineweb_1024_bpe.model"
@@ -718,6 +719,38 @@ static void test_events_json_round_trip(void **state) {
     assert_memory_equal(got.v[i].chain, ev.v[i].chain, SHA256_LEN);
   }
   eval_events_free(&got);
+
+  /* the same statement from memory, bare and inside a DSSE envelope */
+  char *text = json_dumps(root, 0);
+  assert_non_null(text);
+  assert_int_equal(eval_events_parse((const uint8_t *)text, strlen(text), "mem.json", &got, &err),
+                   0);
+  assert_int_equal(got.n, ev.n);
+  assert_memory_equal(got.v, ev.v, ev.n * sizeof *ev.v);
+  eval_events_free(&got);
+  char *payload = b64_encode((const uint8_t *)text, strlen(text));
+  json_t *env = json_pack("{s:s, s:s, s:[{s:s, s:s}]}", "payloadType", DSSE_PAYLOAD_TYPE, "payload",
+                          payload, "signatures", "keyid", "k", "sig", "AAAA");
+  char *env_text = json_dumps(env, 0);
+  assert_int_equal(
+      eval_events_parse((const uint8_t *)env_text, strlen(env_text), "env.json", &got, &err), 0);
+  assert_int_equal(got.n, ev.n);
+  assert_memory_equal(got.head, ev.head, SHA256_LEN);
+  eval_events_free(&got);
+  json_object_set_new(env, "payload", json_string("not base64!"));
+  free(env_text);
+  env_text = json_dumps(env, 0);
+  assert_int_equal(
+      eval_events_parse((const uint8_t *)env_text, strlen(env_text), "env.json", &got, &err), -1);
+  assert_string_equal(err.file, "env.json");
+  assert_non_null(strstr(err.msg, "payload"));
+  assert_int_equal(
+      eval_events_parse((const uint8_t *)text, strlen(text) / 2, "cut.json", &got, &err), -1);
+  assert_string_equal(err.file, "cut.json");
+  free(env_text);
+  json_decref(env);
+  free(payload);
+  free(text);
 
   /* malformed logs are input errors naming the JSON path */
   json_t *e0 = json_array_get(json_object_get(eval, "events"), 0);
