@@ -33,6 +33,30 @@ static void test_statements_and_normalizing(void **st) {
   pysrc_free(&s);
 }
 
+/* A call's trailing comma (black's, when it splits a call) is layout; a
+ * tuple's, a subscript's and a literal's are kept. */
+static void test_trailing_commas(void **st) {
+  (void)st;
+  py_src s;
+  lex("def f(\n    a,\n    b,\n):\n"
+      "    return g(a, b,)(c,)\n"
+      "x = (1,)\n"
+      "y = foo[1,]\n"
+      "if (x,):\n"
+      "    z = {1: 2,}\n"
+      "print(\"a,)\",)\n"
+      "s = h(\"(\", (x,),)\n"
+      "t = not (x,)\n"
+      "u = [f(x,) for x in (a,)]\n",
+      &s);
+  const char *want[] = {
+      "def f(a,b)", "return g(a,b)(c)", "x=(1,)",          "y=foo[1,]", "if(x,)",
+      "z={1:2,}",   "print(\"a,)\")",   "s=h(\"(\",(x,))", "t=not(x,)", "u=[f(x)for x in(a,)]"};
+  assert_int_equal(s.n, sizeof want / sizeof *want);
+  for (size_t i = 0; i < s.n; i++) assert_string_equal(s.v[i].text, want[i]);
+  pysrc_free(&s);
+}
+
 static void test_blocks_and_inline_bodies(void **st) {
   (void)st;
   py_src s;
@@ -166,6 +190,7 @@ static void test_hostile_input(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_statements_and_normalizing),
+      cmocka_unit_test(test_trailing_commas),
       cmocka_unit_test(test_blocks_and_inline_bodies),
       cmocka_unit_test(test_strings_and_docstrings),
       cmocka_unit_test(test_names_assignments_blanks),

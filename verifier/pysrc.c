@@ -160,6 +160,61 @@ static int only_strings(const char *text, size_t n) {
   return any;
 }
 
+/* Words after which `(` opens a parenthesised expression, not a call:
+ * there `(x,)` is a tuple and its comma matters. */
+static const char *const paren_kw[] = {
+    "if",  "elif", "while", "return", "yield", "in",   "not",    "and",  "or", "is",     "assert",
+    "del", "for",  "else",  "lambda", "await", "from", "import", "with", "as", "except", "raise"};
+
+/* 1 if a `(` after t[0..i) opens a call's (or a def's, a class's)
+ * arguments: it follows a name that is no keyword, or a closing bracket. */
+static int call_paren(const char *t, size_t i) {
+  if (!i) return 0;
+  if (t[i - 1] == ')' || t[i - 1] == ']') return 1;
+  if (!is_word(t[i - 1])) return 0;
+  size_t b = i;
+  while (b > 0 && is_word(t[b - 1])) b--;
+  for (size_t k = 0; k < sizeof paren_kw / sizeof *paren_kw; k++)
+    if (strlen(paren_kw[k]) == i - b && !memcmp(t + b, paren_kw[k], i - b)) return 0;
+  return 1;
+}
+
+/* Drop the comma before the `)` that closes a call's arguments, outside
+ * string literals: `f(a,b,)` is `f(a,b)` (the trailing comma a formatter
+ * such as black adds when it splits a call over lines), while `(x,)`, a
+ * tuple, keeps it. buf[0..*len) in place. */
+static void drop_call_commas(char *buf, size_t *len) {
+  enum { MAXB = PYSRC_MAX_DEPTH };
+  unsigned char call[MAXB];
+  size_t depth = 0, o = 0, pos = 0, next_at = 0, next_end = 0;
+  py_str s;
+  int have = pysrc_next_string(buf, *len, &pos, &s);
+  if (have) next_at = s.at, next_end = s.end;
+  for (size_t i = 0; i < *len;) {
+    if (have && i == next_at) { /* a literal: copied as it is */
+      memmove(buf + o, buf + i, next_end - i);
+      o += next_end - i;
+      i = next_end;
+      have = pysrc_next_string(buf, *len, &pos, &s); /* reads at and past pos, not yet written */
+      if (have) next_at = s.at, next_end = s.end;
+      continue;
+    }
+    char c = buf[i];
+    if (c == '(' || c == '[' || c == '{') {
+      if (depth < MAXB) call[depth] = c == '(' && call_paren(buf, o); /* buf[0..o): the output */
+      depth++;
+    } else if ((c == ')' || c == ']' || c == '}') && depth) {
+      depth--;
+    } else if (c == ',' && i + 1 < *len && buf[i + 1] == ')' && depth && depth <= MAXB &&
+               call[depth - 1]) {
+      i++;
+      continue;
+    }
+    buf[o++] = buf[i++];
+  }
+  *len = o;
+}
+
 /* Close the statement in the buffer (if any); returns its index or -1. */
 static int32_t end_stmt(lexer *L, uint32_t line, uint32_t depth, int32_t parent, int header) {
   L->pending_space = 0;
@@ -171,6 +226,7 @@ static int32_t end_stmt(lexer *L, uint32_t line, uint32_t depth, int32_t parent,
     L->oom = 1;
     return -1;
   }
+  drop_call_commas(L->buf, &L->len);
   char *text = malloc(L->len + 1);
   if (!text) {
     L->oom = 1;

@@ -15,7 +15,10 @@
  * it starts on, its block depth (counted by an indentation stack, so a
  * 3-space and a 4-space block are the same depth) and its enclosing
  * compound header. Its text is normalized: string literals verbatim,
- * blanks outside them removed except one between two word characters.
+ * blanks outside them removed except one between two word characters,
+ * and the trailing comma of a call's or a definition's arguments
+ * (`f(a,b,)`, which a formatter adds when it splits the call) dropped;
+ * a tuple's (`(x,)`) kept.
  *
  * Limits: inputs over PYSRC_MAX_BYTES are refused; nesting deeper than
  * PYSRC_MAX_DEPTH is clamped. Unterminated strings and brackets end at the
