@@ -18,7 +18,8 @@ static void make_script(void) {
   for (int i = 0; i < 12; i++)
     k += (size_t)snprintf(script + k, sizeof script - k, "def f%d(x):\n    return x + %d\n", i, i);
   snprintf(script + k, sizeof script - k,
-           "def main():\n    print('train')\nif __name__ == '__main__':\n    main()\n");
+           "def main():\n    print('train')\n    sys.stdout.flush()\n"
+           "if __name__ == '__main__':\n    main()\n");
 }
 
 /* script with `from` replaced by `to` (first occurrence). */
@@ -86,6 +87,12 @@ static void test_same_and_layout(void **st) {
   /* Comments, spacing and a docstring: layout only (a warning). */
   r = run("", edited("def f3(x):\n    return x + 3\n", "def f3( x ):  # three\n    \"\"\"Doc.\"\"\"\n    return x+3\n"));
   assert_int_equal(r.cls, LC_LAYOUT);
+  /* A call split over lines with a trailing comma (black's) is layout; a
+   * tuple's comma is not (PR #734's signatures). */
+  r = run("", edited("def f3(x):\n", "def f3(\n    x,\n):\n"));
+  assert_int_equal(r.cls, LC_LAYOUT);
+  r = run("", edited("return x + 3\n", "return (x + 3,)\n"));
+  assert_int_equal(r.cls, LC_CODE);
 }
 
 static void test_partial_config_defaults(void **st) {
@@ -185,6 +192,36 @@ static void test_prints_and_dead_assignments(void **st) {
   r = run("", edited("def f5(x):\n", "late_k=np.random.rand()\ndef f5(x):\n"));
   assert_int_equal(r.cls, LC_CODE);
   r = run("", edited("def f5(x):\n", "lr=len('ab')\ndef f5(x):\n")); /* lr is read */
+  assert_int_equal(r.cls, LC_CODE);
+  /* An import nothing uses, and a guard around an import (PR #172), are
+   * no computation; a used import, or a fallback that imports something
+   * else or computes, is code. */
+  r = run("", edited("import sys\n", "import sys\nimport uuid\nfrom a.b import c as d, e\n"));
+  assert_int_equal(r.cls, LC_PRINTS);
+  r = run("", edited("import sys\n",
+                     "try:\n    import sys\n    HAS_SYS = True\n"
+                     "except (ImportError, ModuleNotFoundError) as e:\n"
+                     "    sys = HAS_SYS = None\n"));
+  assert_int_equal(r.cls, LC_PRINTS);
+  r = run("", edited("import sys\n", "try:\n    import sys\nexcept:\n    pass\n"));
+  assert_int_equal(r.cls, LC_PRINTS);
+  r = run("", edited("import sys\n",
+                     "try:\n    import sys\nexcept ImportError:\n"
+                     "    import sys2 as sys\n"));
+  assert_int_equal(r.cls, LC_CODE);
+  r = run("", edited("import sys\n",
+                     "try:\n    import sys\nexcept ImportError:\n"
+                     "    sys = load()\n"));
+  assert_int_equal(r.cls, LC_CODE);
+  r = run("", edited("import sys\n",
+                     "try:\n    import sys\nexcept ValueError:\n"
+                     "    sys = None\n"));
+  assert_int_equal(r.cls, LC_CODE);
+  r = run("", edited("import sys\n",
+                     "try:\n    import sys\n    init()\nexcept ImportError:\n"
+                     "    sys = None\n"));
+  assert_int_equal(r.cls, LC_CODE);
+  r = run("", edited("def f5(x):\n", "import math\nk = math.pi\ndef f5(x):\n"));
   assert_int_equal(r.cls, LC_CODE);
   /* A printed change beside a code change: the code is what is shown. */
   char both[8192];

@@ -12,7 +12,15 @@
  *     log0, logger.info, ...), whose arguments' values are only printed;
  *   - `NAME = EXPR` where NAME is read nowhere else in its script and EXPR
  *     calls only builtins without side effects (INERT_PURE: set, range,
- *     len, max, ...): no random state advances, nothing is written.
+ *     len, max, ...): no random state advances, nothing is written;
+ *   - an import whose names no other statement mentions, and an import
+ *     guard: `try:` around imports (and flags set to constants), its
+ *     `except ImportError` (ModuleNotFoundError, Exception, or bare)
+ *     clauses setting names to None, False or True (PR #172 wrapped its
+ *     `from muon_t3 import ...` so after the run). A run that printed its
+ *     log got past its imports, so a guard around one changes nothing it
+ *     computes; a fallback that imports or computes something else is
+ *     code, and so is every use of a guarded name that differs.
  *
  * The tests are of the text, so a printing call whose argument does work
  * (`log0(f"{evaluate(model)}")`) counts as printing: a limit of reading
@@ -35,5 +43,10 @@ int inert_same_print(const py_stmt *a, const py_stmt *b);
 /* 1 if statement i of src assigns, from builtins without side effects, a
  * plain name that no other statement of src mentions. */
 int inert_dead_assignment(const py_src *src, size_t i);
+
+/* 1 if statement i of src is an import whose names no other statement
+ * mentions, or a part of an import guard (the `try`, an import in it, a
+ * clause catching the import's failure, a constant it sets, `pass`). */
+int inert_import(const py_src *src, size_t i);
 
 #endif

@@ -349,14 +349,17 @@ static void window(const char *text, size_t from, char *out, size_t cap) {
   snprintf(out, cap, "%s%.100s%s", from ? "..." : "", text + from, n - from > 100 ? "..." : "");
 }
 
-/* 1 if statement k of c prints, or assigns a name nothing reads. */
+/* 1 if statement k of c prints, assigns a name nothing reads, imports
+ * names nothing uses or guards an import. */
 static int inert_one(const cand *c, size_t k) {
-  return inert_prints(&c->src.v[c->idx[k]]) || inert_dead_assignment(&c->src, c->idx[k]);
+  return inert_prints(&c->src.v[c->idx[k]]) || inert_dead_assignment(&c->src, c->idx[k]) ||
+         inert_import(&c->src, c->idx[k]);
 }
 
 /* 1 if hunk h changes no number the run computes: statements paired in
- * order are the same printing call with other text, and the others print
- * or assign a name nothing reads (verifier/inert_stmt.h). */
+ * order are the same printing call with other text, and the others print,
+ * assign a name nothing reads, import names nothing uses or guard an
+ * import (verifier/inert_stmt.h). */
 static int inert_hunk(const cand *shipped, const cand *log, const diff_hunk *h) {
   const size_t na = h->a1 - h->a0, nb = h->b1 - h->b0;
   for (size_t k = 0; k < na || k < nb; k++) {
