@@ -33,8 +33,9 @@ static void test_statements_and_normalizing(void **st) {
   pysrc_free(&s);
 }
 
-/* A call's trailing comma (black's, when it splits a call) is layout; a
- * tuple's, a subscript's and a literal's are kept. */
+/* A call's trailing comma (black's, when it splits a call) and the
+ * parentheses of `from m import (...)` are layout; a tuple's, a
+ * subscript's and a literal's comma are kept. */
 static void test_trailing_commas(void **st) {
   (void)st;
   py_src s;
@@ -47,11 +48,22 @@ static void test_trailing_commas(void **st) {
       "print(\"a,)\",)\n"
       "s = h(\"(\", (x,),)\n"
       "t = not (x,)\n"
-      "u = [f(x,) for x in (a,)]\n",
+      "u = [f(x,) for x in (a,)]\n"
+      "from m import (\n    a,\n    b as c,\n)\n"
+      "from m import (a)\n",
       &s);
-  const char *want[] = {
-      "def f(a,b)", "return g(a,b)(c)", "x=(1,)",          "y=foo[1,]", "if(x,)",
-      "z={1:2,}",   "print(\"a,)\")",   "s=h(\"(\",(x,))", "t=not(x,)", "u=[f(x)for x in(a,)]"};
+  const char *want[] = {"def f(a,b)",
+                        "return g(a,b)(c)",
+                        "x=(1,)",
+                        "y=foo[1,]",
+                        "if(x,)",
+                        "z={1:2,}",
+                        "print(\"a,)\")",
+                        "s=h(\"(\",(x,))",
+                        "t=not(x,)",
+                        "u=[f(x)for x in(a,)]",
+                        "from m import a,b as c",
+                        "from m import a"};
   assert_int_equal(s.n, sizeof want / sizeof *want);
   for (size_t i = 0; i < s.n; i++) assert_string_equal(s.v[i].text, want[i]);
   pysrc_free(&s);

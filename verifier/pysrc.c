@@ -215,6 +215,22 @@ static void drop_call_commas(char *buf, size_t *len) {
   *len = o;
 }
 
+/* `from m import(a,b,)` is `from m import a,b`: the parentheses only let
+ * the names span lines. buf[0..*len) in place. */
+static void drop_import_parens(char *buf, size_t *len) {
+  static const char from[] = "from ", imp[] = " import(";
+  size_t n = *len;
+  if (n < sizeof from || memcmp(buf, from, sizeof from - 1) || buf[n - 1] != ')') return;
+  char *p = memmem(buf, n, imp, sizeof imp - 1);
+  if (!p || memchr(buf, '\'', n) || memchr(buf, '"', n)) return;
+  size_t open = (size_t)(p - buf) + sizeof imp - 2, end = n - 1;
+  if (memchr(buf + open + 1, '(', end - open - 1) || memchr(buf + open + 1, ')', end - open - 1))
+    return;
+  if (end > open + 1 && buf[end - 1] == ',') end--; /* the trailing comma */
+  buf[open] = ' ';                                  /* `import(a,b)` -> `import a,b` */
+  *len = end;
+}
+
 /* Close the statement in the buffer (if any); returns its index or -1. */
 static int32_t end_stmt(lexer *L, uint32_t line, uint32_t depth, int32_t parent, int header) {
   L->pending_space = 0;
@@ -227,6 +243,7 @@ static int32_t end_stmt(lexer *L, uint32_t line, uint32_t depth, int32_t parent,
     return -1;
   }
   drop_call_commas(L->buf, &L->len);
+  drop_import_parens(L->buf, &L->len);
   char *text = malloc(L->len + 1);
   if (!text) {
     L->oom = 1;

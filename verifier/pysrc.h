@@ -18,7 +18,8 @@
  * blanks outside them removed except one between two word characters,
  * and the trailing comma of a call's or a definition's arguments
  * (`f(a,b,)`, which a formatter adds when it splits the call) dropped;
- * a tuple's (`(x,)`) kept.
+ * a tuple's (`(x,)`) kept; so are the parentheses around the names of
+ * `from m import (a, b)`.
  *
  * Limits: inputs over PYSRC_MAX_BYTES are refused; nesting deeper than
  * PYSRC_MAX_DEPTH is clamped. Unterminated strings and brackets end at the
