@@ -223,6 +223,24 @@ static void test_prints_and_dead_assignments(void **st) {
   assert_int_equal(r.cls, LC_CODE);
   r = run("", edited("def f5(x):\n", "import math\nk = math.pi\ndef f5(x):\n"));
   assert_int_equal(r.cls, LC_CODE);
+  /* An exception's message is text (PR #1846); its type, or a raise the
+   * other side lacks, is not. */
+  char raising[8192];
+  snprintf(raising, sizeof raising, "%s",
+           edited("    return x + 4\n",
+                  "    if x < 0:\n        raise ValueError(f'bad {x}')\n"
+                  "    return x + 4\n"));
+  memcpy(script, raising, strlen(raising) + 1);
+  r = run("", edited("raise ValueError(f'bad {x}')",
+                     "raise ValueError(f'negative: {x}', 'see README')"));
+  assert_int_equal(r.cls, LC_CODE); /* another argument, not other text */
+  r = run("", edited("raise ValueError(f'bad {x}')", "raise ValueError(f'x<0 {x}')"));
+  assert_int_equal(r.cls, LC_PRINTS);
+  r = run("", edited("raise ValueError(f'bad {x}')", "raise TypeError(f'bad {x}')"));
+  assert_int_equal(r.cls, LC_CODE);
+  r = run("", edited("        raise ValueError(f'bad {x}')\n", "        x = -x\n"));
+  assert_int_equal(r.cls, LC_CODE);
+  make_script();
   /* A printed change beside a code change: the code is what is shown. */
   char both[8192];
   snprintf(both, sizeof both, "%s", edited("print('train')", "print('other')"));

@@ -62,6 +62,21 @@ int inert_same_print(const py_stmt *a, const py_stmt *b) {
   return same;
 }
 
+int inert_same_raise(const py_stmt *a, const py_stmt *b) {
+  if (a->header || b->header || strncmp(a->text, "raise ", 6) || strncmp(b->text, "raise ", 6))
+    return 0;
+  char *x = pysrc_blank_strings(a->text, a->len), *y = pysrc_blank_strings(b->text, b->len);
+  int same = 0;
+  if (x && y) {
+    squeeze(x);
+    squeeze(y);
+    same = !strcmp(x, y);
+  }
+  free(x);
+  free(y);
+  return same;
+}
+
 /* 1 if word w[0..n) occurs in t outside a longer word. */
 static int has_word(const char *t, const char *w, size_t n) {
   for (const char *p = strstr(t, w); p; p = strstr(p + 1, w)) {

@@ -40,6 +40,12 @@ int inert_prints(const py_stmt *s);
  * inside string literals (what they print, not what they compute). */
 int inert_same_print(const py_stmt *a, const py_stmt *b);
 
+/* 1 if a and b raise the same exception with other text in its message
+ * (PR #1846 renamed its run in `raise ValueError(f"... requires
+ * WORLD_SIZE=8 ...")`): a run that raised ended without a score either
+ * way. */
+int inert_same_raise(const py_stmt *a, const py_stmt *b);
+
 /* 1 if statement i of src assigns, from builtins without side effects, a
  * plain name that no other statement of src mentions. */
 int inert_dead_assignment(const py_src *src, size_t i);

@@ -357,16 +357,17 @@ static int inert_one(const cand *c, size_t k) {
 }
 
 /* 1 if hunk h changes no number the run computes: statements paired in
- * order are the same printing call with other text, and the others print,
- * assign a name nothing reads, import names nothing uses or guard an
- * import (verifier/inert_stmt.h). */
+ * order are the same printing call (or raise) with other text, and the
+ * others print, assign a name nothing reads, import names nothing uses or
+ * guard an import (verifier/inert_stmt.h). */
 static int inert_hunk(const cand *shipped, const cand *log, const diff_hunk *h) {
   const size_t na = h->a1 - h->a0, nb = h->b1 - h->b0;
   for (size_t k = 0; k < na || k < nb; k++) {
-    if (k < na && k < nb &&
-        inert_same_print(&shipped->src.v[shipped->idx[h->a0 + k]],
-                         &log->src.v[log->idx[h->b0 + k]]))
-      continue;
+    if (k < na && k < nb) {
+      const py_stmt *a = &shipped->src.v[shipped->idx[h->a0 + k]],
+                    *b = &log->src.v[log->idx[h->b0 + k]];
+      if (inert_same_print(a, b) || inert_same_raise(a, b)) continue;
+    }
     if ((k < na && !inert_one(shipped, h->a0 + k)) || (k < nb && !inert_one(log, h->b0 + k)))
       return 0;
   }

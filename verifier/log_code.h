@@ -13,10 +13,10 @@
  *                README's run sets the variable, or the seed);
  *   LC_DEFAULTS  as LC_CONFIG, but a default changed that the README does
  *                not set: the documented run would not be the logged one;
- *   LC_PRINTS    besides those, only what the script prints, an
- *                assignment nothing reads, an import nothing uses or the
- *                guard around an import (verifier/inert_stmt.h): the same
- *                numbers, other text;
+ *   LC_PRINTS    besides those, only what the script prints (or an
+ *                exception's message), an assignment nothing reads, an
+ *                import nothing uses or the guard around an import
+ *                (verifier/inert_stmt.h): the same numbers, other text;
  *   LC_CODE      other statements differ: different code wrote the log;
  *   LC_OTHER     no shipped script shares half its statements with it.
  *
