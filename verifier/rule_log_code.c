@@ -9,9 +9,29 @@
  * produce the claimed numbers: an error when statements that run differ
  * (or a default the documented run does not override), a warning when
  * only comments, layout or the reading of hyperparameters the README sets
- * differ, or the log holds only part of the script. */
+ * differ, or the log holds only part of the script.
+ *
+ * A log without a copy may still print the size of the script that wrote
+ * it (`Code size: N bytes`, the official script's len(code)). When no
+ * shipped script (nor a self-extracting one's payload) is that size, a
+ * different version wrote the log, and the settings it prints that no
+ * shipped script mentions say what it had (issue #1594: one seed's log of
+ * an accepted record prints 16,630 bytes and ttt_hash_embed: True, the
+ * shipped script is 16,594 bytes and has no such setting; the
+ * maintainers' repro pass on PR #86 found its log from an older config).
+ * A warning: an edit after the run (a comment, a renamed log line)
+ * changes the size too, and the copy that would show what changed is not
+ * in the log. Only logs the claim rests on are compared: a baseline or an
+ * ablation beside them was often written by other code on purpose. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "verifier/code_count.h"
 #include "verifier/rules.h"
+#include "verifier/shipped_text.h"
+
+#define UNKNOWN_SHOWN 4 /* settings named in the message, then "..." */
 
 /* A log that does not back the claim (a rerun, an ablation, a baseline
  * beside the claimed runs; verifier/submission_runs.c) is not the
@@ -77,9 +97,78 @@ static void one(const submission *s, const sub_log *lg, const log_code_result *r
   }
 }
 
+/* 1 if word w occurs in t (n bytes) outside a longer name, ignoring case
+ * (a setting printed as ttt_hash_embed is read as TTT_HASH_EMBED). */
+static int mentions(const char *t, size_t n, const char *w) {
+  const size_t k = strlen(w);
+  for (size_t i = 0; k && i + k <= n; i++) {
+    if (strncasecmp(t + i, w, k)) continue;
+    const int before = i > 0 && (isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_');
+    const int after = i + k < n && (isalnum((unsigned char)t[i + k]) || t[i + k] == '_');
+    if (!before && !after) return 1;
+  }
+  return 0;
+}
+
+/* The settings lg prints that no shipped text mentions, ", "-separated;
+ * none when a payload did not decode (its text is not there to search). A
+ * URL (`https://...`) is no setting. */
+static void unknown_settings(const sub_log *lg, const shipped_texts *st, char *out, size_t cap) {
+  size_t len = 0, shown = 0, more = 0;
+  out[0] = 0;
+  for (size_t i = 0; i < lg->log.n_hparams && !st->undecoded; i++) {
+    const char *key = lg->log.hparams[i].key, *value = lg->log.hparams[i].value;
+    if (value && !strncmp(value, "//", 2)) continue;
+    int known = 0, dup = 0;
+    for (size_t j = 0; j < i && !dup; j++) dup = !strcmp(lg->log.hparams[j].key, key);
+    for (size_t j = 0; j < st->n && !known && !dup; j++)
+      known = mentions(st->v[j].text, st->v[j].len, key);
+    if (known || dup) continue;
+    if (shown == UNKNOWN_SHOWN) {
+      more++;
+      continue;
+    }
+    int w = snprintf(out + len, cap - len, "%s%s", shown ? ", " : "", key);
+    if (w < 0 || (size_t)w >= cap - len) break;
+    len += (size_t)w;
+    shown++;
+  }
+  if (more && len < cap) snprintf(out + len, cap - len, " and %zu more", more);
+}
+
+/* A log with no copy of its script whose printed script size no shipped
+ * script has (see the top). */
+static void size_differs(const sub_log *lg, const shipped_texts *st, finding_list *f) {
+  const log_code_size *c = NULL;
+  for (size_t i = 0; i < lg->log.n_code; i++)
+    if (lg->log.code[i].kind == CODE_SIZE_PLAIN) c = &lg->log.code[i];
+  if (!c || !st->n) return;
+  for (size_t i = 0; i < st->n; i++)
+    if ((int64_t)st->v[i].len == c->bytes) return;
+  const shipped_text *near = &st->v[0]; /* the closest in size, for the message */
+  for (size_t i = 1; i < st->n; i++)
+    if (llabs((int64_t)st->v[i].len - c->bytes) < llabs((int64_t)near->len - c->bytes))
+      near = &st->v[i];
+  char unknown[300];
+  unknown_settings(lg, st, unknown, sizeof unknown);
+  findings_group(f, "LOG_CODE_MISMATCH", SEV_WARNING,
+                 "a log prints the size of the script that wrote it, and no shipped script has "
+                 "that size: a different version of the script wrote it",
+                 lg->rel, c->line, "%lld bytes where the closest, %s%s, has %zu%s%s",
+                 (long long)c->bytes, near->name, near->decoded ? "'s payload" : "", near->len,
+                 unknown[0] ? "; it prints settings no shipped script mentions: " : "", unknown);
+}
+
 void rule_log_code(const submission *s, finding_list *f) {
   const code_count *cc = s->counted;
   if (!cc) return;
-  for (size_t i = 0; i < s->n_logs && i < cc->n_logs; i++)
-    if (s->logs[i].copy_of < 0) one(s, &s->logs[i], &cc->logs[i], f);
+  shipped_texts st;
+  int have = shipped_texts_load(s, &st) == 0;
+  for (size_t i = 0; i < s->n_logs && i < cc->n_logs; i++) {
+    if (s->logs[i].copy_of >= 0) continue;
+    one(s, &s->logs[i], &cc->logs[i], f);
+    if (have && cc->logs[i].cls == LC_NONE && s->logs[i].backs_claim)
+      size_differs(&s->logs[i], &st, f);
+  }
+  shipped_texts_free(&st);
 }

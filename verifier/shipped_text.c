@@ -25,7 +25,9 @@ int shipped_texts_load(const submission *s, shipped_texts *out) {
     if (file_read_all(path, CODE_MAX_SOURCE_BYTES, &out->raw[i], &len, &err)) continue;
     out->v[out->n++] = (shipped_text){rel, 0, (const char *)out->raw[i], len};
     code_wrapper *w = &out->wrap[i];
-    if (!code_unwrap((const char *)out->raw[i], len, rel, w, &err) && w->found)
+    if (code_unwrap((const char *)out->raw[i], len, rel, w, &err))
+      out->undecoded++;
+    else if (w->found)
       out->v[out->n++] = (shipped_text){rel, 1, w->text, w->len};
   }
   return 0;

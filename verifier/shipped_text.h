@@ -27,6 +27,7 @@ typedef struct shipped_texts {
   uint8_t **raw;      /* owned: each file's bytes */
   code_wrapper *wrap; /* owned: each file's payload */
   size_t files;
+  size_t undecoded; /* files whose payload is there but does not decode */
 } shipped_texts;
 
 /* Fill *out (free with shipped_texts_free, also after a failure); -1 only

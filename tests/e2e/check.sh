@@ -58,12 +58,20 @@ mklog() {
   fi
 }
 
+# mkscript FILE: the fixtures' train_gpt.py, the 47,642 bytes their logs
+# print as its size (a line of code and a comment filling the rest).
+mkscript() {
+  printf 'print("train")\n' >"$1"
+  head -c $((47642 - 16)) /dev/zero | tr '\0' '#' >>"$1"
+  printf '\n' >>"$1"
+}
+
 # The clean record-track folder: three seeds, claims that the logs support.
 mkrecord() {
   d=$1
   mkdir -p "$d"
   printf '# A test submission\n' >"$d/README.md"
-  printf 'print("train")\n' >"$d/train_gpt.py"
+  mkscript "$d/train_gpt.py"
   mklog "$d/train_seed1337.log" 1337 1.22436570 600038 15815847 source
   mklog "$d/train_seed42.log" 42 1.22500000 600040 15815000 stamped
   mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15816000 plain
@@ -92,7 +100,7 @@ mknonrecord() {
   d=$1
   mkdir -p "$d"
   printf '# A 4-hour run\n' >"$d/README.md"
-  printf 'print("train")\n' >"$d/train_gpt.py"
+  mkscript "$d/train_gpt.py"
   HP='  iterations: 400000' mklog "$d/train.log" 1337 1.20737944 14400039 15762519 plain
   sed -i 's/max_wallclock_seconds: 600.0/max_wallclock_seconds: 14400.0/' "$d/train.log"
   cat >"$d/submission.json" <<JSON
@@ -279,6 +287,7 @@ has check_size_selfextract SIZE_OVER_LIMIT error "self-extracting compressed cod
 # #1688; the merged 2026-04-06_SP8192_HessianSDClip was accepted on the
 # argument that its code packs small).
 d=$(variant size_repacked); mklog "$d/train_seed2025.log" 2025 1.22300000 599990 15952359 plain
+printf 'print("train")\n' >"$d/train_gpt.py"
 padto "$d/train_gpt.py" 20555
 has check_size_repacked_warns SIZE_OVER_LIMIT warning "logged code size \(the shipped code fits: .*47642 code bytes" "$d"
 has check_size_repacked_total_warns SIZE_OVER_LIMIT warning "logged total submission size int8\+zlib \(the shipped code fits" "$d"

@@ -133,3 +133,26 @@ has logcode_beside_claim_warns LOG_CODE_MISMATCH warning 'different code wrote t
 printf '{"author":"a","github_id":"a","name":"n","date":"2026-04-01","val_bpb":1.23000000,"seeds":[2]}\n' \
   >"$S2/submission.json"
 has logcode_claimed_run_errors LOG_CODE_MISMATCH error 'different code wrote this log' "$S2"
+
+# --- A log without a copy of its script that prints the script's size
+# (issue #1594: one seed's log of an accepted record prints 16,630 bytes
+# and ttt_hash_embed: True; the shipped script is 16,594 bytes and has no
+# such setting). A warning that names the settings; none when the size
+# is a shipped script's, or for a log the claim does not rest on.
+K=$F/codesize
+mkdir -p "$K"
+printf 'import os\nseed = int(os.environ.get("SEED", 1337))\nmax_wallclock_seconds = 600.0\nprint("train")\n' \
+  >"$K/train_gpt.py"
+pad "$K/train_gpt.py" 16594
+printf '```\ntorchrun --standalone --nproc_per_node=8 train_gpt.py\n```\n' >"$K/README.md"
+mini_log "$K/train_seed314.log" 314 15000000 16594
+lacks codesize_same_no_warning LOG_CODE_MISMATCH "$K"
+DATA='  ttt_hash_embed: True' BPB=1.23000000 mini_log "$K/train_seed42.log" 42 15000000 16630
+has codesize_differs_warns LOG_CODE_MISMATCH warning \
+  "no shipped script has that size.*16630 bytes where the closest, train_gpt.py, has 16594; it prints settings no shipped script mentions: ttt_hash_embed \(train_seed42.log:" "$K"
+printf '{"author":"a","github_id":"a","name":"n","date":"2026-04-01","val_bpb":1.22436570,"seeds":[314]}\n' \
+  >"$K/submission.json"
+lacks codesize_beside_claim_no_warning LOG_CODE_MISMATCH "$K"
+# A payload that does not decode hides the settings the code reads: the
+# size still differs, no setting is named.
+has codesize_undecoded_names_none LOG_CODE_MISMATCH warning "100 bytes where the closest, train_gpt.py, has [0-9]+ \(train_seed1.log" "$U"
