@@ -77,8 +77,9 @@ static void one(const submission *s, const sub_log *lg, const log_code_result *r
   case LC_PRINTS:
     findings_add(f, "LOG_CODE_MISMATCH", SEV_WARNING, lg->rel, r->first,
                  "the script copied at lines %u-%u differs from %s%s only in what it prints or "
-                 "an exception's message, in assignments nothing reads, in imports nothing uses or their guards, or in "
-                 "reading settings the run sets: the same numbers, other text; first: %s",
+                 "an exception's message, in assignments nothing reads, in imports nothing "
+                 "uses or their guards, or in reading settings the run sets: the same numbers, "
+                 "other text; first: %s",
                  r->first, r->last, r->script, what, r->detail);
     return;
   case LC_CODE:
