@@ -250,6 +250,8 @@ static void test_prints_and_dead_assignments(void **st) {
   r = run("", both);
   assert_int_equal(r.cls, LC_CODE);
   assert_non_null(strstr(r.detail, "return x*7"));
+  assert_int_equal(r.hunks, 2);
+  assert_int_equal(r.code_hunks, 1); /* the print is no code */
 }
 
 /* A copy of the script's tail is a part of it; with a change in it, the

@@ -502,8 +502,10 @@ static void classify(const cand *shipped, const cand *log, const diff_hunk *hk, 
     return;
   }
   /* The example is the first code hunk that changes a statement; one
-   * whose statements only moved serves when none does. */
+   * whose statements only moved serves when none does. Every code hunk
+   * is counted, for the message. */
   const diff_hunk *code = NULL, *inert = NULL;
+  int changes = 0; /* code changes a statement, not only moves some */
   for (size_t i = 0; i < nh; i++) {
     if (interleaved(log, &hk[i])) continue;
     if (config_hunk(shipped, log, &hk[i], cc, unset, sizeof unset)) continue;
@@ -511,11 +513,10 @@ static void classify(const cand *shipped, const cand *log, const diff_hunk *hk, 
       if (!inert) inert = &hk[i];
       continue;
     }
-    if (!code) code = &hk[i];
-    if (!moved_only(shipped, log, &hk[i], hk, nh)) {
-      code = &hk[i];
-      break;
-    }
+    r->code_hunks++;
+    if (code && changes) continue;
+    const int c = !moved_only(shipped, log, &hk[i], hk, nh);
+    if (!code || c) code = &hk[i], changes = c;
   }
   if (code) {
     r->cls = LC_CODE;

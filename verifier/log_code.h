@@ -55,6 +55,8 @@ typedef struct log_code_result {
   size_t statements;  /* statements in the log's copy */
   size_t common;      /* statements shared with the script */
   size_t hunks;       /* places where they differ */
+  size_t code_hunks;  /* of those, the places in code (LC_CODE): not what is
+                         printed, settings read, or inert statements */
   int partial;        /* the copy holds only part of the script */
   char detail[700];   /* the first difference, or the variables, for messages */
 } log_code_result;

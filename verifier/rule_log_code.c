@@ -82,13 +82,18 @@ static void one(const submission *s, const sub_log *lg, const log_code_result *r
                  "other text; first: %s",
                  r->first, r->last, r->script, what, r->detail);
     return;
-  case LC_CODE:
-    findings_add(f, "LOG_CODE_MISMATCH", sev, lg->rel, r->first,
-                 "different code wrote this log: its script (lines %u-%u, %zu statements%s) differs "
-                 "from %s%s in %zu place%s; first: %s",
-                 r->first, r->last, r->statements, r->partial ? ", a part of the script" : "",
-                 r->script, what, r->hunks, r->hunks == 1 ? "" : "s", r->detail);
+  case LC_CODE: {
+    char some[64] = "";
+    if (r->code_hunks < r->hunks)
+      snprintf(some, sizeof some, ", %zu of them in code", r->code_hunks);
+    findings_add(
+        f, "LOG_CODE_MISMATCH", sev, lg->rel, r->first,
+        "different code wrote this log: its script (lines %u-%u, %zu statements%s) differs "
+        "from %s%s in %zu place%s%s; first: %s",
+        r->first, r->last, r->statements, r->partial ? ", a part of the script" : "", r->script,
+        what, r->hunks, r->hunks == 1 ? "" : "s", some, r->detail);
     return;
+  }
   case LC_OTHER:
     findings_add(f, "LOG_CODE_MISMATCH", sev, lg->rel, r->first,
                  "the script copied at lines %u-%u (%zu statements) is not a shipped script: the "
