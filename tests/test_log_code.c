@@ -252,6 +252,24 @@ static void test_prints_and_dead_assignments(void **st) {
   assert_non_null(strstr(r.detail, "return x*7"));
   assert_int_equal(r.hunks, 2);
   assert_int_equal(r.code_hunks, 1); /* the print is no code */
+  /* The example is a change to what runs (f9's body), not the new flag and
+   * function before it, which run only where something reads them. */
+  snprintf(both, sizeof both, "%s",
+           edited("def f2(x):\n",
+                  "FLAG = False\n@wrap\ndef helper(x):\n    if FLAG:\n"
+                  "        x = x * 2\n    return x\ndef f2(x):\n"));
+  f7 = strstr(both, "return x + 9");
+  assert_non_null(f7);
+  memcpy(f7, "return x - 9", strlen("return x - 9"));
+  r = run("", both);
+  assert_int_equal(r.cls, LC_CODE);
+  assert_int_equal(r.code_hunks, 2);
+  assert_non_null(strstr(r.detail, "return x-9"));
+  snprintf(both, sizeof both, "%s",
+           edited("def f2(x):\n", "FLAG = False\ndef helper(x):\n    return x\ndef f2(x):\n"));
+  r = run("", both); /* only a definition: it is the example */
+  assert_int_equal(r.cls, LC_CODE);
+  assert_non_null(strstr(r.detail, "FLAG=False"));
 }
 
 /* A copy of the script's tail is a part of it; with a change in it, the

@@ -404,13 +404,86 @@ static int moved_only(const cand *shipped, const cand *log, const diff_hunk *h,
   return 1;
 }
 
+/* 1 if `NAME=VALUE` sets a constant: VALUE holds no name but True, False
+ * or None, and no call (numbers, strings, and lists or tuples of them). */
+static int constant_set(const py_stmt *s) {
+  size_t len, last, value;
+  if (!pysrc_assignment(s, &len, &last, &value)) return 0;
+  char *e = pysrc_blank_strings(s->text + value, s->len - value);
+  if (!e) return 0;
+  int ok = 1;
+  for (size_t i = 0; e[i] && ok;) {
+    if (!pysrc_word_char(e[i])) {
+      ok = !strchr("(", e[i]) || i == 0 || !pysrc_word_char(e[i - 1]);
+      i++;
+      continue;
+    }
+    size_t j = i;
+    while (pysrc_word_char(e[j]) || (e[j] == '.' && isdigit((unsigned char)e[i]))) j++;
+    ok = isdigit((unsigned char)e[i]) || (j - i == 4 && !memcmp(e + i, "True", 4)) ||
+         (j - i == 5 && !memcmp(e + i, "False", 5)) || (j - i == 4 && !memcmp(e + i, "None", 4));
+    i = j;
+  }
+  free(e);
+  return ok;
+}
+
+/* 1 if statement k (kept index) of c only defines: a def or class header,
+ * a decorator, an import, a statement inside a definition whose header is
+ * among kept statements [k0, k1), or a constant set. Such a change runs
+ * only where something calls or reads it, and that is a change of its
+ * own. */
+static int defines(const cand *c, size_t k, size_t k0, size_t k1) {
+  const py_stmt *s = &c->src.v[c->idx[k]];
+  if (s->text[0] == '@' || constant_set(s)) return 1;
+  if (!s->header && (!strncmp(s->text, "import ", 7) || !strncmp(s->text, "from ", 5))) return 1;
+  if (s->header && (!strncmp(s->text, "def ", 4) || !strncmp(s->text, "class ", 6) ||
+                    !strncmp(s->text, "async def ", 10)))
+    return 1;
+  for (int32_t p = s->parent; p >= 0; p = c->src.v[p].parent) {
+    const py_stmt *h = &c->src.v[p];
+    if ((size_t)p < c->idx[k0] || (size_t)p > c->idx[k1 - 1]) break; /* outside the hunk */
+    if (!strncmp(h->text, "def ", 4) || !strncmp(h->text, "class ", 6) ||
+        !strncmp(h->text, "async def ", 10))
+      return 1;
+  }
+  return 0;
+}
+
+/* 1 if every statement of hunk h, on both sides, only defines. */
+static int defines_only(const cand *shipped, const cand *log, const diff_hunk *h) {
+  for (size_t k = h->a0; k < h->a1; k++)
+    if (!defines(shipped, k, h->a0, h->a1)) return 0;
+  for (size_t k = h->b0; k < h->b1; k++)
+    if (!defines(log, k, h->b0, h->b1)) return 0;
+  return 1;
+}
+
+/* The first statement of [from, k1) (kept indices of c, a hunk's side
+ * [k0, k1)) that does not only define and is no bare `try`, `else` or
+ * `finally` (nothing to show), or from when there is none. */
+static size_t first_running(const cand *c, size_t from, size_t k0, size_t k1) {
+  for (size_t k = from; k < k1; k++) {
+    const char *t = c->src.v[c->idx[k]].text;
+    if (!defines(c, k, k0, k1) && strcmp(t, "try") && strcmp(t, "else") && strcmp(t, "finally"))
+      return k;
+  }
+  return from;
+}
+
 /* The first differing statements of hunk h (of the nh hunks hk), for the
  * message, passing over statements that only moved; two long statements
  * are shown from a little before their first differing character. */
 static void describe(const cand *shipped, const cand *log, const diff_hunk *h,
                      const diff_hunk *hk, size_t nh, uint32_t start, char *out, size_t cap) {
-  const size_t ia = first_unmoved(shipped, log, h->a0, h->a1, hk, nh, 0);
-  const size_t ib = first_unmoved(log, shipped, h->b0, h->b1, hk, nh, 1);
+  size_t ia = first_unmoved(shipped, log, h->a0, h->a1, hk, nh, 0);
+  size_t ib = first_unmoved(log, shipped, h->b0, h->b1, hk, nh, 1);
+  /* Statements one side adds: shown from the first that runs (an added
+   * block often opens with its imports and constants). */
+  if (h->b0 == h->b1)
+    ia = first_running(shipped, ia, h->a0, h->a1);
+  else if (h->a0 == h->a1)
+    ib = first_running(log, ib, h->b0, h->b1);
   const py_stmt *a = h->a0 < h->a1 ? &shipped->src.v[shipped->idx[ia]] : NULL;
   const py_stmt *b = h->b0 < h->b1 ? &log->src.v[log->idx[ib]] : NULL;
   char wa[120], wb[120];
@@ -501,11 +574,13 @@ static void classify(const cand *shipped, const cand *log, const diff_hunk *hk, 
     r->cls = LC_LAYOUT;
     return;
   }
-  /* The example is the first code hunk that changes a statement; one
-   * whose statements only moved serves when none does. Every code hunk
-   * is counted, for the message. */
+  /* The example is the first code hunk that changes a statement that
+   * runs; then the first that changes a definition or a constant (LowerLR's
+   * first is `_QAT_ENABLED = False` and a function, its second the
+   * forward pass that reads them); one whose statements only moved
+   * serves when none does. Every code hunk is counted, for the message. */
   const diff_hunk *code = NULL, *inert = NULL;
-  int changes = 0; /* code changes a statement, not only moves some */
+  int rank = 0; /* code's: 1 moved only, 2 defines, 3 changes what runs */
   for (size_t i = 0; i < nh; i++) {
     if (interleaved(log, &hk[i])) continue;
     if (config_hunk(shipped, log, &hk[i], cc, unset, sizeof unset)) continue;
@@ -514,9 +589,11 @@ static void classify(const cand *shipped, const cand *log, const diff_hunk *hk, 
       continue;
     }
     r->code_hunks++;
-    if (code && changes) continue;
-    const int c = !moved_only(shipped, log, &hk[i], hk, nh);
-    if (!code || c) code = &hk[i], changes = c;
+    if (rank == 3) continue;
+    const int k = moved_only(shipped, log, &hk[i], hk, nh) ? 1
+                  : defines_only(shipped, log, &hk[i])     ? 2
+                                                           : 3;
+    if (k > rank) code = &hk[i], rank = k;
   }
   if (code) {
     r->cls = LC_CODE;

@@ -58,7 +58,8 @@ typedef struct log_code_result {
   size_t code_hunks;  /* of those, the places in code (LC_CODE): not what is
                          printed, settings read, or inert statements */
   int partial;        /* the copy holds only part of the script */
-  char detail[700];   /* the first difference, or the variables, for messages */
+  char detail[700];   /* an example difference (LC_CODE: the first in a statement that
+                         runs, else in a definition), or the variables, for messages */
 } log_code_result;
 
 struct code_count;

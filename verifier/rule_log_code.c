@@ -89,7 +89,7 @@ static void one(const submission *s, const sub_log *lg, const log_code_result *r
     findings_add(
         f, "LOG_CODE_MISMATCH", sev, lg->rel, r->first,
         "different code wrote this log: its script (lines %u-%u, %zu statements%s) differs "
-        "from %s%s in %zu place%s%s; first: %s",
+        "from %s%s in %zu place%s%s; for example: %s",
         r->first, r->last, r->statements, r->partial ? ", a part of the script" : "", r->script,
         what, r->hunks, r->hunks == 1 ? "" : "s", some, r->detail);
     return;

@@ -82,7 +82,7 @@ lacks logcode_same_passes LOG_CODE_MISMATCH "$S"
 sed 's/return x + 7$/return x * 7/' "$S/train_gpt.py" >"$TMP/other.py"
 mini_log "$S/train_seed1.log" 1 15000000 2000 "$TMP/other.py"
 has logcode_code_change_errors LOG_CODE_MISMATCH error \
-  'different code wrote this log: .* first: log line 20 `return x\*7` where train_gpt.py:20 has `return x\+7`' "$S"
+  'different code wrote this log: .* for example: log line 20 `return x\*7` where train_gpt.py:20 has `return x\+7`' "$S"
 # On the non-record track (accepted for what it shows; LeWM_Jepa_Mamba2 was
 # merged with a log of an earlier script) the same is a warning.
 has logcode_nonrecord_warns LOG_CODE_MISMATCH warning 'different code wrote this log' "$S" --track nonrecord
