@@ -113,7 +113,7 @@ static void describe(const submission *s, double c, int dec, field fl, char *buf
       }
     }
   }
-  snprintf(buf, cap, "no log line has it");
+  snprintf(buf, cap, "no metric line of the logs has it");
 }
 
 /* Seeds submission.json lists that no run has (a seed whose claim was
