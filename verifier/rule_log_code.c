@@ -116,15 +116,23 @@ static int mentions(const char *t, size_t n, const char *w) {
   return 0;
 }
 
+static int has_lower(const char *s) {
+  for (; *s; s++)
+    if (islower((unsigned char)*s)) return 1;
+  return 0;
+}
+
 /* The settings lg prints that no shipped text mentions, ", "-separated;
  * none when a payload did not decode (its text is not there to search). A
- * URL (`https://...`) is no setting. */
+ * URL (`https://...`) is no setting, nor a key without a lower-case
+ * letter (`WARNING: ...`): the scripts print their settings in lower
+ * case. */
 static void unknown_settings(const sub_log *lg, const shipped_texts *st, char *out, size_t cap) {
   size_t len = 0, shown = 0, more = 0;
   out[0] = 0;
   for (size_t i = 0; i < lg->log.n_hparams && !st->undecoded; i++) {
     const char *key = lg->log.hparams[i].key, *value = lg->log.hparams[i].value;
-    if (value && !strncmp(value, "//", 2)) continue;
+    if ((value && !strncmp(value, "//", 2)) || !has_lower(key)) continue;
     int known = 0, dup = 0;
     for (size_t j = 0; j < i && !dup; j++) dup = !strcmp(lg->log.hparams[j].key, key);
     for (size_t j = 0; j < st->n && !known && !dup; j++)

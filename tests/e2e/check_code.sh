@@ -147,7 +147,9 @@ pad "$K/train_gpt.py" 16594
 printf '```\ntorchrun --standalone --nproc_per_node=8 train_gpt.py\n```\n' >"$K/README.md"
 mini_log "$K/train_seed314.log" 314 15000000 16594
 lacks codesize_same_no_warning LOG_CODE_MISMATCH "$K"
-DATA='  ttt_hash_embed: True' BPB=1.23000000 mini_log "$K/train_seed42.log" 42 15000000 16630
+# (A WARNING: line and a URL are no settings.)
+DATA=$(printf '  ttt_hash_embed: True\nWARNING:__main__:\nhttps://example.org/x') BPB=1.23000000 \
+  mini_log "$K/train_seed42.log" 42 15000000 16630
 has codesize_differs_warns LOG_CODE_MISMATCH warning \
   "no shipped script has that size.*16630 bytes where the closest, train_gpt.py, has 16594; it prints settings no shipped script mentions: ttt_hash_embed \(train_seed42.log:" "$K"
 printf '{"author":"a","github_id":"a","name":"n","date":"2026-04-01","val_bpb":1.22436570,"seeds":[314]}\n' \
