@@ -45,11 +45,9 @@ static void squeeze(char *s) {
   s[o] = 0;
 }
 
-int inert_same_print(const py_stmt *a, const py_stmt *b) {
-  if (!inert_prints(a) || !inert_prints(b)) return 0;
-  size_t na = 0, nb = 0;
-  const size_t ka = callee(a, &na), kb = callee(b, &nb);
-  if (ka != kb || memcmp(a->text, b->text, ka)) return 0;
+/* 1 if a and b differ only inside string literals (and in how many
+ * blanks a literal of another length leaves). */
+static int same_but_strings(const py_stmt *a, const py_stmt *b) {
   char *x = pysrc_blank_strings(a->text, a->len), *y = pysrc_blank_strings(b->text, b->len);
   int same = 0;
   if (x && y) {
@@ -62,19 +60,17 @@ int inert_same_print(const py_stmt *a, const py_stmt *b) {
   return same;
 }
 
+int inert_same_print(const py_stmt *a, const py_stmt *b) {
+  if (!inert_prints(a) || !inert_prints(b)) return 0;
+  size_t na = 0, nb = 0;
+  const size_t ka = callee(a, &na), kb = callee(b, &nb);
+  return ka == kb && !memcmp(a->text, b->text, ka) && same_but_strings(a, b);
+}
+
 int inert_same_raise(const py_stmt *a, const py_stmt *b) {
   if (a->header || b->header || strncmp(a->text, "raise ", 6) || strncmp(b->text, "raise ", 6))
     return 0;
-  char *x = pysrc_blank_strings(a->text, a->len), *y = pysrc_blank_strings(b->text, b->len);
-  int same = 0;
-  if (x && y) {
-    squeeze(x);
-    squeeze(y);
-    same = !strcmp(x, y);
-  }
-  free(x);
-  free(y);
-  return same;
+  return same_but_strings(a, b);
 }
 
 /* 1 if word w[0..n) occurs in t outside a longer word. */
@@ -112,16 +108,14 @@ int inert_dead_assignment(const py_src *src, size_t i) {
 
 /* ---- imports and their guards ---- */
 
-static int starts_with(const py_stmt *s, const char *w) {
-  const size_t n = strlen(w);
-  return s->len >= n && !memcmp(s->text, w, n);
-}
+static int is_kw(const py_stmt *s, const char *kw) { return !strcmp(pysrc_keyword(s), kw); }
 
 static int is_import(const py_stmt *s) {
-  return !s->header && (starts_with(s, "import ") || starts_with(s, "from "));
+  return !s->header && (is_kw(s, "import") || is_kw(s, "from"));
 }
 
-/* `A=None`, `A=B=False`, `HAS_X=True`: a flag or a placeholder. */
+/* `A=None`, `A=B=False`, `HAS_X=True`: a flag, or a name set to None in
+ * place of a module that did not import. */
 static int constant_assignment(const py_stmt *s) {
   if (s->header) return 0;
   const char *t = s->text;
@@ -140,7 +134,7 @@ static int constant_assignment(const py_stmt *s) {
  * a clause that catches a failed import (Exception included) and nothing
  * narrower that a computation would raise. */
 static int import_except(const py_stmt *s) {
-  if (!s->header || !starts_with(s, "except")) return 0;
+  if (!s->header || !is_kw(s, "except")) return 0;
   const char *t = s->text + strlen("except");
   if (!*t) return 1;
   static const char *const OK[] = {"ImportError", "ModuleNotFoundError", "Exception"};
@@ -183,7 +177,7 @@ static long try_of(const py_src *src, size_t i) {
     if (t->depth > src->v[i].depth) continue;
     if (t->depth < src->v[i].depth || t->parent != src->v[i].parent || !t->header) return -1;
     if (!strcmp(t->text, "try")) return (long)j;
-    if (!starts_with(t, "except")) return -1;
+    if (!is_kw(t, "except")) return -1;
   }
   return -1;
 }
@@ -197,7 +191,7 @@ static int import_guard(const py_src *src, size_t t) {
   for (size_t j = t + 1; j < src->n && src->v[j].depth >= s->depth; j++) {
     const py_stmt *c = &src->v[j];
     if (c->depth > s->depth) continue;
-    if (c->parent != s->parent || !c->header || !starts_with(c, "except")) break;
+    if (c->parent != s->parent || !c->header || !is_kw(c, "except")) break;
     if (!import_except(c) || !body_is(src, j, 0, 0)) return 0;
     clauses++;
   }
@@ -209,7 +203,7 @@ static int import_guard(const py_src *src, size_t t) {
 static int import_unused(const py_src *src, size_t i) {
   const py_stmt *s = &src->v[i];
   const char *t = s->text, *p;
-  if (starts_with(s, "from ")) {
+  if (is_kw(s, "from")) {
     p = strstr(t, " import");
     if (!p) return 0;
     p += strlen(" import");

@@ -413,8 +413,8 @@ static int constant_set(const py_stmt *s) {
   if (!e) return 0;
   int ok = 1;
   for (size_t i = 0; e[i] && ok;) {
-    if (!pysrc_word_char(e[i])) {
-      ok = !strchr("(", e[i]) || i == 0 || !pysrc_word_char(e[i - 1]);
+    if (!pysrc_word_char(e[i])) { /* a '(' after a name is a call */
+      ok = e[i] != '(' || i == 0 || !pysrc_word_char(e[i - 1]);
       i++;
       continue;
     }
@@ -433,19 +433,21 @@ static int constant_set(const py_stmt *s) {
  * among kept statements [k0, k1), or a constant set. Such a change runs
  * only where something calls or reads it, and that is a change of its
  * own. */
+static int def_header(const py_stmt *s) {
+  const char *k = pysrc_keyword(s);
+  return s->header && (!strcmp(k, "def") || !strcmp(k, "class") ||
+                       (!strcmp(k, "async") && !strncmp(s->text, "async def ", 10)));
+}
+
 static int defines(const cand *c, size_t k, size_t k0, size_t k1) {
   const py_stmt *s = &c->src.v[c->idx[k]];
-  if (s->text[0] == '@' || constant_set(s)) return 1;
-  if (!s->header && (!strncmp(s->text, "import ", 7) || !strncmp(s->text, "from ", 5))) return 1;
-  if (s->header && (!strncmp(s->text, "def ", 4) || !strncmp(s->text, "class ", 6) ||
-                    !strncmp(s->text, "async def ", 10)))
+  const char *kw = pysrc_keyword(s);
+  if (s->text[0] == '@' || constant_set(s) || def_header(s) ||
+      (!s->header && (!strcmp(kw, "import") || !strcmp(kw, "from"))))
     return 1;
   for (int32_t p = s->parent; p >= 0; p = c->src.v[p].parent) {
-    const py_stmt *h = &c->src.v[p];
     if ((size_t)p < c->idx[k0] || (size_t)p > c->idx[k1 - 1]) break; /* outside the hunk */
-    if (!strncmp(h->text, "def ", 4) || !strncmp(h->text, "class ", 6) ||
-        !strncmp(h->text, "async def ", 10))
-      return 1;
+    if (def_header(&c->src.v[p])) return 1;
   }
   return 0;
 }

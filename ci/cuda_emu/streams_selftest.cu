@@ -56,16 +56,38 @@ static bool all_equal(const float *d, float v) {
   return true;
 }
 
-/* (a) A kernel on stream B reads what a kernel on stream A writes. */
-static void producer_consumer(const char *sch, bool lazy) {
+/* Two non-blocking streams, an event, and two device buffers of N
+ * floats: what (a) and (e) race on. */
+typedef struct two_streams {
   cudaStream_t a, b;
   cudaEvent_t e;
   float *buf, *out;
-  cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
-  cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
-  cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
-  cudaMalloc((void **)&buf, N * sizeof *buf);
-  cudaMalloc((void **)&out, N * sizeof *out);
+} two_streams;
+
+static two_streams two_streams_open(void) {
+  two_streams t;
+  cudaStreamCreateWithFlags(&t.a, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&t.b, cudaStreamNonBlocking);
+  cudaEventCreateWithFlags(&t.e, cudaEventDisableTiming);
+  cudaMalloc((void **)&t.buf, N * sizeof *t.buf);
+  cudaMalloc((void **)&t.out, N * sizeof *t.out);
+  return t;
+}
+
+static void two_streams_close(two_streams *t) {
+  cudaFree(t->buf);
+  cudaFree(t->out);
+  cudaEventDestroy(t->e);
+  cudaStreamDestroy(t->a);
+  cudaStreamDestroy(t->b);
+}
+
+/* (a) A kernel on stream B reads what a kernel on stream A writes. */
+static void producer_consumer(const char *sch, bool lazy) {
+  two_streams t = two_streams_open();
+  cudaStream_t a = t.a, b = t.b;
+  cudaEvent_t e = t.e;
+  float *buf = t.buf, *out = t.out;
   set_kernel<<<1, N, 0, a>>>(buf, 1.0f, N);
   set_kernel<<<1, N, 0, b>>>(out, 0.0f, N);
   cudaDeviceSynchronize();
@@ -86,11 +108,7 @@ static void producer_consumer(const char *sch, bool lazy) {
   cudaStreamSynchronize(b);
   say(all_equal(out, 3.0f), sch, "(a) with cudaStreamWaitEvent, B's kernel reads A's new value");
   say(emu_races() == r0, sch, "(a) with the event, no race is reported");
-  cudaFree(buf);
-  cudaFree(out);
-  cudaEventDestroy(e);
-  cudaStreamDestroy(a);
-  cudaStreamDestroy(b);
+  two_streams_close(&t);
 }
 
 /* (b) Host writes to the source of a queued copy: pinned memory is read
@@ -200,14 +218,10 @@ static void launch_limits(const char *sch) {
 /* (e) As (a), with stream B's kernel reading and writing through a
  * struct passed by value (arg_pointers.h lists its pointers). */
 static void struct_arguments(const char *sch) {
-  cudaStream_t a, b;
-  cudaEvent_t e;
-  float *buf, *out;
-  cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
-  cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
-  cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
-  cudaMalloc((void **)&buf, N * sizeof *buf);
-  cudaMalloc((void **)&out, N * sizeof *out);
+  two_streams t = two_streams_open();
+  cudaStream_t a = t.a, b = t.b;
+  cudaEvent_t e = t.e;
+  float *buf = t.buf, *out = t.out;
   residual_norm_io io;
   memset(&io, 0, sizeof io);
   io.x = buf, io.u = out;
@@ -231,11 +245,7 @@ static void struct_arguments(const char *sch) {
   cudaStreamSynchronize(b);
   say(all_equal(out, 3.0f), sch, "(e) with the event, the struct's reader sees A's new value");
   say(emu_races() == r0, sch, "(e) with the event, no race is reported");
-  cudaFree(buf);
-  cudaFree(out);
-  cudaEventDestroy(e);
-  cudaStreamDestroy(a);
-  cudaStreamDestroy(b);
+  two_streams_close(&t);
 }
 
 /* The arguments are the values at the launch, not when the grid runs. */
