@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "verifier/log_parse.h"
+#include "verifier/log_parts.h"
 
 static void parse(const char *text, pg_log *l) {
   pg_error e;
@@ -494,6 +495,131 @@ static void test_segments(void **st) {
   log_free(&l);
 }
 
+/* Where each segment begins: after the last result of the one before, so
+ * the configuration a run prints before its first step is its own; a
+ * Hyperparameters block and the seed in it begin one segment. */
+static void test_segment_lines(void **st) {
+  (void)st;
+  pg_log l;
+  parse(
+      "Hyperparameters:\n  seed: 42\n"                                      /* 1-2 */
+      "step:500/20000 train_loss:2.1 train_time:20000ms step_avg:40.00ms\n" /* 3 */
+      "final_int8_zlib_roundtrip_exact val_loss:2.0 val_bpb:1.20000000\n"   /* 4 */
+      "peak memory allocated: 2595 MiB\n"                                   /* 5 */
+      "train_batch_tokens:786432 max_wallclock_seconds:600.000\n"           /* 6 */
+      "seed:42\n"                                                           /* 7 */
+      "step:1/20000 train_loss:6.9 train_time:25ms step_avg:25.00ms\n"      /* 8 */
+      "final_int8_zlib_roundtrip_exact val_loss:2.0 val_bpb:1.10000000\n"   /* 9 */
+      "Hyperparameters:\n  seed: 314\n"                                     /* 10-11 */
+      "final_int8_zlib_roundtrip_exact val_loss:2.0 val_bpb:1.30000000\n",  /* 12 */
+      &l);
+  assert_int_equal(l.n_segments, 3);
+  assert_int_equal(l.n_segs, 3);
+  assert_int_equal(l.seg_first[0], 1);
+  assert_int_equal(l.seg_first[1], 5);
+  assert_int_equal(l.seg_first[2], 10);
+  assert_int_equal(l.metrics[2].segment, 2);
+  log_free(&l);
+  /* A seed line after the last result begins the new run there. */
+  parse(
+      "seed:7\nstep:9/9 train_loss:2.1 train_time:900ms step_avg:100.00ms\n"
+      "seed:8\nstep:1/9 train_loss:6.9 train_time:100ms step_avg:100.00ms\n",
+      &l);
+  assert_int_equal(l.n_segs, 2);
+  assert_int_equal(l.seg_first[1], 3);
+  log_free(&l);
+}
+
+/* Another process's line inside rank 0's Hyperparameters block (torchrun's
+ * interleaved output) does not end it; a line of its own process does. */
+static void test_hparams_other_process(void **st) {
+  (void)st;
+  pg_log l;
+  parse(
+      "[default0]:Hyperparameters:\n"
+      "[default0]:  adam_eps: 1e-08\n"
+      "[default7]:job-0:254:619 [7] NCCL INFO Channel 00/0 : 7[7] -> 0[0]\n"
+      "[default0]:  seed: 1337\n"
+      "[default0]:model_params:35944536\n"
+      "[default0]:  train_seq_len: 2048\n",
+      &l);
+  assert_true(l.seed.line == 4 && l.seed.v == 1337);
+  assert_non_null(log_hparam(&l, "adam_eps"));
+  assert_null(log_hparam(&l, "train_seq_len"));
+  log_free(&l);
+  /* Untagged, such a line ends the block as before. */
+  parse("Hyperparameters:\n  adam_eps: 1e-08\nNCCL INFO Channel\n  seed: 1337\n", &l);
+  assert_int_equal(l.seed.line, 0);
+  log_free(&l);
+}
+
+/* A part of a file is parsed with the file's line numbers, its leading
+ * script copy looked for at its start. */
+static void test_parse_part(void **st) {
+  (void)st;
+  pg_log l;
+  pg_error e;
+  const char *t =
+      "import os\nprint(1)\n"
+      "============================================================================================"
+      "========\n"
+      "seed:5\nfinal_int8_zlib_roundtrip_exact val_loss:2.0 val_bpb:1.20000000\n";
+  assert_int_equal(log_parse_part(t, strlen(t), 100, "t.log", &l, &e), 0);
+  assert_int_equal(l.first_line, 100);
+  assert_int_equal(l.code_end_line, 102);
+  assert_int_equal(l.seed.line, 103);
+  assert_int_equal(l.metrics[0].line, 104);
+  assert_int_equal(l.n_lines, 104);
+  assert_int_equal(l.seg_first[0], 100);
+  log_free(&l);
+}
+
+/* Which files are several runs, where each begins, and the seeds a file
+ * name lists. */
+static void test_log_parts(void **st) {
+  (void)st;
+  int64_t v[8];
+  assert_int_equal(log_name_seeds("eval_seeds42_314.log", v, 8), 2);
+  assert_true(v[0] == 42 && v[1] == 314);
+  assert_int_equal(log_name_seeds("train_seeds_42_999_slot_v2.log", v, 8), 2);
+  assert_true(v[0] == 42 && v[1] == 999);
+  assert_int_equal(log_name_seeds("train_seed1337.log", v, 8), 1);
+  assert_int_equal(log_name_seeds("train_seed42_2048ctx.log", v, 8), 1);
+  assert_int_equal(log_name_seeds("train_v3.log", v, 8), 0);
+  assert_int_equal(log_name_seeds("SEED-7.txt", v, 8), 1);
+  assert_int_equal(v[0], 7);
+
+  pg_log l;
+  log_part p[LOG_MAX_PARTS];
+  /* Three seeds' runs. */
+  parse(
+      "seed:42\nstep:9/9 train_loss:2.1 train_time:900ms step_avg:100.00ms\n"
+      "final_x_exact val_loss:2.0 val_bpb:1.20000000\n"
+      "seed:314\nstep:9/9 train_loss:2.1 train_time:900ms step_avg:100.00ms\n"
+      "final_x_exact val_loss:2.0 val_bpb:1.30000000\n"
+      "seed:999\nfinal_x_exact val_loss:2.0 val_bpb:1.40000000\n",
+      &l);
+  assert_int_equal(log_parts(&l, "train_v3_3seeds.log", p), 3);
+  assert_true(p[0].first_line == 1 && p[1].first_line == 4 && p[2].first_line == 7);
+  assert_true(p[0].name_seed == -1 && p[2].name_seed == -1);
+  /* The name lists as many seeds: each part takes its own; one: all take it. */
+  assert_int_equal(log_parts(&l, "seeds_1_2_3.log", p), 3);
+  assert_true(p[0].name_seed == 1 && p[1].name_seed == 2 && p[2].name_seed == 3);
+  assert_int_equal(log_parts(&l, "seed5.log", p), 3);
+  assert_true(p[0].name_seed == 5 && p[2].name_seed == 5);
+  log_free(&l);
+  /* A segment with no result stays in the part before it: one part. */
+  parse("seed:42\nfinal_x_exact val_loss:2.0 val_bpb:1.20000000\nseed:7\nnothing\n", &l);
+  assert_int_equal(l.n_segs, 2);
+  assert_int_equal(log_parts(&l, "t.log", p), 1);
+  assert_true(p[0].first_line == 1 && p[0].name_seed == -1);
+  log_free(&l);
+  /* One run. */
+  parse("seed:42\nstep:1/9 train_loss:2.1 train_time:90ms step_avg:90.00ms\n", &l);
+  assert_int_equal(log_parts(&l, "seeds_1_2.log", p), 1);
+  log_free(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_train_and_val_steps),
@@ -513,6 +639,10 @@ int main(void) {
       cmocka_unit_test(test_prefix_lengths),
       cmocka_unit_test(test_prefixed_lines),
       cmocka_unit_test(test_figure_line),
+      cmocka_unit_test(test_segment_lines),
+      cmocka_unit_test(test_hparams_other_process),
+      cmocka_unit_test(test_parse_part),
+      cmocka_unit_test(test_log_parts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

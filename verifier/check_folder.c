@@ -50,6 +50,12 @@ static json_t *summary_json(const submission *s, const finding_list *f) {
     const log_metric *m = log_final_metric(&lg->log);
     json_t *x = json_object();
     json_object_set_new(x, "file", json_string(lg->rel));
+    if (lg->n_parts > 1) { /* one of several runs in the file: its lines */
+      json_t *lines = json_array();
+      json_array_append_new(lines, json_integer(lg->log.first_line));
+      json_array_append_new(lines, json_integer(lg->log.n_lines));
+      json_object_set_new(x, "lines", lines);
+    }
     json_object_set_new(x, "seed", lg->seed >= 0 ? json_integer(lg->seed) : json_null());
     json_object_set_new(x, "final_metric", m ? json_string(m->prefix) : json_null());
     json_object_set_new(x, "val_bpb", m ? json_real(m->val_bpb.v) : json_null());

@@ -745,7 +745,8 @@ static size_t load_cands(const shipped_texts *t, cand *c) {
 int log_code_match_all(const submission *s, const struct code_count *cc, log_code_result *out) {
   memset(out, 0, s->n_logs * sizeof *out);
   int any = 0;
-  for (size_t i = 0; i < s->n_logs; i++) any |= s->logs[i].log.code_end_line > 1;
+  for (size_t i = 0; i < s->n_logs; i++)
+    any |= s->logs[i].log.code_end_line > s->logs[i].log.first_line;
   if (!any || !s->n_code) return 0;
   shipped_texts t = {0};
   cand *c = calloc(2 * s->n_code, sizeof *c);
@@ -759,7 +760,7 @@ int log_code_match_all(const submission *s, const struct code_count *cc, log_cod
   int rc = 0;
   for (size_t i = 0; i < s->n_logs && !rc; i++) {
     const sub_log *lg = &s->logs[i];
-    if (lg->log.code_end_line <= 1) continue;
+    if (lg->log.code_end_line <= lg->log.first_line) continue;
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", s->dir, lg->rel);
     uint8_t *buf;
@@ -767,7 +768,8 @@ int log_code_match_all(const submission *s, const struct code_count *cc, log_cod
     pg_error err;
     if (file_read_all(path, LOG_MAX_BYTES, &buf, &len, &err)) continue;
     ctx.printed = &lg->log;
-    rc = prepare_and_compare((const char *)buf, len, 1, lg->log.code_end_line - 1, c, n, &ctx, &out[i]);
+    rc = prepare_and_compare((const char *)buf, len, lg->log.first_line, lg->log.code_end_line - 1,
+                             c, n, &ctx, &out[i]);
     free(buf);
   }
   for (size_t i = 0; i < n; i++) cand_free(&c[i]);

@@ -209,8 +209,11 @@ typedef struct parser {
   pg_log *log;
   const char *name;
   pg_error *err;
-  size_t cap_train, cap_val, cap_metrics, cap_models, cap_totals, cap_code, cap_hp;
+  size_t cap_train, cap_val, cap_metrics, cap_models, cap_totals, cap_code, cap_hp, cap_segs;
+  uint32_t last_result; /* line of the last result (step, metric, size, stop...), 0 none */
   bool in_hparams;   /* inside a Hyperparameters: block */
+  char hp_tag[40];   /* the block's process tag ("[default0]:"), hp_tag_n bytes (0: none) */
+  size_t hp_tag_n;
   bool training;     /* a step line has been seen */
   int64_t last_step; /* of the last step line, to see a new run begin */
   bool have_seed;
@@ -227,6 +230,21 @@ typedef struct parser {
     (ps)->log->arr[(ps)->log->n++] = (val);                                     \
   } while (0)
 
+/* The file goes on with another run: a segment begins after the last
+ * result printed. A segment with no result yet goes on instead (a
+ * Hyperparameters block and then the seed it prints begin one run). */
+static void new_segment(parser *ps) {
+  pg_log *l = ps->log;
+  ps->last_step = -1;
+  if (l->seg_first[l->n_segs - 1] > ps->last_result) return;
+  if (grow(&l->seg_first, &ps->cap_segs, l->n_segs, sizeof *l->seg_first)) {
+    ps->oom = true;
+    return;
+  }
+  l->seg_first[l->n_segs++] = ps->last_result + 1;
+  l->n_segments = (l->n_segments ? l->n_segments : 1) + 1;
+}
+
 /* A seed other than the last one printed starts a new segment: the file
  * goes on with another seed's run (or its evaluation). */
 static void set_seed(parser *ps, uint32_t line, double v) {
@@ -237,10 +255,7 @@ static void set_seed(parser *ps, uint32_t line, double v) {
   } else if (l->seed.v != v) {
     l->seed_conflict = 1;
   }
-  if (ps->have_seed && v != ps->last_seed) {
-    l->n_segments = (l->n_segments ? l->n_segments : 1) + 1;
-    ps->last_step = -1;
-  }
+  if (ps->have_seed && v != ps->last_seed) new_segment(ps);
   ps->have_seed = true;
   ps->last_seed = v;
 }
@@ -285,7 +300,8 @@ static bool hparam_line(parser *ps, uint32_t ln, span s) {
 /* A step below the last one printed: the file goes on with another run. */
 static void note_step(parser *ps, int64_t step) {
   if (!ps->log->n_segments) ps->log->n_segments = 1;
-  else if (ps->last_step >= 0 && step < ps->last_step) ps->log->n_segments++;
+  else if (ps->last_step >= 0 && step < ps->last_step)
+    new_segment(ps);
   ps->last_step = step;
 }
 
@@ -680,11 +696,20 @@ static bool loose_figure(span s) {
   return false;
 }
 
+/* Is raw line s tagged by another process than the Hyperparameters block
+ * being read ("[default7]:" inside rank 0's block)? Such a line is another
+ * process's output interleaved with the block, not its end. */
+static bool other_process(const parser *ps, span s) {
+  size_t t = rank_tag_len(s.p, s.n);
+  return t && ps->hp_tag_n && (t != ps->hp_tag_n || memcmp(s.p, ps->hp_tag, t));
+}
+
 static void parse_line(parser *ps, uint32_t ln, span s) {
   pg_log *l = ps->log;
+  span raw = s;
   s = strip_prefix(s);
   if (ps->in_hparams) {
-    if (hparam_line(ps, ln, s)) return;
+    if (hparam_line(ps, ln, s) || other_process(ps, raw)) return;
     ps->in_hparams = false;
   }
   if (!s.n || s.p[0] == ' ' || s.p[0] == '\t') return; /* indented: code or prose */
@@ -696,13 +721,13 @@ static void parse_line(parser *ps, uint32_t ln, span s) {
   s = trim_right(s);
   if (s.n == 16 && starts(s, "Hyperparameters:")) {
     ps->in_hparams = true;
+    ps->hp_tag_n = rank_tag_len(raw.p, raw.n);
+    if (ps->hp_tag_n > sizeof ps->hp_tag) ps->hp_tag_n = 0;
+    memcpy(ps->hp_tag, raw.p, ps->hp_tag_n);
     /* A configuration printed after scores of the current segment: the
      * file goes on with another session (an evaluation of another model). */
     uint32_t cur = l->n_segments ? l->n_segments - 1 : 0;
-    if (l->n_metrics && l->metrics[l->n_metrics - 1].segment == cur) {
-      l->n_segments = (l->n_segments ? l->n_segments : 1) + 1;
-      ps->last_step = -1;
-    }
+    if (l->n_metrics && l->metrics[l->n_metrics - 1].segment == cur) new_segment(ps);
     return;
   }
   int64_t step, total;
@@ -774,15 +799,30 @@ static uint32_t leading_code_end(const char *text, size_t len) {
   return 0;
 }
 
-int log_parse(const char *text, size_t len, const char *name, pg_log *out, pg_error *err) {
+/* A number that moves when parse_line records a result: the counts of the
+ * arrays and the lines of the single values (each set on a later line). */
+static uint64_t results_mark(const pg_log *l) {
+  return (uint64_t)l->n_train + l->n_val + l->n_metrics + l->n_models + l->n_totals + l->n_code +
+         l->stop.line + l->gptq_reserve_s.line + l->gptq_hessian_s.line + l->total_eval_s.line;
+}
+
+int log_parse_part(const char *text, size_t len, uint32_t first_line, const char *name, pg_log *out,
+                   pg_error *err) {
   memset(out, 0, sizeof *out);
   if (len > LOG_MAX_BYTES)
     return pg_fail(err, name, -1, "log of %zu bytes is over the limit of %u bytes", len,
                    LOG_MAX_BYTES);
+  if (!first_line) first_line = 1;
   parser ps = {.log = out, .name = name, .err = err};
-  out->code_end_line = leading_code_end(text, len);
+  out->first_line = first_line;
+  if (grow(&out->seg_first, &ps.cap_segs, 0, sizeof *out->seg_first))
+    ps.oom = true;
+  else
+    out->seg_first[out->n_segs++] = first_line;
+  uint32_t code_end = leading_code_end(text, len);
+  out->code_end_line = code_end ? code_end + first_line - 1 : 0;
   size_t off = 0;
-  uint32_t ln = 0;
+  uint32_t ln = first_line - 1;
   while (off < len && !ps.oom) {
     const char *nl = memchr(text + off, '\n', len - off);
     size_t n = nl ? (size_t)(nl - (text + off)) : len - off;
@@ -796,7 +836,9 @@ int log_parse(const char *text, size_t len, const char *name, pg_log *out, pg_er
       ps.in_hparams = false;
       continue;
     }
+    uint64_t mark = results_mark(out);
     parse_line(&ps, ln, s);
+    if (results_mark(out) != mark) ps.last_result = ln;
   }
   out->n_lines = ln;
   if (ps.oom) {
@@ -804,6 +846,10 @@ int log_parse(const char *text, size_t len, const char *name, pg_log *out, pg_er
     return pg_fail(err, name, -1, "out of memory while parsing the log");
   }
   return 0;
+}
+
+int log_parse(const char *text, size_t len, const char *name, pg_log *out, pg_error *err) {
+  return log_parse_part(text, len, 1, name, out, err);
 }
 
 int log_parse_file(const char *path, pg_log *out, pg_error *err) {
@@ -829,6 +875,7 @@ void log_free(pg_log *log) {
   free(log->totals);
   free(log->code);
   free(log->hparams);
+  free(log->seg_first);
   memset(log, 0, sizeof *log);
 }
 

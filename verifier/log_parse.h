@@ -154,9 +154,15 @@ typedef struct pg_log {
    * (each restarting its step count), or excerpts of other seeds' runs. A
    * step line whose step is below the last one printed, a seed other than
    * the last one printed, or a `Hyperparameters:` block after a metric of
-   * the current segment starts a new segment. 0 if the log has no step
-   * line and one part. */
+   * the current segment starts a new segment, unless the current one
+   * holds no result yet. 0 if the log has no step line and one part. */
   uint32_t n_segments;
+  uint32_t *seg_first; /* the first line of each segment, max(n_segments, 1) of them: the
+                          line after the last result of the segment before, so the
+                          configuration a run prints before its first step is its own */
+  size_t n_segs;
+
+  uint32_t first_line; /* the first line read: 1, or a part's (log_parse_part) */
 
   uint32_t n_lines;
   uint32_t code_end_line;     /* last line of a leading script-source block, 0 if none */
@@ -170,6 +176,12 @@ typedef struct pg_log {
  * errors only. Fails only if len > LOG_MAX_BYTES or memory runs out; a log
  * with nothing recognisable parses to an empty pg_log. */
 int log_parse(const char *text, size_t len, const char *name, pg_log *out, pg_error *err);
+
+/* The same for a part of a file: text[0..len) are its lines from
+ * first_line on, and every line number in out is the file's (a leading
+ * script copy is looked for at the part's start). */
+int log_parse_part(const char *text, size_t len, uint32_t first_line, const char *name, pg_log *out,
+                   pg_error *err);
 
 /* How many bytes of the line s[0..n) are what a logger or launcher put
  * before what the script printed (0 if none), any of these in a row:

@@ -66,6 +66,14 @@ static const sub_use *run_score(const submission *s, size_t r, sub_use *out) {
   return NULL;
 }
 
+/* ":LINE" of m where lg is one of several runs of one file (so that a list
+ * tells them apart), else "". */
+static const char *part_line(const sub_log *lg, const log_metric *m, char *buf, size_t cap) {
+  buf[0] = 0;
+  if (lg->n_parts > 1) snprintf(buf, cap, ":%u", m->line);
+  return buf;
+}
+
 /* "1.20637 = mean of 3 runs (a.log 1.2058, b.log 1.2062, ...)" over the
  * listed seeds' runs when submission.json lists seeds, else every run. */
 static double runs_mean(const submission *s, const sub_json *j, field fl, char *buf, size_t cap,
@@ -75,6 +83,7 @@ static double runs_mean(const submission *s, const sub_json *j, field fl, char *
     only_listed |= s->runs[r].seed >= 0 && sub_json_lists_seed(j, s->runs[r].seed);
   double sum = 0;
   size_t n = 0, len = 0;
+  char where[16];
   buf[0] = 0;
   for (size_t r = 0; r < s->n_runs; r++) {
     sub_use u;
@@ -84,8 +93,9 @@ static double runs_mean(const submission *s, const sub_json *j, field fl, char *
     if (!isfinite(v.v)) continue; /* a score line without val_loss */
     sum += v.v;
     if (n < LIST_MAX && len < cap)
-      len += (size_t)snprintf(buf + len, cap - len, "%s%s %.*f", n ? ", " : "", s->logs[u.log].rel,
-                              v.decimals, v.v);
+      len +=
+          (size_t)snprintf(buf + len, cap - len, "%s%s%s %.*f", n ? ", " : "", s->logs[u.log].rel,
+                           part_line(&s->logs[u.log], u.m, where, sizeof where), v.decimals, v.v);
     else if (n == LIST_MAX && len < cap)
       len += (size_t)snprintf(buf + len, cap - len, ", ...");
     n++;

@@ -253,7 +253,10 @@ void rule_config(const submission *s, finding_list *f) {
     if (s->link.fit != FIT_ONE_RUN) what = "the runs of the folder";
   }
   if (used.n < 2) return;
-  for (size_t i = 0; i < used.n; i++) set_add(&trained, training_log(s, s->logs[used.logs[i]].run));
+  for (size_t i = 0; i < used.n; i++) {
+    size_t u = used.logs[i]; /* a training log that holds the score is its run's training */
+    set_add(&trained, s->logs[u].trains ? u : training_log(s, s->logs[u].run));
+  }
   shipped_py py = {0};
   compare(s, &py, &used, ttt, sev, what, f);
   /* The trainings behind separate evaluation logs are compared too. */

@@ -216,8 +216,18 @@ static void one(const submission *s, const sub_log *lg, finding_list *f) {
   pg_error err;
   if (file_read_all(path, LOG_MAX_BYTES, &buf, &len, &err)) return; /* LOG_UNREADABLE's case */
   log_data d;
-  log_data_scan((const char *)buf, len, lg->log.code_end_line, &d);
+  if (lg->off > len || lg->len > len - lg->off) { /* changed since it was parsed */
+    free(buf);
+    return;
+  }
+  const uint32_t before =
+      lg->log.first_line ? lg->log.first_line - 1 : 0; /* lines before the part */
+  const uint32_t skip = lg->log.code_end_line ? lg->log.code_end_line - before : 0;
+  log_data_scan((const char *)buf + lg->off, lg->len, skip, &d);
   free(buf);
+  if (d.dataset_line) d.dataset_line += before;
+  if (d.shards_line) d.shards_line += before;
+  if (d.tokens_line) d.tokens_line += before;
   if (!d.dataset[0]) dataset_from_hparams(&lg->log, &d);
   int published = !strcmp(d.dataset, CHALLENGE_SP1024_DATASET);
   check_shards(lg, &d, published, f);

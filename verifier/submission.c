@@ -11,6 +11,7 @@
 #include "common/fileio.h"
 #include "common/grow.h"
 #include "common/sha256.h"
+#include "verifier/log_parts.h"
 
 /* How far down deep_logs looks for logs (the folder itself is depth 0). */
 #define DEEP_LOG_DEPTH 3
@@ -129,38 +130,102 @@ static int is_log_name(const char *rel) {
   return strncmp(b, "requirements", 12) != 0 && strncmp(b, "README", 6) != 0;
 }
 
+/* One run's part of a log file (all of it, for most files). */
+typedef struct parsed_part {
+  pg_log log;
+  uint8_t digest[SHA256_LEN]; /* of the part's bytes */
+  size_t off, len;
+  int64_t name_seed; /* the seed the file name gives the part; NAME_SEED_FILE: the file's */
+} parsed_part;
+
+#define NAME_SEED_FILE (-2)
+
 /* A log parsed ahead, in parallel with the others (logs are independent
  * and parsing is all of check's time). */
 typedef struct parsed_log {
-  pg_log log;
+  parsed_part *parts; /* one, or one per run the file holds */
+  size_t n;
   pg_error err;
-  uint8_t digest[SHA256_LEN];
   int rc;
 } parsed_log;
 
-/* Read, hash (to find byte-identical copies) and parse one log. */
+/* The offset of line `line` in t[0..len), counting from off, which starts
+ * line `at`. */
+static size_t line_offset(const char *t, size_t len, size_t off, uint32_t at, uint32_t line) {
+  for (; at < line && off < len; at++) {
+    const char *nl = memchr(t + off, '\n', len - off);
+    off = nl ? (size_t)(nl - t) + 1 : len;
+  }
+  return off;
+}
+
+/* Parse the parts of a file of several runs (verifier/log_parts.h). */
+static int parse_parts(const char *path, const char *t, size_t len, const log_part *v, size_t n,
+                       parsed_log *p) {
+  p->parts = calloc(n, sizeof *p->parts);
+  if (!p->parts) return pg_fail(&p->err, path, -1, "out of memory while parsing the log");
+  size_t off = 0;
+  uint32_t at = 1;
+  for (size_t i = 0; i < n; i++) {
+    parsed_part *q = &p->parts[i];
+    off = line_offset(t, len, off, at, v[i].first_line);
+    size_t end = i + 1 < n ? line_offset(t, len, off, v[i].first_line, v[i + 1].first_line) : len;
+    at = v[i].first_line;
+    q->off = off, q->len = end - off, q->name_seed = v[i].name_seed;
+    sha256_buf((const uint8_t *)t + off, end - off, q->digest);
+    p->n = i + 1;
+    if (log_parse_part(t + off, end - off, v[i].first_line, path, &q->log, &p->err)) return -1;
+  }
+  return 0;
+}
+
+/* Read, hash (to find byte-identical copies) and parse one log, and its
+ * runs apart where it holds several. */
 static void parse_one(const char *path, parsed_log *p) {
   uint8_t *buf;
   size_t len;
-  memset(&p->log, 0, sizeof p->log);
+  pg_log whole;
+  memset(p, 0, sizeof *p);
   p->rc = file_read_all(path, LOG_MAX_BYTES, &buf, &len, &p->err);
   if (p->rc) return;
-  sha256_buf(buf, len, p->digest);
-  p->rc = log_parse((const char *)buf, len, path, &p->log, &p->err);
+  p->rc = log_parse((const char *)buf, len, path, &whole, &p->err);
+  if (p->rc) {
+    free(buf);
+    return;
+  }
+  log_part v[LOG_MAX_PARTS];
+  size_t n = log_parts(&whole, base_name(path), v);
+  if (n > 1) {
+    log_free(&whole);
+    p->rc = parse_parts(path, (const char *)buf, len, v, n, p);
+  } else if (!(p->parts = calloc(1, sizeof *p->parts))) {
+    log_free(&whole);
+    p->rc = pg_fail(&p->err, path, -1, "out of memory while parsing the log");
+  } else {
+    p->parts[0] = (parsed_part){whole, {0}, 0, len, NAME_SEED_FILE};
+    sha256_buf(buf, len, p->parts[0].digest);
+    p->n = 1;
+  }
   free(buf);
 }
 
-static void add_log(submission *s, const entry *e, parsed_log *p, finding_list *f) {
+static void free_parsed(parsed_log *p) {
+  for (size_t i = 0; i < p->n; i++) log_free(&p->parts[i].log);
+  free(p->parts);
+  memset(p, 0, sizeof *p);
+}
+
+/* One part of a log (all of it, for most files) as a log of the folder,
+ * or as one of its other logs where it holds no result. */
+static void add_part(submission *s, const entry *e, parsed_part *q, uint32_t part, uint32_t n,
+                     int64_t before, finding_list *f) {
   sub_log lg = {0};
-  if (p->rc) {
-    findings_add(f, "LOG_UNREADABLE", SEV_ERROR, e->rel, 0, "%s", p->err.msg);
-    return;
-  }
-  lg.log = p->log;
+  lg.log = q->log;
   const pg_log *l = &lg.log;
   if (!l->n_train && !l->n_val && !l->n_metrics && !l->stop.line) {
     uint32_t fig = l->figure_line;
     log_free(&lg.log);
+    if (n > 1) return; /* log_parts gives each part a result: not reached */
     if (push_file(&s->other_logs, &s->n_other_logs, e)) {
       f->oom = 1;
       return;
@@ -169,7 +234,8 @@ static void add_log(submission *s, const entry *e, parsed_log *p, finding_list *
     return;
   }
   lg.rel = strdup(e->rel);
-  lg.name_seed = seed_from_name(e->rel);
+  lg.part = part, lg.n_parts = n, lg.off = q->off, lg.len = q->len;
+  lg.name_seed = q->name_seed == NAME_SEED_FILE ? seed_from_name(e->rel) : q->name_seed;
   double ms, res, step;
   uint32_t at;
   lg.trains = l->n_train || log_train_end(l, &ms, &res, &at, &step) == 0;
@@ -182,7 +248,8 @@ static void add_log(submission *s, const entry *e, parsed_log *p, finding_list *
   } else {
     lg.seed = lg.name_seed;
   }
-  memcpy(lg.digest, p->digest, sizeof lg.digest);
+  if (lg.seed < 0) lg.seed = before; /* a part that names no seed goes on with the run before it */
+  memcpy(lg.digest, q->digest, sizeof lg.digest);
   lg.copy_of = -1;
   sub_log *v = realloc(s->logs, (s->n_logs + 1) * sizeof *v);
   if (!v || !lg.rel) {
@@ -193,6 +260,24 @@ static void add_log(submission *s, const entry *e, parsed_log *p, finding_list *
   }
   s->logs = v;
   s->logs[s->n_logs++] = lg;
+}
+
+/* Every part of a parsed log as a log of the folder; the parsed log is
+ * emptied. */
+static void add_log(submission *s, const entry *e, parsed_log *p, finding_list *f) {
+  if (p->rc) {
+    findings_add(f, "LOG_UNREADABLE", SEV_ERROR, e->rel, 0, "%s", p->err.msg);
+    free_parsed(p);
+    return;
+  }
+  int64_t before = -1; /* the seed of the file's part before */
+  for (size_t i = 0; i < p->n; i++) {
+    size_t had = s->n_logs;
+    add_part(s, e, &p->parts[i], (uint32_t)i, (uint32_t)p->n, before, f);
+    if (s->n_logs > had) before = s->logs[had].seed;
+  }
+  free(p->parts);
+  memset(p, 0, sizeof *p);
 }
 
 static void add_json(submission *s, const entry *e, finding_list *f) {
@@ -370,6 +455,7 @@ int submission_load(const char *dir, int forced_track, submission *s, finding_li
     if (pl && is_log_name(rel)) add_log(s, &e[i], &pl[i], f);
     free(e[i].rel);
   }
+  for (size_t i = 0; pl && i < n; i++) free_parsed(&pl[i]);
   free(pl);
   free(e);
   if (!s->n_logs && !s->n_other_logs) deep_logs(s, f);

@@ -48,6 +48,9 @@ typedef struct sub_log {
   long copy_of;       /* index of an earlier byte-identical log, -1 if none; rules skip
                          copies so that one file's problem is reported once */
   size_t run;         /* index into submission.runs */
+  uint32_t part, n_parts; /* a file holding several runs is read as n_parts logs, one
+                             per run (verifier/log_parts.h); 0 and 1 otherwise */
+  size_t off, len;        /* the bytes of the file this log reads (all of them for one part) */
   int trains;         /* has step lines or a stop line: a training, not an evaluation only */
   int backs_claim;    /* the claim rests on it (see sub_run.claimed) */
 } sub_log;

@@ -440,9 +440,22 @@ static void mark(submission *s, const sub_use *u) {
     if (s->logs[r->logs[k]].trains) s->logs[r->logs[k]].backs_claim = 1;
 }
 
+/* Is log i a part of a file whose later part is a run of the same seed
+ * (an attempt the file then ran again)? */
+static int superseded(const submission *s, size_t i) {
+  const sub_log *a = &s->logs[i];
+  for (size_t k = i + 1; a->n_parts > 1 && k < s->n_logs; k++) {
+    const sub_log *b = &s->logs[k];
+    if (b->n_parts > 1 && b->part > a->part && !strcmp(b->rel, a->rel) && b->run == a->run)
+      return 1;
+  }
+  return 0;
+}
+
 /* Mark the runs and logs behind every linked claim; with none, the runs
  * of the seeds submission.json names (a seed-0 rerun beside the listed
- * 42, 1337 and 2026 is not the claim's, PR #2018), else all. */
+ * 42, 1337 and 2026 is not the claim's, PR #2018), else all; of the
+ * attempts at one seed in one file, the last. */
 static void mark_claimed(submission *s, const sub_json *j) {
   int any = s->link.n_uses > 0;
   for (size_t i = 0; i < s->link.n_uses; i++) mark(s, &s->link.uses[i]);
@@ -460,7 +473,8 @@ static void mark_claimed(submission *s, const sub_json *j) {
   for (size_t r = 0; r < s->n_runs; r++) named |= sub_json_lists_seed(j, s->runs[r].seed);
   for (size_t r = 0; r < s->n_runs; r++)
     s->runs[r].claimed = !named || sub_json_lists_seed(j, s->runs[r].seed);
-  for (size_t i = 0; i < s->n_logs; i++) s->logs[i].backs_claim = s->runs[s->logs[i].run].claimed;
+  for (size_t i = 0; i < s->n_logs; i++)
+    s->logs[i].backs_claim = s->runs[s->logs[i].run].claimed && !superseded(s, i);
 }
 
 void submission_link(submission *s, finding_list *f) {

@@ -180,3 +180,92 @@ for s in 1337 42 2025; do sed -i 's/^Serialized model int8+zlib: .*/Serialized m
 fx_json "$d"
 n=$(fx_findings SIZE_OVER_LIMIT | grep -c '^error	counted code (train_gpt.py): 47642 .*train_seed1337.log.*train_seed2025.log.*train_seed42.log')
 [ "$n" -eq 1 ] && ok runs_size_one_finding || fail runs_size_one_finding "$(fx_findings SIZE_OVER_LIMIT | cut -c1-300)"
+
+# --- Several runs in one file -----------------------------------------------
+# PR #1722's train_v3_3seeds.log: seeds 42, 314 and 999 one after the other,
+# each printing its seed, steps and final metric; the claim 0.65802 is
+# their mean (0.65801947). Read as one log it was one run of seed 42 whose
+# score was seed 999's, and the claim "in no log".
+d=$F/threeinone
+fx_folder "$d" 0.65802
+ship_script "$d"
+for x in "42 0.65604470" "314 0.65955212" "999 0.65846160"; do
+  set -- $x
+  FX_SEED=$1 FX_FINAL=$(fin $2) fx_log "$d/part"
+  cat "$d/part" >>"$d/train_v3_3seeds.log"
+done
+rm "$d/part"
+fx_lacks parts_three_seeds_mean CLAIM_MISMATCH error "$d"
+fx_lacks parts_three_seeds_counted TOO_FEW_SEEDS warning "$d"
+fx_json "$d"
+python3 - "$TMP/out" <<'PY' && ok parts_three_seeds_lines || fail parts_three_seeds_lines "$(head -c 600 "$TMP/out")"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+logs = [(l["seed"], l["lines"], l["val_bpb"]) for l in s["logs"]]
+assert [x[0] for x in logs] == [42, 314, 999], logs
+assert logs[0][1][0] == 1 and logs[1][1][0] == logs[0][1][1] + 1 and logs[2][1][0] == logs[1][1][1] + 1, logs
+assert [x[2] for x in logs] == [0.6560447, 0.65955212, 0.6584616], logs
+assert len(s["runs"]) == 3, s["runs"]
+PY
+# The mean a list names each run by its line.
+sed -i 's/"val_bpb": 0.65802/"val_bpb": 0.6590/' "$d/submission.json"
+fx_has parts_mean_names_lines CLAIM_MISMATCH error "mean of 3 runs is 0\.65801947 \(train_v3_3seeds\.log:[0-9]+ 0\.65604470, train_v3_3seeds\.log:[0-9]+ 0\.65955212" "$d"
+
+# PR #1662's eval_seeds42_314.log: two evaluations, each printing the
+# evaluating process's seed 42; the file's name says whose artifacts they
+# scored. With eval_seed1337.log the claim 1.08624746 is the mean of three.
+d=$F/evalnamed
+fx_folder "$d" 1.08624746 '"seeds": [314, 1337, 42],'
+ship_script "$d"
+for s in 42 314 1337; do FX_SEED=$s FX_FINAL="pre_quantization_post_ema 1.0850 2.80" fx_log "$d/train_seed$s.log"; done
+FX_SEED=1337 FX_STOP= FX_FINAL="final_int6_sliding_window_exact 1.08582287 2.80430163" fx_log "$d/eval_seed1337.log"
+FX_SEED=42 FX_STOP= FX_FINAL="final_int6_sliding_window_exact 1.08868098 2.81168312" fx_log "$d/eval_seeds42_314.log"
+FX_SEED=42 FX_STOP= FX_FINAL="final_int6_sliding_window_exact 1.08423854 2.80020987" fx_log "$d/part"
+cat "$d/part" >>"$d/eval_seeds42_314.log" && rm "$d/part"
+fx_verdict parts_eval_named_seeds_pass pass "$d"
+fx_lacks parts_eval_named_no_missing NO_FINAL_METRIC error "$d"
+# Named for three seeds, it holds two evaluations: the name says nothing
+# about which is whose, and seed 314's run has no final metric.
+mv "$d/eval_seeds42_314.log" "$d/eval_seeds42_314_7.log"
+fx_has parts_eval_name_count_differs NO_FINAL_METRIC error "train_seed314.log" "$d"
+
+# 2026-03-19_MixedQuant_Int6Int8_SlidingWindow (accepted): train.log holds
+# three runs of seed 1337, each after a copy of the script that ran it;
+# the claim is the last one's, whose copy is the shipped train_gpt.py, and
+# the first two were written by an earlier version. Read as one log, the
+# first copy stood for all three: a false "different code" error.
+d=$F/reruns
+fx_folder "$d" 1.16301431
+{
+  printf 'import os\nimport sys\n'
+  i=0
+  while [ $i -lt 24 ]; do printf 'def f%d(x):\n    return x + %d\n' $i $i; i=$((i + 1)); done
+  printf 'if __name__ == "__main__":\n    f0(1)\n'
+} >"$d/train_gpt.py"
+for x in "1.19763674 -" "1.20840424 -" "1.16301431 +"; do
+  set -- $x
+  { sed "s/return x + 7$/return x $2 7/" "$d/train_gpt.py"; printf '%0100d\n' 0 | tr 0 =; } >>"$d/train.log"
+  FX_CODE=$(wc -c <"$d/train_gpt.py") FX_FINAL=$(fin $1) fx_log "$d/part"
+  cat "$d/part" >>"$d/train.log" && rm "$d/part"
+done
+fx_lacks parts_rerun_last_copy_no_error LOG_CODE_MISMATCH error "$d"
+fx_has parts_rerun_earlier_copy_warns LOG_CODE_MISMATCH warning "its script \(lines 1-52,.*log line 18 .return x-7." "$d"
+fx_verdict parts_rerun_passes pass "$d"
+# The claim on an earlier attempt rests on its copy: an error at its line.
+sed -i 's/"val_bpb": 1.16301431/"val_bpb": 1.19763674/' "$d/submission.json"
+fx_has parts_rerun_claimed_attempt_fails LOG_CODE_MISMATCH error "its script \(lines 1-" "$d"
+
+# PR #555's train_seed1337.log: an attempt whose artifact is over the limit
+# (16,155,712 bytes), then a rerun of the seed under it; the claim's
+# score is the attempt's. The size that backs the claim is the attempt's.
+d=$F/attempt
+fx_folder "$d" 1.09191418 '"seeds": [1337],'
+ship_script "$d"
+FX_MODEL=16108070 FX_FINAL=$(fin 1.09191418) fx_log "$d/train_seed1337.log"
+FX_MODEL=15906838 FX_FINAL=$(fin 1.09231664) fx_log "$d/part"
+cat "$d/part" >>"$d/train_seed1337.log" && rm "$d/part"
+fx_has parts_attempt_size_fails SIZE_OVER_LIMIT error "16155712 > 16,000,000 \(train_seed1337.log:[0-9]+\)" "$d"
+# Claiming the rerun's score, the attempt's size is a warning.
+sed -i 's/"val_bpb": 1.09191418/"val_bpb": 1.09231664/' "$d/submission.json"
+fx_has parts_attempt_size_warns SIZE_OVER_LIMIT warning "do not back the claim" "$d"
+fx_lacks parts_attempt_size_no_error SIZE_OVER_LIMIT error "$d"
