@@ -1,10 +1,8 @@
 /* Several runs in one log file; see log_parts.h. */
 #include "verifier/log_parts.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 size_t log_name_seeds(const char *name, int64_t *out, size_t cap) {
   const char *p = name;
@@ -52,7 +50,8 @@ static uint32_t seg_end(const pg_log *l, size_t k) {
 
 /* A part per segment holding a result (the first from the file's first
  * line, so that what comes before its first result is its own). Returns
- * how many, 1 if only one segment holds a result or LOG_MAX_PARTS do. */
+ * how many; 1 if at most one segment holds a result, or more than
+ * LOG_MAX_PARTS do. */
 static size_t by_results(const pg_log *l, log_part *out) {
   size_t n = 0;
   for (size_t k = 0; k < l->n_segs; k++) {
@@ -65,7 +64,6 @@ static size_t by_results(const pg_log *l, log_part *out) {
 }
 
 size_t log_parts(const pg_log *l, const char *name, log_part *out) {
-  out[0] = (log_part){first_of(l), -1};
   size_t n = l->n_segs > 1 ? by_results(l, out) : 1;
   if (n == 1) {
     out[0] = (log_part){first_of(l), -1};
