@@ -329,8 +329,10 @@ static void index_env(scan *sc) {
     sc->n_env++;
   }
   /* Stable order for equal keys: the first read in the file wins. */
-  qsort(sc->by_name, sc->n_env, sizeof *sc->by_name, cmp_env_name);
-  qsort(sc->by_var, sc->n_env, sizeof *sc->by_var, cmp_env_var);
+  if (sc->n_env) {
+    qsort(sc->by_name, sc->n_env, sizeof *sc->by_name, cmp_env_name);
+    qsort(sc->by_var, sc->n_env, sizeof *sc->by_var, cmp_env_var);
+  }
 }
 
 /* The first entry equal to key in a sorted run. */
@@ -844,7 +846,7 @@ int code_count_build(const submission *s, code_count *out, pg_error *err) {
   memset(out, 0, sizeof *out);
   folder fd = {0};
   list_dir(&fd, s->dir, "", 0);
-  qsort(fd.f, fd.n, sizeof *fd.f, cmp_file);
+  if (fd.n) qsort(fd.f, fd.n, sizeof *fd.f, cmp_file);
   index_names(&fd);
   readme_run_read(s->dir, &out->run);
   int rc = choose_entries(out, &fd);

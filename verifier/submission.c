@@ -400,7 +400,7 @@ static void deep_logs(submission *s, finding_list *f) {
   size_t n = 0, cap = 0;
   pg_error err;
   list_files(s->dir, NULL, &e, &n, &cap, 0, DEEP_LOG_DEPTH, &err);
-  qsort(e, n, sizeof *e, cmp_entry);
+  if (n) qsort(e, n, sizeof *e, cmp_entry); /* e is NULL in a folder of folders */
   for (size_t i = 0; i < n; i++) {
     const char *rel = e[i].rel;
     size_t slashes = 0;
@@ -433,7 +433,7 @@ int submission_load(const char *dir, int forced_track, submission *s, finding_li
     s->dir = NULL;
     return -1;
   }
-  qsort(e, n, sizeof *e, cmp_entry);
+  if (n) qsort(e, n, sizeof *e, cmp_entry); /* e is NULL in a folder of folders */
   parsed_log *pl = calloc(n + 1, sizeof *pl);
   if (!pl) f->oom = 1;
 #pragma omp parallel for schedule(dynamic)

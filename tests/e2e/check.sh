@@ -183,6 +183,12 @@ d=$(variant readme_case); mv "$d/README.md" "$d/readme.md"
 has check_readme_case MISSING_FILE warning "named readme.md, not README.md" "$d"
 d=$(variant empty_entry); : >"$d/train_gpt.py"
 has check_empty_entry MISSING_FILE error "empty" "$d"
+# A folder that holds only folders (PR #1873 put its submission a records/
+# tree too deep): every required file is missing, read without a fault
+# (the sanitizer build once stopped here sorting a list of no files).
+d=$F/nested; mkdir -p "$d/records/track_10min_16mb/x"; cp -r "$F/clean/." "$d/records/track_10min_16mb/x/"
+has check_nested_only_folders MISSING_FILE error "README" "$d"
+expect_rc check_nested_exit1 1 "$PGOLF" check "$d"
 
 # Logs as a launcher or a logger writes them: torchrun's --tee tag before
 # every line (the script's copy at the top included), a logging clock and
