@@ -394,8 +394,24 @@ static void infer_track(submission *s, int forced) {
  * runs/seed_1338/wd_0/train.log, PR #98) are the folder's logs. Only then:
  * a folder with logs of its own may keep other experiments' further down
  * (PR #2004's unread train.log beside logs/<run>/train_*.txt). Files
- * named for no seed take the seed a folder of their path names. */
-static void deep_logs(submission *s, finding_list *f) {
+ * named for no seed take the seed a folder of their path names.
+ *
+ * Beside logs of the folder's own, only evaluations are read from down
+ * there (evals_only): logs that train nothing, whose path names a seed
+ * (PR #2018's token_only_fast_evals/seed42/run_tokenonly_fast.log, which
+ * holds the score claimed for seed 42). They join that seed's run as an
+ * eval_seed42.log beside train_seed42.log does; another experiment's
+ * training further down stays out. */
+static int evaluation_only(const parsed_log *p) {
+  if (p->rc || !p->n) return 0;
+  for (size_t i = 0; i < p->n; i++) {
+    const pg_log *l = &p->parts[i].log;
+    if (l->n_train || l->n_val || l->stop.line || !l->n_metrics) return 0;
+  }
+  return 1;
+}
+
+static void deep_logs(submission *s, finding_list *f, int evals_only) {
   entry *e = NULL;
   size_t n = 0, cap = 0;
   pg_error err;
@@ -410,7 +426,10 @@ static void deep_logs(submission *s, finding_list *f) {
       parsed_log p;
       snprintf(full, sizeof full, "%s/%s", s->dir, rel);
       parse_one(full, &p);
-      add_log(s, &e[i], &p, f);
+      if (!evals_only || (evaluation_only(&p) && seed_from_name(rel) >= 0))
+        add_log(s, &e[i], &p, f);
+      else
+        free_parsed(&p);
     }
     free(e[i].rel);
   }
@@ -458,7 +477,10 @@ int submission_load(const char *dir, int forced_track, submission *s, finding_li
   for (size_t i = 0; pl && i < n; i++) free_parsed(&pl[i]);
   free(pl);
   free(e);
-  if (!s->n_logs && !s->n_other_logs) deep_logs(s, f);
+  if (!s->n_logs && !s->n_other_logs)
+    deep_logs(s, f, 0);
+  else if (s->n_logs)
+    deep_logs(s, f, 1);
   infer_track(s, forced_track);
   submission_link(s, f);
   return 0;

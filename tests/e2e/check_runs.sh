@@ -269,3 +269,26 @@ fx_has parts_attempt_size_fails SIZE_OVER_LIMIT error "16155712 > 16,000,000 \(t
 sed -i 's/"val_bpb": 1.09191418/"val_bpb": 1.09231664/' "$d/submission.json"
 fx_has parts_attempt_size_warns SIZE_OVER_LIMIT warning "do not back the claim" "$d"
 fx_lacks parts_attempt_size_no_error SIZE_OVER_LIMIT error "$d"
+
+# --- Evaluations further down ------------------------------------------------
+# PR #2018: train_seed42.log etc. at the top, and the scores claimed for each
+# seed in token_only_fast_evals/seed42/run_tokenonly_fast.log, an evaluation
+# two folders down. Such a log, which trains nothing and whose path names a
+# seed, joins that seed's run; the claim then links.
+d=$F/deepeval
+fx_folder "$d" 1.04616727 '"seeds": [42], "seed_results": {"42": {"val_bpb": 1.04616727}},'
+ship_script "$d"
+FX_SEED=42 FX_FINAL="quantized_ttt_phased 1.04510781 2.2871" fx_log "$d/train_seed42.log"
+mkdir -p "$d/token_only_fast_evals/seed42"
+FX_SEED=42 FX_STOP= FX_FINAL="quantized_ttt_phased 1.04616727 2.2894" fx_log "$d/token_only_fast_evals/seed42/run_tokenonly_fast.log"
+fx_lacks deep_eval_links CLAIM_MISMATCH error "$d"
+fx_has deep_eval_selection_warns EVAL_SELECTION warning "seed 42" "$d"
+# A training further down is another experiment's: not read, not a run.
+mkdir -p "$d/ablations/seed7"
+FX_SEED=7 FX_MODEL=15990000 FX_FINAL=$(fin 1.30000000) fx_log "$d/ablations/seed7/train.log"
+fx_lacks deep_training_unread SIZE_OVER_LIMIT warning "$d"
+fx_json "$d"
+grep -q '"seed": 7' "$TMP/out" && fail deep_training_no_run "a run of seed 7" || ok deep_training_no_run
+# An evaluation whose path names no seed says nothing of whose run it is.
+mv "$d/token_only_fast_evals/seed42" "$d/token_only_fast_evals/latest"
+fx_has deep_eval_unseeded_unread CLAIM_MISMATCH error "seed 42: val_bpb 1\.04616727 is not a final metric" "$d"
