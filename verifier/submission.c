@@ -225,7 +225,7 @@ static void add_part(submission *s, const entry *e, parsed_part *q, uint32_t par
   if (!l->n_train && !l->n_val && !l->n_metrics && !l->stop.line) {
     uint32_t fig = l->figure_line;
     log_free(&lg.log);
-    if (n > 1) return; /* log_parts gives each part a result: not reached */
+    if (n > 1) return; /* not reached: log_parts splits a file where its results are */
     if (push_file(&s->other_logs, &s->n_other_logs, e)) {
       f->oom = 1;
       return;
