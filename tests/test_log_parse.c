@@ -547,6 +547,15 @@ static void test_hparams_other_process(void **st) {
   assert_non_null(log_hparam(&l, "adam_eps"));
   assert_null(log_hparam(&l, "train_seq_len"));
   log_free(&l);
+  /* A seed is a whole number an int64 holds exactly: 1e37 and 0.5 are
+   * none (the fuzzer's folder with `seed: 1e37` made a float-to-integer
+   * conversion out of range). */
+  parse("Hyperparameters:\n  seed: 1e37\n  seed: 0.5\nseed:9223372036854775807\n", &l);
+  assert_int_equal(l.seed.line, 0);
+  log_free(&l);
+  parse("Hyperparameters:\n  seed: 1e37\n  seed: 42.0\n", &l);
+  assert_true(l.seed.line == 3 && l.seed.v == 42);
+  log_free(&l);
   /* Untagged, such a line ends the block as before. */
   parse("Hyperparameters:\n  adam_eps: 1e-08\nNCCL INFO Channel\n  seed: 1337\n", &l);
   assert_int_equal(l.seed.line, 0);

@@ -245,10 +245,16 @@ static void new_segment(parser *ps) {
   l->n_segments = (l->n_segments ? l->n_segments : 1) + 1;
 }
 
+/* A seed is a whole number a double and an int64 both hold exactly; a
+ * `seed: 1e37` or `seed: 0.5` is no seed (the readers convert it to an
+ * integer). */
+#define SEED_MAX 9007199254740992.0 /* 2^53 */
+
 /* A seed other than the last one printed starts a new segment: the file
  * goes on with another seed's run (or its evaluation). */
 static void set_seed(parser *ps, uint32_t line, double v) {
   pg_log *l = ps->log;
+  if (!(fabs(v) < SEED_MAX) || v != floor(v)) return;
   if (!l->seed.line) {
     l->seed.line = line;
     l->seed.v = v;

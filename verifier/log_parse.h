@@ -147,7 +147,8 @@ typedef struct pg_log {
   log_value gptq_hessian_s;  /* GPTQ:collected N Hessians in Xs */
   int64_t gptq_hessians;
   log_value total_eval_s;    /* total_eval_time:Xs */
-  log_value seed;            /* first seed:N, or the hyperparameter `seed` */
+  log_value seed;            /* first seed:N, or the hyperparameter `seed`: a whole
+                                number below 2^53 in magnitude (others are no seed) */
   int seed_conflict;         /* a later seed line disagreed with the first */
 
   /* Runs in the file: one log can hold several runs one after the other
