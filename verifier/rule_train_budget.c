@@ -112,8 +112,11 @@ static int stopped_at_crossing(const pg_log *l, const log_train_step *last, doub
   if (!last || !l->stop.line || l->stop.step <= last->step || last->train_res_ms > 1 ||
       l->stop.train_res_ms > 1)
     return 0;
-  int64_t crossing = last->step + (int64_t)ceil((CHALLENGE_TRAIN_LIMIT_MS - last->train_ms) / pace);
-  if ((double)(l->stop.step - crossing) > STOP_OK_STEPS) return 0;
+  /* In doubles: a log's step numbers and pace may be anything (steps near
+   * 2^63 at a pace of 1e-17 ms would overflow an integer). */
+  double crossing_d = (double)last->step + ceil((CHALLENGE_TRAIN_LIMIT_MS - last->train_ms) / pace);
+  if (!(fabs(crossing_d) < 9e15) || (double)l->stop.step - crossing_d > STOP_OK_STEPS) return 0;
+  int64_t crossing = (int64_t)crossing_d;
   char h[200];
   findings_group(f, "TRAIN_OVER_BUDGET", SEV_WARNING,
                  head(h, sizeof h,

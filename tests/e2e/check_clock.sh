@@ -110,3 +110,17 @@ fx_has clock_fewer_gpus_too_long_fails TRAIN_OVER_BUDGET error "7500392 ms on 1 
 
 # The non-record track has no time limit.
 fx_verdict clock_nonrecord_untimed pass --track nonrecord "$F/pr1908"
+
+# Step numbers near 2^63 at a pace of about 1e-17 ms a step (a log's numbers
+# may be anything): the crossing step is out of any integer's range, so
+# the stop is judged without it (the sanitizer build once stopped here on
+# the conversion). The clock is still 100,000 ms past the cap: an error.
+fx_folder "$F/huge_steps" 1.2243657
+{
+  printf 'Hyperparameters:\n  seed: 42\n'
+  printf 'step:1/20000 train_loss:2.1000 train_time:100ms step_avg:100.00ms\n'
+  printf 'step:9000000000000000000/20000 train_loss:2.1000 train_time:200ms step_avg:1.00ms\n'
+  printf 'stopping_early: wallclock_cap train_time:700000ms step:9000000000000000001/20000\n'
+  printf 'final_int8_zlib_roundtrip_exact val_loss:2.07269931 val_bpb:1.22436570 eval_time:90000ms\n'
+} >"$F/huge_steps/train_seed42.log"
+fx_has clock_huge_steps_judged TRAIN_OVER_BUDGET error "700000 ms" "$F/huge_steps"
