@@ -242,7 +242,6 @@ static void new_segment(parser *ps) {
     return;
   }
   l->seg_first[l->n_segs++] = ps->last_result + 1;
-  l->n_segments = (l->n_segments ? l->n_segments : 1) + 1;
 }
 
 /* A seed is a whole number a double and an int64 both hold exactly; a
@@ -305,9 +304,7 @@ static bool hparam_line(parser *ps, uint32_t ln, span s) {
 /* The rest of a step line after "N/M": a training or a validation step. */
 /* A step below the last one printed: the file goes on with another run. */
 static void note_step(parser *ps, int64_t step) {
-  if (!ps->log->n_segments) ps->log->n_segments = 1;
-  else if (ps->last_step >= 0 && step < ps->last_step)
-    new_segment(ps);
+  if (ps->last_step >= 0 && step < ps->last_step) new_segment(ps);
   ps->last_step = step;
 }
 
@@ -485,7 +482,7 @@ static bool metric_line(parser *ps, uint32_t ln, span s) {
   else if (!key_number(after, "val_loss", &m.val_loss))
     return true;
   m.line = ln;
-  m.segment = ps->log->n_segments ? ps->log->n_segments - 1 : 0;
+  m.segment = (uint32_t)ps->log->n_segs - 1;
   copy_label(m.prefix, prefix);
   metric_base(&m);
   m.kind = classify(m.prefix);
@@ -732,7 +729,7 @@ static void parse_line(parser *ps, uint32_t ln, span s) {
     memcpy(ps->hp_tag, raw.p, ps->hp_tag_n);
     /* A configuration printed after scores of the current segment: the
      * file goes on with another session (an evaluation of another model). */
-    uint32_t cur = l->n_segments ? l->n_segments - 1 : 0;
+    uint32_t cur = (uint32_t)l->n_segs - 1;
     if (l->n_metrics && l->metrics[l->n_metrics - 1].segment == cur) new_segment(ps);
     return;
   }

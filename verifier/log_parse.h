@@ -84,7 +84,7 @@ typedef struct log_metric {
   log_metric_kind kind;
   log_num val_loss, val_bpb;
   double eval_ms;   /* eval_time:Tms or elapsed=Xs; NAN if absent */
-  uint32_t segment; /* the training it follows (see pg_log.n_segments) */
+  uint32_t segment; /* the training it follows (see pg_log.seg_first) */
 } log_metric;
 
 /* `Serialized model[ LABEL]: N bytes` and `Total submission size[ LABEL]: N bytes`.
@@ -156,14 +156,14 @@ typedef struct pg_log {
    * step line whose step is below the last one printed, a seed other than
    * the last one printed, or a `Hyperparameters:` block after a metric of
    * the current segment starts a new segment, unless the current one
-   * holds no result yet. 0 if the log has no step line and one part. */
-  uint32_t n_segments;
-  uint32_t *seg_first; /* the first line of each segment, max(n_segments, 1) of them: the
-                          line after the last result of the segment before, so the
-                          configuration a run prints before its first step is its own */
+   * holds no result yet. seg_first holds the first line of each (one at
+   * least, once parsed): the line after the last result of the segment
+   * before, so the configuration a run prints before its first step is
+   * its own. */
+  uint32_t *seg_first;
   size_t n_segs;
 
-  uint32_t first_line; /* the first line read: 1, or a part's (log_parse_part) */
+  uint32_t first_line; /* the first line read: 1, or a part's (log_parse_part); never 0 */
 
   uint32_t n_lines;
   uint32_t code_end_line;     /* last line of a leading script-source block, 0 if none */

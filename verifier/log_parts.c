@@ -40,9 +40,6 @@ static int results_in(const pg_log *l, uint32_t from, uint32_t to) {
 #undef IN
 }
 
-/* The file's first line. */
-static uint32_t first_of(const pg_log *l) { return l->first_line ? l->first_line : 1; }
-
 /* Where segment k ends: the next one's first line, or past the file. */
 static uint32_t seg_end(const pg_log *l, size_t k) {
   return k + 1 < l->n_segs ? l->seg_first[k + 1] : l->n_lines + 1;
@@ -57,7 +54,7 @@ static size_t by_results(const pg_log *l, log_part *out) {
   for (size_t k = 0; k < l->n_segs; k++) {
     if (!results_in(l, l->seg_first[k], seg_end(l, k))) continue;
     if (n == LOG_MAX_PARTS) return 1;
-    uint32_t first = n ? l->seg_first[k] : first_of(l);
+    uint32_t first = n ? l->seg_first[k] : l->first_line;
     out[n++] = (log_part){first, -1};
   }
   return n ? n : 1;
@@ -66,7 +63,7 @@ static size_t by_results(const pg_log *l, log_part *out) {
 size_t log_parts(const pg_log *l, const char *name, log_part *out) {
   size_t n = l->n_segs > 1 ? by_results(l, out) : 1;
   if (n == 1) {
-    out[0] = (log_part){first_of(l), -1};
+    out[0] = (log_part){l->first_line, -1};
     return 1;
   }
   int64_t seeds[LOG_MAX_PARTS];

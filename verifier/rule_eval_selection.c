@@ -56,7 +56,7 @@ static size_t fewest_evals(const submission *s, const char *base) {
     size_t log = run->logs[0];
     for (size_t k = 0; k < run->n_logs; k++)
       if (s->logs[run->logs[k]].trains) log = run->logs[k];
-    uint32_t seg = s->logs[log].log.n_segments ? s->logs[log].log.n_segments - 1 : 0;
+    uint32_t seg = (uint32_t)s->logs[log].log.n_segs - 1;
     size_t n = submission_evals(s, r, log, seg, base, NULL, 0);
     if (n && (!fewest || n < fewest)) fewest = n;
   }

@@ -220,8 +220,7 @@ static void one(const submission *s, const sub_log *lg, finding_list *f) {
     free(buf);
     return;
   }
-  const uint32_t before =
-      lg->log.first_line ? lg->log.first_line - 1 : 0; /* lines before the part */
+  const uint32_t before = lg->log.first_line - 1; /* lines before the part */
   const uint32_t skip = lg->log.code_end_line ? lg->log.code_end_line - before : 0;
   log_data_scan((const char *)buf + lg->off, lg->len, skip, &d);
   free(buf);

@@ -78,8 +78,7 @@ static int group_runs(submission *s) {
     if (r == s->n_runs) s->runs[s->n_runs++].seed = lg->seed;
     if (add_to_run(&s->runs[r], i)) return -1;
     lg->run = r;
-    if (lg->copy_of < 0 && lg->trains)
-      s->runs[r].n_trainings += lg->log.n_segments > 1 ? (int)lg->log.n_segments : 1;
+    if (lg->copy_of < 0 && lg->trains) s->runs[r].n_trainings += (int)lg->log.n_segs;
   }
   return 0;
 }

@@ -292,3 +292,27 @@ grep -q '"seed": 7' "$TMP/out" && fail deep_training_no_run "a run of seed 7" ||
 # An evaluation whose path names no seed says nothing of whose run it is.
 mv "$d/token_only_fast_evals/seed42" "$d/token_only_fast_evals/latest"
 fx_has deep_eval_unseeded_unread CLAIM_MISMATCH error "seed 42: val_bpb 1\.04616727 is not a final metric" "$d"
+
+# A part that prints no seed, in a file whose name gives none, goes on with
+# the run of the part before it: a training that prints seed 42 and only a
+# pre-quantization score, then an evaluation session of its artifact
+# (PR #1812's shape) are one run of seed 42 with a final metric.
+d=$F/inherit
+fx_folder "$d" 1.2230
+ship_script "$d"
+FX_SEED=42 FX_FINAL="pre_quantization_post_ema 1.2200 2.05" fx_log "$d/train.log"
+printf 'Hyperparameters:\n  ttt_lr: 0.005\nfinal_int6_sliding_window_exact val_loss:2.06 val_bpb:1.22300000 eval_time:90000ms\n' >>"$d/train.log"
+fx_lacks parts_inherit_final NO_FINAL_METRIC error "$d"
+fx_has parts_inherit_one_run TOO_FEW_SEEDS warning "1 run with a final metric \(seed 42\)" "$d"
+
+# With a claim in no log, the runs back it, but of two attempts at a seed in
+# one file only the last (PR #1002's train_seed1.log: an attempt over the
+# limit, then a rerun): the attempt's size is a warning.
+d=$F/attempt_unlinked
+fx_folder "$d" 1.1594
+ship_script "$d"
+FX_SEED=1 FX_MODEL=16108070 FX_FINAL=$(fin 1.17892196) fx_log "$d/train_seed1.log"
+FX_SEED=1 FX_MODEL=15906838 FX_FINAL=$(fin 1.17029157) fx_log "$d/part"
+cat "$d/part" >>"$d/train_seed1.log" && rm "$d/part"
+fx_has parts_unlinked_attempt_warns SIZE_OVER_LIMIT warning "do not back the claim" "$d"
+fx_lacks parts_unlinked_attempt_no_error SIZE_OVER_LIMIT error "$d"

@@ -54,11 +54,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < l.n_train; i++)
     if (!l.train[i].line || l.train[i].line > l.n_lines) __builtin_trap();
   for (size_t i = 0; i < l.n_metrics; i++)
-    if (!l.metrics[i].line || l.metrics[i].line > l.n_lines || l.metrics[i].line <= l.code_end_line ||
-        l.metrics[i].segment >= (l.n_segments ? l.n_segments : 1) ||
+    if (!l.metrics[i].line || l.metrics[i].line > l.n_lines ||
+        l.metrics[i].line <= l.code_end_line || l.metrics[i].segment >= l.n_segs ||
         (i && l.metrics[i].segment < l.metrics[i - 1].segment))
       __builtin_trap();
-  if (l.n_segs != (l.n_segments ? l.n_segments : 1) || l.seg_first[0] != 1) __builtin_trap();
+  if (!l.n_segs || l.seg_first[0] != 1) __builtin_trap();
   for (size_t i = 1; i < l.n_segs; i++)
     if (l.seg_first[i] <= l.seg_first[i - 1] || l.seg_first[i] > l.n_lines) __builtin_trap();
   for (size_t i = 0; i < l.n_metrics; i++) {
