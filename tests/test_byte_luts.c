@@ -208,6 +208,37 @@ static void test_forms(void **st) {
        "else len(p.replace('\xe2\x96\x81', ' ').encode('utf-8')))\n"
        "    return base\n",
        3, 4, 1, 0, 0},
+      /* PR #1661's minified builder: builtins and module constants renamed */
+      {"import numpy as O\nM=range\nQ=len\nE=int\nG=False\nF=True\nn='utf-8'\n"
+       "def B0(sp,vocab_size,device):\n"
+       "\tH=device;C=sp;K=E(C.vocab_size());I=R(K,vocab_size);J=O.zeros((I,),dtype=O.int16);"
+       "L=O.zeros((I,),dtype=O.bool_);N=O.ones((I,),dtype=O.bool_)\n"
+       "\tfor B in M(K):\n"
+       "\t\tif C.is_control(B)or C.is_unknown(B)or C.is_unused(B):continue\n"
+       "\t\tN[B]=G\n"
+       "\t\tif C.is_byte(B):J[B]=1;continue\n"
+       "\t\tD=C.id_to_piece(B)\n"
+       "\t\tif D.startswith('\xe2\x96\x81'):L[B]=F;D=D[1:]\n"
+       "\t\tJ[B]=Q(D.encode(n))\n"
+       "\treturn A.tensor(J),A.tensor(L),A.tensor(N)\n",
+       3, 3, 1, 0, 0},
+      /* tuple assignments, chr(0x2581), max(), a check that raises, and a
+       * loop after the token loop that touches no table */
+      {"def luts(sp, V):\n"
+       "    bb, hs = np.zeros(V), np.zeros(V)\n"
+       "    if sp.vocab_size() != V:\n"
+       "        raise ValueError('size')\n"
+       "    SPACE = chr(0x2581)\n"
+       "    for i in range(V):\n"
+       "        if sp.is_control(i) or sp.is_unknown(i): continue\n"
+       "        if sp.is_byte(i): bb[i] = 1; continue\n"
+       "        p = sp.id_to_piece(i)\n"
+       "        if p.startswith(SPACE): hs[i], p = True, p[1:]\n"
+       "        bb[i] = max(0, len(p.encode('utf-8')))\n"
+       "    for name in names:\n"
+       "        log(name)\n"
+       "    return bb, hs\n",
+       3, 3, 1, 0, 0},
   };
   for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
     scanned s;
@@ -252,6 +283,22 @@ static void test_unknown_is_not_guessed(void **st) {
       "    while i < V:\n"
       "        base[i] = len(sp.id_to_piece(i).encode())\n"
       "        i += 1\n"
+      "    return base\n",
+      /* a later loop stores into the table by other indices */
+      "def luts(sp, V):\n"
+      "    base = np.zeros(V)\n"
+      "    for i in range(V):\n"
+      "        base[i] = len(sp.id_to_piece(i).encode())\n"
+      "    for j in SPECIAL:\n"
+      "        base[j] = 0\n"
+      "    return base\n",
+      /* a check whose body does more than raise */
+      "def luts(sp, V):\n"
+      "    base = np.zeros(V)\n"
+      "    if FLAG:\n"
+      "        base = np.ones(V)\n"
+      "    for i in range(V):\n"
+      "        base[i] = len(sp.id_to_piece(i).encode())\n"
       "    return base\n",
       /* stored at an index that is not the token */
       "def luts(sp, V):\n"

@@ -21,12 +21,12 @@ const int byte_luts_official_base[BL_KINDS] = {3, 3, 1, 0, 0};
 #define MAX_EVAL_DEPTH 64
 #define MAX_STEPS 4096
 
-typedef enum { V_UNK, V_INT, V_BOOL, V_STR, V_BYTES, V_TOK, V_NONE, V_TABLE, V_LIST } vkind;
+typedef enum { V_UNK, V_INT, V_BOOL, V_STR, V_BYTES, V_TOK, V_NONE, V_TABLE, V_LIST, V_FUNC } vkind;
 
 typedef struct val {
   vkind k;
   int64_t i;       /* V_INT, V_BOOL; V_TABLE: the table's index */
-  char s[MAX_STR]; /* V_STR, V_BYTES: UTF-8 / raw bytes, NUL-terminated */
+  char s[MAX_STR]; /* V_STR, V_BYTES: UTF-8 / raw bytes, NUL-terminated; V_FUNC: a builtin's name */
   size_t n;        /* their length in bytes */
   vkind ek;        /* V_LIST and a new table: the element's kind and value */
   int64_t ei;
@@ -202,6 +202,28 @@ static void skip_group(cur *c, char close) {
   (void)close;
 }
 
+/* Append code point cp as UTF-8; 0 when it is none. */
+static int put_utf8(char *out, size_t *o, unsigned long cp) {
+  if (cp < 0x80) {
+    out[(*o)++] = (char)cp;
+  } else if (cp < 0x800) {
+    out[(*o)++] = (char)(0xc0 | cp >> 6);
+    out[(*o)++] = (char)(0x80 | (cp & 63));
+  } else if (cp < 0x10000) {
+    out[(*o)++] = (char)(0xe0 | cp >> 12);
+    out[(*o)++] = (char)(0x80 | (cp >> 6 & 63));
+    out[(*o)++] = (char)(0x80 | (cp & 63));
+  } else if (cp < 0x110000) {
+    out[(*o)++] = (char)(0xf0 | cp >> 18);
+    out[(*o)++] = (char)(0x80 | (cp >> 12 & 63));
+    out[(*o)++] = (char)(0x80 | (cp >> 6 & 63));
+    out[(*o)++] = (char)(0x80 | (cp & 63));
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 /* A string literal's value: \uXXXX, \xXX and the simple escapes decoded
  * (a raw string's body taken as it is); NULL-kind when too long. */
 static val string_lit(cur *c) {
@@ -237,14 +259,7 @@ static val string_lit(cur *c) {
       k += digits;
       if (e == 'x' && bytes)
         out[o++] = (char)cp;
-      else if (cp < 0x80)
-        out[o++] = (char)cp;
-      else if (cp < 0x800)
-        out[o++] = (char)(0xc0 | cp >> 6), out[o++] = (char)(0x80 | (cp & 63));
-      else if (cp < 0x10000)
-        out[o++] = (char)(0xe0 | cp >> 12), out[o++] = (char)(0x80 | (cp >> 6 & 63)),
-        out[o++] = (char)(0x80 | (cp & 63));
-      else
+      else if (!put_utf8(out, &o, cp))
         return unk();
       continue;
     }
@@ -416,6 +431,15 @@ static val method(cur *c, const val *recv, const char *m, size_t mn, val *a, int
   return unk();
 }
 
+/* The builtins call() knows, and range: a minifier's `M=range` makes M
+ * one of them. */
+static int builtin(const char *f, size_t n) {
+  static const char *const b[] = {"len", "int", "float", "bool", "chr", "max", "min", "range"};
+  for (size_t i = 0; i < sizeof b / sizeof *b; i++)
+    if (named(f, n, b[i])) return 1;
+  return 0;
+}
+
 /* A call of a plain function name f(args). */
 static val call(const char *f, size_t fn, val *a, int na) {
   if (named(f, fn, "len") && na == 1) {
@@ -426,6 +450,19 @@ static val call(const char *f, size_t fn, val *a, int na) {
   if ((named(f, fn, "int") || named(f, fn, "float")) && na == 1 && is_num(&a[0]))
     return mk_int(V_INT, a[0].i);
   if (named(f, fn, "bool") && na == 1 && truth(&a[0]) >= 0) return mk_int(V_BOOL, truth(&a[0]));
+  if ((named(f, fn, "max") || named(f, fn, "min")) && na >= 1 && na <= 4) {
+    val v = a[0];
+    for (int i = 0; i < na; i++) {
+      if (!small(&a[i])) return unk();
+      if (f[1] == 'a' ? a[i].i > v.i : a[i].i < v.i) v = a[i];
+    }
+    return mk_int(V_INT, v.i);
+  }
+  if (named(f, fn, "chr") && na == 1 && a[0].k == V_INT && a[0].i >= 0) {
+    char out[4];
+    size_t o = 0;
+    return put_utf8(out, &o, (unsigned long)a[0].i) ? mk_str(V_STR, out, o) : unk();
+  }
   return unk();
 }
 
@@ -482,7 +519,8 @@ static val atom(cur *c) {
   }
   if (ch >= '0' && ch <= '9') {
     char *end;
-    long long x = strtoll(c->t + c->p, &end, 10);
+    int hex = ch == '0' && c->p + 1 < c->n && (c->t[c->p + 1] == 'x' || c->t[c->p + 1] == 'X');
+    long long x = strtoll(c->t + c->p, &end, hex ? 16 : 10);
     size_t k = (size_t)(end - (c->t + c->p));
     c->p += k;
     if (c->p < c->n && (word_c(c->t[c->p]) || c->t[c->p] == '.')) { /* 1.0, 0x1, 1e3 */
@@ -504,16 +542,19 @@ static val atom(cur *c) {
   if (named(nm, k, "True")) return mk_int(V_BOOL, 1);
   if (named(nm, k, "False")) return mk_int(V_BOOL, 0);
   if (named(nm, k, "None")) return mk_int(V_NONE, 0);
-  if (peek_c(c, '(')) { /* a plain function */
+  local *l = find_local(c->r, nm, k);
+  if (peek_c(c, '(')) { /* a plain function, or a name a minifier gave a builtin */
     c->p++;
     val a[4];
     int na = args(c, a, 4);
-    return na > 4 ? unk() : call(nm, k, a, na);
+    if (na > 4) return unk();
+    if (l) return l->v.k == V_FUNC ? call(l->v.s, strlen(l->v.s), a, na) : unk();
+    return call(nm, k, a, na);
   }
   table *t = find_table(c->r, nm, k);
   if (t) return mk_int(V_TABLE, t - c->r->tables);
-  local *l = find_local(c->r, nm, k);
-  return l ? l->v : unk();
+  if (l) return l->v;
+  return builtin(nm, k) ? mk_str(V_FUNC, nm, k) : unk();
 }
 
 static val postfix(cur *c) {
@@ -777,51 +818,79 @@ static void cut(char *dst, size_t cap, const char *s) {
   }
 }
 
-static void assign(run *r, const py_stmt *s) {
-  char aug;
-  size_t eq = assign_at(s->text, s->len, &aug);
-  if (!eq) return; /* a call, an assert: no binding the tables depend on */
-  size_t tlen = aug ? eq - 1 : eq;
-  const char *rhs = s->text + eq + 1;
-  val v = eval_text(r, rhs, s->len - eq - 1);
-  cur c = {r, s->text, tlen, 0, 0};
+/* The top-level commas of t[0..n) (not inside brackets or strings):
+ * their offsets in at[], up to max; returns their count (max + 1 when
+ * there are more). */
+static size_t top_commas(const char *t, size_t n, size_t *at, size_t max) {
+  size_t k = 0;
+  int level = 0;
+  for (size_t i = 0; i < n; i++) {
+    char ch = t[i];
+    if (ch == '"' || ch == '\'') {
+      size_t pos = i;
+      py_str str;
+      if (pysrc_next_string(t, n, &pos, &str) && str.at == i) {
+        i = str.end - 1;
+        continue;
+      }
+    }
+    if (ch == '(' || ch == '[' || ch == '{') level++;
+    if (ch == ')' || ch == ']' || ch == '}') level--;
+    if (ch == ',' && level == 0) {
+      if (k == max) return max + 1;
+      at[k++] = i;
+    }
+  }
+  return k;
+}
+
+/* Store v (aug: an augmented assignment's operator, else 0) into the one
+ * target t[0..tlen) of statement s: a name, table[token], or something
+ * whose names become unknown. */
+static void store(run *r, const py_stmt *s, const char *t, size_t tlen, char aug, val v) {
+  cur c = {r, t, tlen, 0, 0};
   size_t k = name_len(&c);
-  if (k == tlen || (k && s->text[k] == ':')) { /* x = v, x: T = v */
+  size_t at = c.p; /* the name's offset after blanks */
+  t += at;
+  tlen -= at;
+  if (k == tlen || (k && t[k] == ':')) { /* x = v, x: T = v */
     if (aug) {
-      local *l = find_local(r, s->text, k);
+      local *l = find_local(r, t, k);
       val old = l ? l->v : unk();
       v = (aug == '+' && small(&old) && small(&v)) ? mk_int(V_INT, old.i + v.i) : unk();
     }
-    bind(r, s->text, k, v, s->line);
+    bind(r, t, k, v, s->line);
     return;
   }
-  table *t = k ? find_table(r, s->text, k) : NULL;
-  if (!t && k) { /* a local naming a table: lut = base_bytes */
-    local *l = find_local(r, s->text, k);
-    if (l && l->v.k == V_TABLE && l->v.i >= 0) t = &r->tables[l->v.i];
+  table *tb = k ? find_table(r, t, k) : NULL;
+  if (!tb && k) { /* a local naming a table: lut = base_bytes */
+    local *l = find_local(r, t, k);
+    if (l && l->v.k == V_TABLE && l->v.i >= 0) tb = &r->tables[l->v.i];
   }
-  if (t && s->text[k] == '[' && s->text[tlen - 1] == ']') { /* table[index] = v */
-    val idx = eval_text(r, s->text + k + 1, tlen - k - 2);
+  if (tb && t[k] == '[' && t[tlen - 1] == ']') { /* table[index] = v */
+    val idx = eval_text(r, t + k + 1, tlen - k - 2);
     if (idx.k != V_TOK) {
-      t->other = 1;
+      tb->other = 1;
       return;
     }
     if (aug) {
-      val old = mk_int(t->k, t->i);
+      val old = mk_int(tb->k, tb->i);
       v = (aug == '+' && small(&old) && small(&v))     ? mk_int(V_INT, old.i + v.i)
           : (aug == '|' && is_num(&old) && is_num(&v)) ? mk_int(V_BOOL, old.i || v.i)
                                                        : unk();
     }
     if (!is_num(&v)) v = unk();
-    t->k = v.k;
-    t->i = v.i;
-    t->set = 1;
-    t->line = s->line;
-    cut(t->stmt, sizeof t->stmt, s->text);
+    tb->k = v.k;
+    tb->i = v.i;
+    tb->set = 1;
+    tb->line = s->line;
+    cut(tb->stmt, sizeof tb->stmt, s->text);
     return;
   }
-  /* a tuple or attribute target: the names it binds are unknown */
+  /* an attribute, a slice, a nested tuple: the names it binds are unknown */
   for (size_t i = 0; i < tlen;) {
+    c.t = t;
+    c.n = tlen;
     c.p = i;
     size_t w = name_len(&c);
     if (!w) {
@@ -829,16 +898,44 @@ static void assign(run *r, const py_stmt *s) {
       continue;
     }
     i = c.p + w;
-    if (i < tlen && (s->text[i] == '.' || s->text[i] == '[')) {
+    if (i < tlen && (t[i] == '.' || t[i] == '[')) {
       size_t j = i;
-      while (j < tlen && s->text[j] != ',') j++;
-      table *tt = find_table(r, s->text + c.p, w);
+      while (j < tlen && t[j] != ',') j++;
+      table *tt = find_table(r, t + c.p, w);
       if (tt) tt->other = 1;
       i = j;
       continue;
     }
-    bind(r, s->text + c.p, w, unk(), s->line);
+    bind(r, t + c.p, w, unk(), s->line);
   }
+}
+
+#define MAX_TUPLE 8
+
+/* One assignment statement: `a = v`, `a[i] += v`, and `a, b = x, y` (the
+ * right side evaluated before any target is stored, as Python does). */
+static void assign(run *r, const py_stmt *s) {
+  char aug;
+  size_t eq = assign_at(s->text, s->len, &aug);
+  if (!eq) return; /* a call, an assert: no binding the tables depend on */
+  size_t tlen = aug ? eq - 1 : eq;
+  const char *rhs = s->text + eq + 1;
+  size_t rlen = s->len - eq - 1;
+  size_t tc[MAX_TUPLE], rc[MAX_TUPLE];
+  size_t nt = top_commas(s->text, tlen, tc, MAX_TUPLE);
+  if (!aug && nt > 0 && nt <= MAX_TUPLE && top_commas(rhs, rlen, rc, MAX_TUPLE) == nt) {
+    val v[MAX_TUPLE + 1];
+    for (size_t i = 0; i <= nt; i++) {
+      size_t a = i ? rc[i - 1] + 1 : 0, b = i < nt ? rc[i] : rlen;
+      v[i] = eval_text(r, rhs + a, b - a);
+    }
+    for (size_t i = 0; i <= nt; i++) {
+      size_t a = i ? tc[i - 1] + 1 : 0, b = i < nt ? tc[i] : tlen;
+      store(r, s, s->text + a, b - a, 0, v[i]);
+    }
+    return;
+  }
+  store(r, s, s->text, tlen, aug, eval_text(r, rhs, rlen));
 }
 
 static int exec_body(run *r, size_t h);
@@ -846,6 +943,42 @@ static int exec_body(run *r, size_t h);
 static int starts_word(const char *t, const char *w) {
   size_t k = strlen(w);
   return !strncmp(t, w, k) && !word_c(t[k]);
+}
+
+/* Is header h's body one `raise` statement? */
+static int only_raises(const py_src *src, size_t h) {
+  size_t n = 0, first = 0;
+  for (size_t j = h + 1; j < src->n && src->v[j].depth > src->v[h].depth; j++)
+    if (!n++) first = j;
+  return n == 1 && starts_word(src->v[first].text, "raise");
+}
+
+/* Does loop h's body ask for pieces or their types? Then it is the token
+ * loop (or one pgolf cannot read). */
+static int asks_pieces(const py_src *src, size_t h) {
+  static const char *const calls[] = {"id_to_piece(", "IdToPiece(", "is_control(", "IsControl(",
+                                      "is_byte(",     "IsByte(",    "is_unknown(", "IsUnknown("};
+  for (size_t j = h + 1; j < src->n && src->v[j].depth > src->v[h].depth; j++)
+    for (size_t k = 0; k < sizeof calls / sizeof *calls; k++)
+      if (strstr(src->v[j].text, calls[k])) return 1;
+  return 0;
+}
+
+/* A loop that is not the token loop (over parameters, shards, warmup
+ * steps): not run; a table it stores into becomes unknown. */
+static int skip_loop(run *r, size_t h) {
+  const py_src *src = r->src;
+  for (size_t j = h + 1; j < src->n && src->v[j].depth > src->v[h].depth; j++) {
+    const char *t = src->v[j].text;
+    char aug;
+    size_t eq = assign_at(t, src->v[j].len, &aug);
+    for (size_t i = 0; eq && i < r->n_tables; i++) {
+      size_t k = strlen(r->tables[i].name);
+      const char *p = strstr(t, r->tables[i].name);
+      if (p && p < t + eq && (p == t || !word_c(p[-1])) && !word_c(p[k])) r->tables[i].other = 1;
+    }
+  }
+  return FLOW_NEXT;
 }
 
 /* Execute statement j (a child of some header). */
@@ -862,6 +995,7 @@ static int exec_stmt(run *r, size_t j, int *chain) {
     size_t off = kw[0] == 'i' && kw[1] == 'f' ? 2 : 4;
     val c = eval_text(r, s->text + off, s->len - off);
     int t = truth(&c);
+    if (t < 0 && only_raises(r->src, j)) t = 0; /* the tables exist only if it does not */
     if (t < 0) return r->unknown = 1, FLOW_STOP;
     *chain = t;
     return t ? exec_body(r, j) : FLOW_NEXT;
@@ -870,7 +1004,13 @@ static int exec_stmt(run *r, size_t j, int *chain) {
   if (!strcmp(kw, "for")) {
     /* for NAME in range(...): the token loop, run once on the stand-in */
     const char *in = strstr(s->text, " in ");
-    if (!in || strncmp(in + 4, "range(", 6) || r->loops) return r->unknown = 1, FLOW_STOP;
+    if (!in) return r->unknown = 1, FLOW_STOP;
+    const char *it = in + 4, *paren = strchr(it, '(');
+    const local *alias = paren ? find_local(r, it, (size_t)(paren - it)) : NULL;
+    int is_range = !strncmp(it, "range(", 6) && !alias;
+    if (alias && alias->v.k == V_FUNC && !strcmp(alias->v.s, "range")) is_range = 1;
+    if (!asks_pieces(r->src, j)) return skip_loop(r, j); /* not the token loop */
+    if (!is_range || r->loops) return r->unknown = 1, FLOW_STOP;
     size_t k = (size_t)(in - s->text) - 4;
     const char *nm = s->text + 4;
     for (size_t i = 0; i < k; i++)
@@ -944,10 +1084,41 @@ static int space_position(const py_src *src, size_t d, const char *space) {
   return -1;
 }
 
+/* Does a statement of def d's body use the name s[0..k)? */
+static int used_in(const py_src *src, size_t d, const char *s, size_t k) {
+  for (size_t j = d + 1; j < src->n && src->v[j].depth > src->v[d].depth; j++)
+    for (const char *p = src->v[j].text; *p; p++)
+      if (!strncmp(p, s, k) && (p == src->v[j].text || !word_c(p[-1])) && !word_c(p[k])) return 1;
+  return 0;
+}
+
+/* The module's constants the builder def d uses, as a minifier leaves
+ * them (`_C=False`, `_I='utf-8'`): each top-level `NAME=EXPR` whose
+ * value is a number, a string, None or a builtin (`M=range`), the last one standing; anything else
+ * unbinds the name. They are the builder's starting locals. */
+static void module_constants(run *r, size_t d) {
+  const py_src *src = r->src;
+  for (size_t j = 0; j < src->n; j++) {
+    const py_stmt *s = &src->v[j];
+    if (s->parent >= 0 || s->header) continue;
+    char aug;
+    size_t eq = assign_at(s->text, s->len, &aug);
+    if (!eq || aug) continue;
+    cur c = {r, s->text, eq, 0, 0};
+    size_t k = name_len(&c);
+    if (k != eq || !used_in(src, d, s->text, k)) continue;
+    val v = eval_text(r, s->text + eq + 1, s->len - eq - 1);
+    if (!is_num(&v) && v.k != V_STR && v.k != V_BYTES && v.k != V_NONE && v.k != V_FUNC) v = unk();
+    bind(r, s->text, k, v, s->line);
+  }
+  r->steps = 0;
+}
+
 static void run_kind(const py_src *src, size_t d, int kind, run *r) {
   memset(r, 0, sizeof *r);
   r->src = src;
   r->kind = kind;
+  module_constants(r, d);
   exec_body(r, d);
 }
 
