@@ -1,0 +1,184 @@
+/* NGRAM_TARGET_KEY. Challenge README, FAQ: "You can't cheat on your test
+ * loss"; you may only adapt on "validation set tokens you've already
+ * evaluated your model on". The maintainers' ruling on hashed n-gram
+ * caches (openai/parameter-golf PRs #779 and #982, 2026-03-27): they are
+ * "disallowed due to the use of hashed n-gram caches, which do not
+ * renormalize correctly / correctly reweight the LM's token distribution,
+ * look ahead to the target token to mix probabilities and therefore leak
+ * eval tokens".
+ *
+ * The mark of such a cache is its lookup key: a context hash combined
+ * with the target token itself, `full_key = ((ctx_hash ^ (tgt_np *
+ * primes[k])) & mask)`, so that a count, and the probability blended from
+ * it, exist only for the token that comes next. pgolf looks for that shape
+ * in the counted code (a self-extracting script's payload too): an `^`
+ * whose operand is a product of a name spelled as the target (`tgt...`,
+ * `target...`, indexed or cast) and a prime table (`...prime...[`).
+ *
+ * Code holds such caches behind flags its documented run may leave off
+ * (PR #1120's Rascal, on the leaderboard, ships one with
+ * NGRAM_EVAL_ORDER=0), so the code alone is a warning. An error on the
+ * record track needs the run to say it used it: a log backing the claim
+ * whose final metric is named for the n-gram evaluation
+ * (`final_int6_sliding_window_ngram7_exact`). */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "verifier/code_count.h"
+#include "verifier/pysrc.h"
+#include "verifier/rules.h"
+
+static int word(char c) { return pysrc_word_char(c); }
+
+/* Skip a name's trailing index, cast or call: `[v_idx]`, `.astype(np.uint64)`. */
+static size_t skip_suffixes(const char *t, size_t n, size_t i) {
+  for (;;) {
+    if (i < n && (t[i] == '[' || t[i] == '(')) {
+      int level = 0;
+      do {
+        if (t[i] == '[' || t[i] == '(') level++;
+        if (t[i] == ']' || t[i] == ')') level--;
+        i++;
+      } while (i < n && level > 0);
+    } else if (i < n && t[i] == '.' && i + 1 < n && word(t[i + 1])) {
+      i++;
+      while (i < n && word(t[i])) i++;
+    } else {
+      return i;
+    }
+  }
+}
+
+/* A name spelled as the target at t[i]: tgt..., target... (not a longer
+ * word ending so, like `untgt`). Its end after suffixes, or 0. */
+static size_t target_operand(const char *t, size_t n, size_t i) {
+  if (i > 0 && word(t[i - 1])) return 0;
+  if (strncmp(t + i, "tgt", 3) && strncmp(t + i, "target", 6)) return 0;
+  size_t j = i;
+  while (j < n && word(t[j])) j++;
+  return skip_suffixes(t, n, j);
+}
+
+/* A prime table at t[i]: a name holding "prime", then '['. */
+static size_t prime_operand(const char *t, size_t n, size_t i) {
+  if (i > 0 && word(t[i - 1])) return 0;
+  size_t j = i;
+  while (j < n && word(t[j])) j++;
+  if (j == i || j >= n || t[j] != '[') return 0;
+  char name[64];
+  size_t k = j - i < sizeof name - 1 ? j - i : sizeof name - 1;
+  for (size_t x = 0; x < k; x++) name[x] = (char)tolower((unsigned char)t[i + x]);
+  name[k] = 0;
+  return strstr(name, "prime") ? skip_suffixes(t, n, j) : 0;
+}
+
+/* Does the blanked statement text hold `^ (target * primes[...])` (or the
+ * product the other way round)? */
+static int target_keyed(const char *t, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (t[i] != '^') continue;
+    size_t j = i + 1 + (i + 1 < n && t[i + 1] == '='); /* `^` or `^=` */
+    while (j < n && (t[j] == '(' || t[j] == ' ')) j++;
+    size_t a = target_operand(t, n, j);
+    if (a && a < n && t[a] == '*' && prime_operand(t, n, a + 1)) return 1;
+    a = prime_operand(t, n, j);
+    if (a && a < n && t[a] == '*' && target_operand(t, n, a + 1)) return 1;
+  }
+  return 0;
+}
+
+typedef struct hit {
+  char rel[512];
+  char label[600];
+  uint32_t line;
+  char stmt[160];
+} hit;
+
+/* The first target-keyed statement of one counted file, if any. */
+static int scan_file(const submission *s, const char *rel, hit *h) {
+  char path[8192];
+  snprintf(path, sizeof path, "%s/%s", s->dir, rel);
+  uint8_t *buf;
+  size_t len;
+  pg_error err;
+  if (file_read_all(path, CODE_MAX_SOURCE_BYTES, &buf, &len, &err)) return 0;
+  code_wrapper w;
+  const char *text = (const char *)buf;
+  size_t n = len;
+  int wrapped = !code_unwrap(text, len, rel, &w, &err) && w.found;
+  if (wrapped) text = w.text, n = w.len;
+  int found = 0;
+  py_src src;
+  if (!pysrc_parse(text, n, rel, &src, &err)) {
+    for (size_t j = 0; j < src.n && !found; j++) {
+      char *code = pysrc_blank_strings(src.v[j].text, src.v[j].len);
+      if (!code) break;
+      if (strchr(code, '^') && target_keyed(code, src.v[j].len)) {
+        found = 1;
+        snprintf(h->rel, sizeof h->rel, "%s", rel);
+        snprintf(h->label, sizeof h->label, "%s%s", rel, wrapped ? " (decoded)" : "");
+        h->line = src.v[j].line;
+        snprintf(h->stmt, sizeof h->stmt, "%s", src.v[j].text);
+        if (src.v[j].len >= sizeof h->stmt) memcpy(h->stmt + sizeof h->stmt - 4, "...", 4);
+      }
+      free(code);
+    }
+    pysrc_free(&src);
+  }
+  if (wrapped) code_wrapper_free(&w);
+  free(buf);
+  return found;
+}
+
+/* A log backing the claim whose final metric is named for an n-gram
+ * evaluation: its index, or -1. */
+static long ngram_scored(const submission *s) {
+  for (size_t i = 0; i < s->n_logs; i++) {
+    const sub_log *lg = &s->logs[i];
+    const log_metric *m = log_final_metric(&lg->log);
+    if (!lg->backs_claim || !m) continue;
+    char p[128];
+    size_t k = 0;
+    for (; m->prefix[k] && k < sizeof p - 1; k++) p[k] = (char)tolower((unsigned char)m->prefix[k]);
+    p[k] = 0;
+    if (strstr(p, "ngram") || strstr(p, "n_gram")) return (long)i;
+  }
+  return -1;
+}
+
+void rule_ngram_key(const submission *s, finding_list *f) {
+  const code_count *cc = s->counted;
+  if (!cc) return;
+  hit h;
+  int found = 0;
+  for (size_t i = 0; i < cc->n_sets && !found; i++)
+    for (size_t k = 0; k < cc->sets[i].n && !found; k++) {
+      const code_file *cf = &cc->sets[i].files[k];
+      const char *dot = strrchr(cf->rel, '.');
+      if (cf->state != CODE_COUNTED || !dot || strcmp(dot, ".py")) continue;
+      found = scan_file(s, cf->rel, &h);
+    }
+  if (!found) return;
+  long li = ngram_scored(s);
+  if (li >= 0) {
+    const sub_log *lg = &s->logs[li];
+    const log_metric *m = log_final_metric(&lg->log);
+    findings_add(f, "NGRAM_TARGET_KEY", s->track == TRACK_RECORD ? SEV_ERROR : SEV_WARNING, h.rel,
+                 strstr(h.label, "(decoded)") ? 0 : h.line,
+                 "the claimed score is an n-gram cache's (%s:%u `%s`), a hashed cache whose key "
+                 "holds the target token itself (%s:%u `%s`): its count, and the probability "
+                 "blended from it, are looked up for the token that comes next only, so the "
+                 "scores are no normalized distribution fixed before the token is seen; the "
+                 "maintainers disallowed such caches (openai/parameter-golf PRs #779, #982)",
+                 lg->rel, m->line, m->prefix, h.label, h.line, h.stmt);
+    return;
+  }
+  findings_add(f, "NGRAM_TARGET_KEY", SEV_WARNING, h.rel, strstr(h.label, "(decoded)") ? 0 : h.line,
+               "the counted code holds a hashed n-gram cache whose key holds the target token "
+               "itself (%s:%u `%s`), the kind the maintainers disallowed (openai/parameter-golf "
+               "PRs #779, #982); no final metric of the claimed runs is named for it, so whether "
+               "the score used it is not shown (`pgolf audit` on a score dump settles it)",
+               h.label, h.line, h.stmt);
+}
