@@ -357,6 +357,45 @@ static void test_space_added_needs_an_addition(void **st) {
   pysrc_free(&s.src);
 }
 
+/* Bits per byte from a constant ratio (PR #875's 3.5, PR #1254's named
+ * 3.67), and the forms that are not: the official computation, an
+ * estimate, log(2.0)'s own literal. */
+static void test_constant_ratio(void **st) {
+  (void)st;
+  static const struct {
+    const char *text;
+    double bpt; /* 0: none */
+    uint32_t line;
+  } c[] = {
+      {"val_loss = t_loss / n\nval_bpb = val_loss / (math.log(2) * 3.5)\n", 3.5, 2},
+      {"BYTES_PER_TOKEN = 3.67  # measured\ndef f(avg_loss):\n"
+       "    bpb = (avg_loss / math.log(2)) * (1.0 / BYTES_PER_TOKEN)\n    return bpb\n",
+       3.67, 3},
+      {"raw_bpb = raw_val_loss / math.log(2.0) * 0.4\n", 2.5, 1},
+      {"bits_per_token = val_loss.item() / math.log(2)\n"
+       "tokens_per_byte = val_token_count.item() / val_byte_count.item()\n"
+       "val_bpb = float(bits_per_token * tokens_per_byte)\n",
+       0, 0},
+      {"est_comp_bpb = vm['val_loss'] / (math.log(2) * 2.44)\n", 0, 0},
+      {"val_bpb = nats / math.log(2.0) / total_bytes\n", 0, 0},
+      {"scale = 3.5\nval_bpb = val_loss / math.log(2) / scale\n", 0, 0}, /* not a byte/token name */
+  };
+  for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+    scanned s;
+    scan(c[i].text, &s);
+    double bpt = 0;
+    long j = byte_luts_constant_ratio(&s.src, &bpt);
+    if (!c[i].bpt) {
+      if (j >= 0) fail_msg("case %zu: a constant ratio at line %u", i, s.src.v[j].line);
+    } else {
+      if (j < 0) fail_msg("case %zu: none found", i);
+      assert_int_equal(s.src.v[j].line, c[i].line);
+      assert_true(bpt > c[i].bpt - 1e-9 && bpt < c[i].bpt + 1e-9);
+    }
+    pysrc_free(&s.src);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_official),
@@ -365,6 +404,7 @@ int main(void) {
       cmocka_unit_test(test_forms),
       cmocka_unit_test(test_unknown_is_not_guessed),
       cmocka_unit_test(test_space_added_needs_an_addition),
+      cmocka_unit_test(test_constant_ratio),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define SPACE_MARK_ABC \
   ("\xe2\x96\x81"      \
@@ -1261,6 +1262,104 @@ long byte_luts_space_added(const py_src *src, char (*names)[BL_MAX_NAME], size_t
     }
     free(code);
     if (hit) return (long)j;
+  }
+  return -1;
+}
+
+/* ---- a constant bytes-per-token ratio ---- */
+
+/* Lower-case copy of s[0..n) into out (cut to cap). */
+static void lower(char *out, size_t cap, const char *s, size_t n) {
+  size_t k = 0;
+  for (; k < n && k + 1 < cap; k++) out[k] = (char)(s[k] >= 'A' && s[k] <= 'Z' ? s[k] + 32 : s[k]);
+  out[k] = 0;
+}
+
+/* A ratio as bytes a token: v itself (1.5 to 8) or its inverse. */
+static double as_bytes_per_token(double v) {
+  if (v >= 1.5 && v <= 8) return v;
+  if (v >= 0.125 && v <= 0.67) return 1 / v;
+  return 0;
+}
+
+/* The float literal at t[i] (digits '.' digits, not inside a name, no
+ * exponent), or 0 with *end unchanged. */
+static double float_at(const char *t, size_t n, size_t i, size_t *end) {
+  if (i > 0 && (word_c(t[i - 1]) || t[i - 1] == '.')) return 0;
+  size_t j = i;
+  while (j < n && t[j] >= '0' && t[j] <= '9') j++;
+  if (j == i || j >= n || t[j] != '.') return 0;
+  size_t k = j + 1;
+  while (k < n && t[k] >= '0' && t[k] <= '9') k++;
+  if (k == j + 1 || (k < n && (word_c(t[k]) || t[k] == '.'))) return 0;
+  char buf[40];
+  if (k - i >= sizeof buf) return 0;
+  memcpy(buf, t + i, k - i);
+  buf[k - i] = 0;
+  *end = k;
+  return strtod(buf, NULL);
+}
+
+typedef struct named_ratio {
+  char name[BL_MAX_NAME];
+  double bpt;
+} named_ratio;
+
+long byte_luts_constant_ratio(const py_src *src, double *bytes_per_token) {
+  named_ratio named[16];
+  size_t nn = 0;
+  for (size_t j = 0; j < src->n && nn < 16; j++) { /* NAME = 3.67 */
+    const py_stmt *s = &src->v[j];
+    char aug;
+    size_t eq = assign_at(s->text, s->len, &aug);
+    if (!eq || aug || eq >= BL_MAX_NAME) continue;
+    size_t k = 0;
+    while (k < eq && word_c(s->text[k])) k++;
+    size_t end = 0;
+    double v = k == eq ? float_at(s->text, s->len, eq + 1, &end) : 0;
+    if (!end || end != s->len || !as_bytes_per_token(v)) continue;
+    char low[BL_MAX_NAME];
+    lower(low, sizeof low, s->text, k);
+    if (!strstr(low, "byte") && !strstr(low, "token")) continue;
+    copy_name(named[nn].name, s->text, k);
+    named[nn++].bpt = as_bytes_per_token(v);
+  }
+  for (size_t j = 0; j < src->n; j++) {
+    const py_stmt *s = &src->v[j];
+    char aug;
+    size_t eq = assign_at(s->text, s->len, &aug);
+    if (!eq || aug) continue;
+    size_t last = 0;
+    for (size_t k = 0; k < eq; k++)
+      if (!word_c(s->text[k])) last = k + 1;
+    char target[BL_MAX_NAME];
+    lower(target, sizeof target, s->text + last, eq - last);
+    if (!strstr(target, "bpb") || !strncmp(target, "est", 3)) continue;
+    char *code = pysrc_blank_strings(s->text + eq + 1, s->len - eq - 1);
+    if (!code) return -1;
+    size_t n = strlen(code);
+    char low[4096];
+    lower(low, sizeof low, code, n);
+    double found = 0;
+    if (strstr(low, "log(2") || strstr(low, "log2") || strstr(low, "ln2") || strstr(low, "ln_2")) {
+      for (size_t i = 0; i < n && !found; i++) {
+        size_t end = 0;
+        double v = float_at(code, n, i, &end);
+        int in_log = i >= 4 && !strncasecmp(code + i - 4, "log(", 4); /* log(2.0) */
+        if (end && !in_log) found = as_bytes_per_token(v);
+      }
+      for (size_t k = 0; k < nn && !found; k++) {
+        size_t l = strlen(named[k].name);
+        for (const char *p = strstr(code, named[k].name); p && !found;
+             p = strstr(p + 1, named[k].name))
+          if ((p == code || !word_c(p[-1])) && !word_c(p[l])) found = named[k].bpt;
+      }
+    }
+    free(code);
+    if (found) {
+      *bytes_per_token = found;
+      return (long)j;
+    }
   }
   return -1;
 }

@@ -92,4 +92,14 @@ size_t byte_luts_space_names(const py_src *src, const byte_lut_fn *fn, char (*na
 long byte_luts_space_added(const py_src *src, char (*names)[BL_MAX_NAME], size_t n,
                            const byte_lut_fn *skip);
 
+/* A statement of src that makes a bits-per-byte value from a constant
+ * bytes-per-token ratio instead of the scored text's bytes: an assignment
+ * to a name holding "bpb" (not an estimate, `est...`) whose value divides
+ * by ln 2 (`log(2)`, `LN2`, `log2`) and takes a float literal between
+ * 1.5 and 8 bytes a token (or its inverse, 0.125 to 0.67 tokens a byte),
+ * written there or bound to a name holding "byte" or "token" (`BYTES_PER_TOKEN
+ * = 3.67`). Its index, and the ratio as bytes a token in *bytes_per_token;
+ * -1 if none. */
+long byte_luts_constant_ratio(const py_src *src, double *bytes_per_token);
+
 #endif

@@ -18,7 +18,11 @@
  *     the score by how often such pieces occur in the split, which pgolf
  *     cannot count without it: the challenge's sp1024, sp2048 and sp4096
  *     tokenizers have no byte-fallback pieces, its sp8192 has 256, and
- *     every validation document begins with the control piece <s>. */
+ *     every validation document begins with the control piece <s>;
+ *   - bits per byte made from a constant bytes-per-token ratio
+ *     (`val_loss / (math.log(2) * 3.5)`, PR #875), not from the scored
+ *     tokens' bytes: a warning, since the right ratio depends on the
+ *     tokenizer and the tokens scored, which pgolf cannot always tell. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,6 +207,23 @@ static void check_set(const submission *s, const code_set *set, int *sets_double
       }
       other_kinds(&xs[i], fn, f);
     }
+  for (size_t i = 0; i < set->n; i++) {
+    double bpt;
+    long j = xs[i].ok ? byte_luts_constant_ratio(&xs[i].src, &bpt) : -1;
+    if (j < 0) continue;
+    const py_stmt *st = &xs[i].src.v[j];
+    char text[160];
+    snprintf(text, sizeof text, "%s", st->text);
+    if (st->len >= sizeof text) memcpy(text + sizeof text - 4, "...", 4);
+    findings_add(f, "VAL_BYTES_CODE", SEV_WARNING, xs[i].rel, xs[i].wrapped ? 0 : st->line,
+                 "%s:%u makes bits per byte from a constant %.4g bytes a token (`%s`), not from "
+                 "the bytes of the tokens it scored: the split's sp1024 targets average %.4f "
+                 "bytes (%lld over %lld), other tokenizers' other ratios, and a subset's "
+                 "differs from the whole",
+                 xs[i].label, st->line, bpt, text,
+                 (double)CHALLENGE_VAL_BYTES / (double)(CHALLENGE_SP1024_VAL_TOKENS - 1),
+                 (long long)CHALLENGE_VAL_BYTES, (long long)(CHALLENGE_SP1024_VAL_TOKENS - 1));
+  }
   *sets_double += doubled;
   for (size_t i = 0; i < set->n; i++)
     if (xs[i].ok) pysrc_free(&xs[i].src);

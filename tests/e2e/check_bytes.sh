@@ -141,3 +141,11 @@ printf '```\ntorchrun --standalone --nproc_per_node=8 train_gpt.py\ntorchrun --s
 mini_log "$T/train_seed1.log" 1 15000000 2000
 has bytes_one_of_two_warns VAL_BYTES_CODE warning 'another entry script of the folder counts otherwise' "$T"
 
+
+# PR #875: bits per byte from a constant 3.5 bytes a token.
+K=$F/constant
+mkdir -p "$K"
+printf 'import math\ndef score(t_loss, n):\n    val_loss = t_loss / n\n    val_bpb = val_loss / (math.log(2) * 3.5)\n    return val_bpb\n' >"$K/train_gpt.py"
+folder "$K"
+has bytes_constant_ratio_warns VAL_BYTES_CODE warning \
+  'train_gpt.py:4 makes bits per byte from a constant 3.5 bytes a token .*sp1024 targets average 2.4359 bytes' "$K"

@@ -2,7 +2,8 @@
  * text. It must end (its steps are bounded), name only tables and lines of
  * the text, give each kind either BL_UNSET or a count no larger than the
  * stand-in piece's text could make, and find the space table's names and
- * the statement adding them within the text. */
+ * the statement adding them within the text; a constant bytes-per-token
+ * ratio, when found, is a statement of the text and within its bounds. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -39,6 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     long j = byte_luts_space_added(&s, names, n, fn);
     if (j >= (long)s.n) __builtin_trap();
   }
+  double bpt = 0;
+  long c = byte_luts_constant_ratio(&s, &bpt);
+  if (c >= (long)s.n || (c >= 0 && (bpt < 1.4 || bpt > 8.1))) __builtin_trap();
   pysrc_free(&s);
   return 0;
 }
