@@ -222,6 +222,16 @@ static void test_forms(void **st) {
        "\t\tJ[B]=Q(D.encode(n))\n"
        "\treturn A.tensor(J),A.tensor(L),A.tensor(N)\n",
        3, 3, 1, 0, 0},
+      /* the token cast to int before it is asked for (PR #522) */
+      {"def luts(tokenizer, V):\n"
+       "    base = np.zeros(V)\n"
+       "    for tid in range(V):\n"
+       "        if tokenizer.is_control(int(tid)) or tokenizer.is_unknown(int(tid)): continue\n"
+       "        if tokenizer.is_byte(int(tid)): base[tid] = 1; continue\n"
+       "        piece = tokenizer.id_to_piece(int(tid))\n"
+       "        base[tid] = len(piece.replace('\xe2\x96\x81', '').encode())\n"
+       "    return base\n",
+       3, 3, 1, 0, 0},
       /* tuple assignments, chr(0x2581), max(), a check that raises, and a
        * loop after the token loop that touches no table */
       {"def luts(sp, V):\n"

@@ -448,6 +448,7 @@ static val call(const char *f, size_t fn, val *a, int na) {
     if (a[0].k == V_STR) return mk_int(V_INT, (int64_t)code_points(a[0].s, a[0].n));
     return unk();
   }
+  if (named(f, fn, "int") && na == 1 && a[0].k == V_TOK) return a[0]; /* int(tid) */
   if ((named(f, fn, "int") || named(f, fn, "float")) && na == 1 && is_num(&a[0]))
     return mk_int(V_INT, a[0].i);
   if (named(f, fn, "bool") && na == 1 && truth(&a[0]) >= 0) return mk_int(V_BOOL, truth(&a[0]));
