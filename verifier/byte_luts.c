@@ -9,11 +9,10 @@
 #include <string.h>
 #include <strings.h>
 
-#define SPACE_MARK_ABC \
-  ("\xe2\x96\x81"      \
-   "abc") /* U+2581, then abc */
-
-const char *const byte_luts_kind_text[BL_KINDS] = {"abc", SPACE_MARK_ABC, "<0x41>", "<s>", "<unk>"};
+/* The stand-in pieces; "\342\226\201" is U+2581 in UTF-8 (octal, since a
+ * hex escape would run on into "abc"). */
+const char *const byte_luts_kind_text[BL_KINDS] = {"abc", "\342\226\201abc", "<0x41>", "<s>",
+                                                   "<unk>"};
 const int byte_luts_official_base[BL_KINDS] = {3, 3, 1, 0, 0};
 
 #define MAX_TABLES 12
