@@ -20,7 +20,8 @@
  * NGRAM_EVAL_ORDER=0), so the code alone is a warning. An error on the
  * record track needs the run to say it used it: a log backing the claim
  * whose final metric is named for the n-gram evaluation
- * (`final_int6_sliding_window_ngram7_exact`). */
+ * (`final_int6_sliding_window_ngram7_exact`), or a metric line so named
+ * that holds the claimed val_bpb. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,20 +133,36 @@ static int scan_file(const submission *s, const char *rel, hit *h) {
   return found;
 }
 
-/* A log backing the claim whose final metric is named for an n-gram
- * evaluation: its index, or -1. */
-static long ngram_scored(const submission *s) {
+/* Is a metric line named for an n-gram evaluation? */
+static int ngram_named(const log_metric *m) {
+  char p[128];
+  size_t k = 0;
+  for (; m->prefix[k] && k < sizeof p - 1; k++) p[k] = (char)tolower((unsigned char)m->prefix[k]);
+  p[k] = 0;
+  return strstr(p, "ngram") || strstr(p, "n_gram");
+}
+
+/* The metric line that shows the claimed score is an n-gram
+ * evaluation's: the final metric of a log backing the claim, named for
+ * it; else any metric line so named whose val_bpb is the claimed val_bpb
+ * to the claim's digits (a run that prints its n-gram score beside a
+ * plain one, `final_ngram_entropy_adaptive_exact`). *log gets its log;
+ * NULL if none. */
+static const log_metric *ngram_scored(const submission *s, const sub_log **log) {
   for (size_t i = 0; i < s->n_logs; i++) {
-    const sub_log *lg = &s->logs[i];
-    const log_metric *m = log_final_metric(&lg->log);
-    if (!lg->backs_claim || !m) continue;
-    char p[128];
-    size_t k = 0;
-    for (; m->prefix[k] && k < sizeof p - 1; k++) p[k] = (char)tolower((unsigned char)m->prefix[k]);
-    p[k] = 0;
-    if (strstr(p, "ngram") || strstr(p, "n_gram")) return (long)i;
+    const log_metric *m = log_final_metric(&s->logs[i].log);
+    if (s->logs[i].backs_claim && m && ngram_named(m)) return *log = &s->logs[i], m;
   }
-  return -1;
+  const sub_json *j = submission_claims(s);
+  if (!j || !j->has_val_bpb) return NULL;
+  for (size_t i = 0; i < s->n_logs; i++)
+    for (size_t k = 0; k < s->logs[i].log.n_metrics; k++) {
+      const log_metric *m = &s->logs[i].log.metrics[k];
+      if (ngram_named(m) && m->val_bpb.decimals > 0 &&
+          claim_agrees(j->val_bpb, j->val_bpb_dec, m->val_bpb.v, m->val_bpb.decimals))
+        return *log = &s->logs[i], m;
+    }
+  return NULL;
 }
 
 void rule_ngram_key(const submission *s, finding_list *f) {
@@ -161,10 +178,9 @@ void rule_ngram_key(const submission *s, finding_list *f) {
       found = scan_file(s, cf->rel, &h);
     }
   if (!found) return;
-  long li = ngram_scored(s);
-  if (li >= 0) {
-    const sub_log *lg = &s->logs[li];
-    const log_metric *m = log_final_metric(&lg->log);
+  const sub_log *lg = NULL;
+  const log_metric *m = ngram_scored(s, &lg);
+  if (m) {
     findings_add(f, "NGRAM_TARGET_KEY", s->track == TRACK_RECORD ? SEV_ERROR : SEV_WARNING, h.rel,
                  strstr(h.label, "(decoded)") ? 0 : h.line,
                  "the claimed score is an n-gram cache's (%s:%u `%s`), a hashed cache whose key "

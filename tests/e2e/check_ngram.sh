@@ -79,3 +79,16 @@ printf 'def key(h, targets, PRIMES, n):\n    h ^= PRIMES[n] * targets.astype("ui
 printf '```\ntorchrun --standalone --nproc_per_node=8 train_gpt.py\n```\n' >"$M/README.md"
 ngram_log "$M/train_seed1.log" 1 final_ngram_exact
 has ngram_module_errors NGRAM_TARGET_KEY error 'ngram_cache.py:2 .h\^=PRIMES\[n\]\*targets' "$M"
+
+# PR #778's shape: the log's last metric is a plain one, and the claimed
+# val_bpb is that of a metric line named for the cache.
+V=$F/claimed_value
+mkdir -p "$V"
+cache_script "$V/train_gpt.py"
+printf '```\ntorchrun --standalone --nproc_per_node=8 train_gpt.py\n```\n' >"$V/README.md"
+BPB=1.12000000 ngram_log "$V/train_seed1.log" 1 final_sliding_window_exact
+sed -i 's/^final_sliding_window_exact /final_ngram_fixed_alpha_exact val_loss:1.64737000 val_bpb:0.97570000\n&/' "$V/train_seed1.log"
+printf '{"author":"a","github_id":"a","name":"n","date":"2026-03-25","val_bpb":0.9757}\n' >"$V/submission.json"
+has ngram_claimed_value_errors NGRAM_TARGET_KEY error 'train_seed1.log:8 .final_ngram_fixed_alpha_exact.' "$V"
+printf '{"author":"a","github_id":"a","name":"n","date":"2026-03-25","val_bpb":1.12}\n' >"$V/submission.json"
+has ngram_other_value_warns NGRAM_TARGET_KEY warning 'no final metric of the claimed runs is named for it' "$V"
