@@ -34,9 +34,7 @@ typedef struct val {
 
 typedef struct table {
   char name[BL_MAX_NAME];
-  vkind dk; /* initial value (V_UNK: none known) */
-  int64_t di;
-  vkind k; /* the token's entry: set, or the initial value */
+  vkind k; /* the token's entry: set, or the initial value (V_UNK: none known) */
   int64_t i;
   int set;
   int other; /* stored at an index that is not the token: unknown */
@@ -124,8 +122,8 @@ static void bind(run *r, const char *s, size_t n, val v, uint32_t line) {
     if (!t) return;
     memset(t, 0, sizeof *t);
     copy_name(t->name, s, n);
-    t->dk = t->k = v.ek;
-    t->di = t->i = v.ei;
+    t->k = v.ek;
+    t->i = v.ei;
     t->line = line;
     return;
   }
@@ -182,24 +180,31 @@ static size_t name_len(cur *c) {
 
 static val expr(cur *c);
 
+/* The offset just past a string literal whose quote is t[i], else i: the
+ * walks over a statement's text step over strings whole. */
+static size_t past_string(const char *t, size_t n, size_t i) {
+  if (t[i] != '"' && t[i] != '\'') return i;
+  size_t pos = i;
+  py_str s;
+  return pysrc_next_string(t, n, &pos, &s) && s.at == i ? s.end : i;
+}
+
+/* Bracket depth after t[i] (strings stepped over by the caller). */
+static int depth_after(char ch, int level) {
+  return level + (ch == '(' || ch == '[' || ch == '{') - (ch == ')' || ch == ']' || ch == '}');
+}
+
 /* Skip to the bracket that closes the one just opened (strings aware). */
-static void skip_group(cur *c, char close) {
+static void skip_group(cur *c) {
   int level = 1;
   while (c->p < c->n && level > 0) {
-    char ch = c->t[c->p];
-    if (ch == '"' || ch == '\'') {
-      size_t pos = c->p;
-      py_str s;
-      if (pysrc_next_string(c->t, c->n, &pos, &s) && s.at == c->p) {
-        c->p = s.end;
-        continue;
-      }
+    size_t e = past_string(c->t, c->n, c->p);
+    if (e != c->p) {
+      c->p = e;
+      continue;
     }
-    if (ch == '(' || ch == '[' || ch == '{') level++;
-    if (ch == ')' || ch == ']' || ch == '}') level--;
-    c->p++;
+    level = depth_after(c->t[c->p++], level);
   }
-  (void)close;
 }
 
 /* Append code point cp as UTF-8; 0 when it is none. */
@@ -224,8 +229,8 @@ static int put_utf8(char *out, size_t *o, unsigned long cp) {
   return 1;
 }
 
-/* A string literal's value: \uXXXX, \xXX and the simple escapes decoded
- * (a raw string's body taken as it is); NULL-kind when too long. */
+/* A string literal's value: \u, \U and \x escapes and the simple ones decoded
+ * (a raw string's body taken as it is); unknown when too long. */
 static val string_lit(cur *c) {
   size_t pos = c->p;
   py_str s;
@@ -496,7 +501,7 @@ static val atom(cur *c) {
     c->p++;
     val v = expr(c);
     if (eat_c(c, ')')) return v;
-    skip_group(c, ')'); /* a tuple: not a value the builders use */
+    skip_group(c); /* a tuple: not a value the builders use */
     return unk();
   }
   if (ch == '[') { /* [x] (for [x]*n); anything else is unknown */
@@ -508,12 +513,12 @@ static val atom(cur *c) {
       l.ei = v.i;
       return is_num(&v) ? l : unk();
     }
-    skip_group(c, ']');
+    skip_group(c);
     return unk();
   }
   if (ch == '{') {
     c->p++;
-    skip_group(c, '}');
+    skip_group(c);
     val v = mk_int(V_TABLE, -1); /* a dict: no initial value */
     v.ek = V_UNK;
     return v;
@@ -582,7 +587,7 @@ static val postfix(cur *c) {
         if (!peek_c(c, ']')) has_b = 1, b = expr(c);
       }
       if (!eat_c(c, ']')) {
-        skip_group(c, ']');
+        skip_group(c);
         return unk();
       }
       if (v.k == V_TABLE && !is_slice && a.k == V_TOK) {
@@ -594,7 +599,7 @@ static val postfix(cur *c) {
       v = slice(&v, has_a, a.i, is_slice, has_b, b.i);
     } else if (peek_c(c, '(')) {
       c->p++;
-      skip_group(c, ')');
+      skip_group(c);
       v = unk();
     } else {
       return v;
@@ -787,17 +792,13 @@ static size_t assign_at(const char *t, size_t n, char *aug) {
   int level = 0;
   *aug = 0;
   for (size_t i = 0; i < n; i++) {
-    char ch = t[i];
-    if (ch == '"' || ch == '\'') {
-      size_t pos = i;
-      py_str s;
-      if (pysrc_next_string(t, n, &pos, &s) && s.at == i) {
-        i = s.end - 1;
-        continue;
-      }
+    size_t e = past_string(t, n, i);
+    if (e != i) {
+      i = e - 1;
+      continue;
     }
-    if (ch == '(' || ch == '[' || ch == '{') level++;
-    if (ch == ')' || ch == ']' || ch == '}') level--;
+    char ch = t[i];
+    level = depth_after(ch, level);
     if (level || ch != '=' || i == 0) continue;
     if (i + 1 < n && t[i + 1] == '=') return 0; /* '==' at top level: no assignment */
     char p = t[i - 1];
@@ -826,17 +827,13 @@ static size_t top_commas(const char *t, size_t n, size_t *at, size_t max) {
   size_t k = 0;
   int level = 0;
   for (size_t i = 0; i < n; i++) {
-    char ch = t[i];
-    if (ch == '"' || ch == '\'') {
-      size_t pos = i;
-      py_str str;
-      if (pysrc_next_string(t, n, &pos, &str) && str.at == i) {
-        i = str.end - 1;
-        continue;
-      }
+    size_t e = past_string(t, n, i);
+    if (e != i) {
+      i = e - 1;
+      continue;
     }
-    if (ch == '(' || ch == '[' || ch == '{') level++;
-    if (ch == ')' || ch == ']' || ch == '}') level--;
+    char ch = t[i];
+    level = depth_after(ch, level);
     if (ch == ',' && level == 0) {
       if (k == max) return max + 1;
       at[k++] = i;

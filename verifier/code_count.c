@@ -896,6 +896,18 @@ void code_count_free(code_count *c) {
   memset(c, 0, sizeof *c);
 }
 
+int code_set_counts(const code_set *set, const char *rel) {
+  for (size_t i = 0; i < set->n; i++)
+    if (set->files[i].state == CODE_COUNTED && !strcmp(set->files[i].rel, rel)) return 1;
+  return 0;
+}
+
+int code_count_counts(const code_count *c, const char *rel) {
+  for (size_t i = 0; i < c->n_sets; i++)
+    if (code_set_counts(&c->sets[i], rel)) return 1;
+  return 0;
+}
+
 const code_set *code_count_set_of_log(const code_count *c, size_t i) {
   if (!c || i >= c->n_logs) return NULL;
   const log_code_result *r = &c->logs[i];

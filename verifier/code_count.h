@@ -88,6 +88,11 @@ typedef struct code_count {
   size_t n_logs;
 } code_count;
 
+/* Does set count (CODE_COUNTED) the file rel? */
+int code_set_counts(const code_set *set, const char *rel);
+/* Does any set of c count it? */
+int code_count_counts(const code_count *c, const char *rel);
+
 /* The set whose files include the script that wrote log i, or NULL. */
 const code_set *code_count_set_of_log(const code_count *c, size_t i);
 

@@ -27,15 +27,15 @@
 #include <string.h>
 
 #include "common/challenge.h"
-#include "common/fileio.h"
 #include "verifier/byte_luts.h"
 #include "verifier/code_count.h"
 #include "verifier/rules.h"
+#include "verifier/shipped_text.h"
 
 #define MAX_SPACE_NAMES 16
 
-/* One counted Python file, lexed (its decoded payload if it is a
- * wrapper), with the builders found in it. */
+/* One counted Python text (a self-extracting script's decoded payload,
+ * verifier/shipped_text.h), lexed, with the builders found in it. */
 typedef struct lexed {
   const char *rel;
   char label[512];
@@ -45,44 +45,25 @@ typedef struct lexed {
   int wrapped; /* lines are the decoded payload's, not the file's */
 } lexed;
 
-static void lex_file(const submission *s, const char *rel, lexed *x) {
-  memset(x, 0, sizeof *x);
-  x->rel = rel;
-  snprintf(x->label, sizeof x->label, "%s", rel);
-  char path[8192];
-  snprintf(path, sizeof path, "%s/%s", s->dir, rel);
-  uint8_t *buf;
-  size_t len;
+static void lex_text(const shipped_text *t, lexed *x) {
+  x->rel = t->name;
+  x->wrapped = t->decoded;
+  snprintf(x->label, sizeof x->label, "%s%s", t->name, t->decoded ? " (decoded)" : "");
   pg_error err;
-  if (file_read_all(path, CODE_MAX_SOURCE_BYTES, &buf, &len, &err)) return;
-  code_wrapper w;
-  const char *text = (const char *)buf;
-  size_t n = len;
-  int wrapped = !code_unwrap(text, len, rel, &w, &err) && w.found;
-  if (wrapped) {
-    text = w.text;
-    n = w.len;
-    snprintf(x->label, sizeof x->label, "%s (decoded)", rel);
-    x->wrapped = 1;
-  }
-  if (!pysrc_parse(text, n, rel, &x->src, &err)) {
-    x->ok = 1;
-    byte_luts_scan(&x->src, &x->luts);
-  }
-  if (wrapped) code_wrapper_free(&w);
-  free(buf);
+  if (pysrc_parse(t->text, t->len, t->name, &x->src, &err)) return;
+  x->ok = 1;
+  byte_luts_scan(&x->src, &x->luts);
 }
 
 /* The statement of the counted code that adds the builder's space table
  * (file index in *file), or -1. */
-static long space_added(lexed *xs, size_t n, size_t home, const byte_lut_fn *fn, size_t *file) {
+static long space_added(lexed **xs, size_t n, size_t home, const byte_lut_fn *fn, size_t *file) {
   char names[MAX_SPACE_NAMES][BL_MAX_NAME];
   size_t nn = 0;
   for (size_t i = 0; i < n; i++)
-    if (xs[i].ok) nn = byte_luts_space_names(&xs[i].src, fn, names, nn, MAX_SPACE_NAMES);
+    nn = byte_luts_space_names(&xs[i]->src, fn, names, nn, MAX_SPACE_NAMES);
   for (size_t i = 0; i < n; i++) {
-    if (!xs[i].ok) continue;
-    long j = byte_luts_space_added(&xs[i].src, names, nn, i == home ? fn : NULL);
+    long j = byte_luts_space_added(&xs[i]->src, names, nn, i == home ? fn : NULL);
     if (j >= 0) return *file = i, j;
   }
   return -1;
@@ -97,7 +78,7 @@ static void where(char *buf, size_t cap, const lexed *x, const byte_lut_fn *fn, 
  * plus 1 where the counted code adds the space table. The official count
  * is 4 for `▁abc` (3, plus its space unless the previous token is a
  * boundary); more is an over-count: fills msg and returns 1. */
-static int space_overcount(lexed *xs, size_t n, size_t home, const byte_lut_fn *fn, char *msg,
+static int space_overcount(lexed **xs, size_t n, size_t home, const byte_lut_fn *fn, char *msg,
                            size_t cap) {
   int64_t b = fn->base[BL_SPACE];
   if (b == BL_UNSET || b <= byte_luts_official_base[BL_SPACE]) return 0;
@@ -106,13 +87,13 @@ static int space_overcount(lexed *xs, size_t n, size_t home, const byte_lut_fn *
   int64_t total = b + (j >= 0);
   if (total <= byte_luts_official_base[BL_SPACE] + 1) return 0;
   char at[600], added[900] = "", why[500];
-  where(at, sizeof at, &xs[home], fn, BL_SPACE);
+  where(at, sizeof at, xs[home], fn, BL_SPACE);
   if (j >= 0) {
-    const py_stmt *add = &xs[file].src.v[j];
+    const py_stmt *add = &xs[file]->src.v[j];
     char text[100];
     snprintf(text, sizeof text, "%s", add->text);
     if (add->len >= sizeof text) memcpy(text + sizeof text - 4, "...", 4);
-    snprintf(added, sizeof added, ", and %s:%u adds 1 more for its space (`%s`)", xs[file].label,
+    snprintf(added, sizeof added, ", and %s:%u adds 1 more for its space (`%s`)", xs[file]->label,
              add->line, text);
   }
   if (b == byte_luts_official_base[BL_SPACE] + 1 && j >= 0)
@@ -183,67 +164,84 @@ static void other_kinds(const lexed *x, const byte_lut_fn *fn, finding_list *f) 
                bos);
 }
 
-static void check_set(const submission *s, const code_set *set, int *sets_double, char *first_msg,
-                      size_t cap, const char **first_rel, uint32_t *first_line, finding_list *f) {
-  lexed *xs = calloc(set->n, sizeof *xs);
-  if (!xs) return;
-  for (size_t i = 0; i < set->n; i++)
-    if (set->files[i].state == CODE_COUNTED && strstr(set->files[i].rel, ".py"))
-      lex_file(s, set->files[i].rel, &xs[i]);
-  int doubled = 0;
-  for (size_t i = 0; i < set->n; i++)
-    for (size_t k = 0; xs[i].ok && k < xs[i].luts.n; k++) {
-      const byte_lut_fn *fn = &xs[i].luts.fn[k];
-      char msg[4000];
-      if (!doubled && space_overcount(xs, set->n, i, fn, msg, sizeof msg)) {
-        doubled = 1;
-        if (!first_msg[0]) {
-          snprintf(first_msg, cap, "%s", msg);
-          *first_rel = set->files[i].rel;
-          *first_line = xs[i].wrapped             ? 0
-                        : fn->base_line[BL_SPACE] ? fn->base_line[BL_SPACE]
-                                                  : fn->line;
-        }
-      }
-      other_kinds(&xs[i], fn, f);
-    }
-  for (size_t i = 0; i < set->n; i++) {
-    double bpt;
-    long j = xs[i].ok ? byte_luts_constant_ratio(&xs[i].src, &bpt) : -1;
-    if (j < 0) continue;
-    const py_stmt *st = &xs[i].src.v[j];
-    char text[160];
-    snprintf(text, sizeof text, "%s", st->text);
-    if (st->len >= sizeof text) memcpy(text + sizeof text - 4, "...", 4);
-    findings_add(f, "VAL_BYTES_CODE", SEV_WARNING, xs[i].rel, xs[i].wrapped ? 0 : st->line,
-                 "%s:%u makes bits per byte from a constant %.4g bytes a token (`%s`), not from "
-                 "the bytes of the tokens it scored: the split's sp1024 targets average %.4f "
-                 "bytes (%lld over %lld), other tokenizers' other ratios, and a subset's "
-                 "differs from the whole",
-                 xs[i].label, st->line, bpt, text,
-                 (double)CHALLENGE_VAL_BYTES / (double)(CHALLENGE_SP1024_VAL_TOKENS - 1),
-                 (long long)CHALLENGE_VAL_BYTES, (long long)(CHALLENGE_SP1024_VAL_TOKENS - 1));
-  }
-  *sets_double += doubled;
-  for (size_t i = 0; i < set->n; i++)
-    if (xs[i].ok) pysrc_free(&xs[i].src);
-  free(xs);
+/* The constant bytes-per-token ratio of one text, if it makes one. */
+static void constant_ratio(const lexed *x, finding_list *f) {
+  double bpt;
+  long j = byte_luts_constant_ratio(&x->src, &bpt);
+  if (j < 0) return;
+  const py_stmt *st = &x->src.v[j];
+  char text[160];
+  snprintf(text, sizeof text, "%s", st->text);
+  if (st->len >= sizeof text) memcpy(text + sizeof text - 4, "...", 4);
+  findings_add(f, "VAL_BYTES_CODE", SEV_WARNING, x->rel, x->wrapped ? 0 : st->line,
+               "%s:%u makes bits per byte from a constant %.4g bytes a token (`%s`), not from "
+               "the bytes of the tokens it scored: the split's sp1024 targets average %.4f "
+               "bytes (%lld over %lld), other tokenizers' other ratios, and a subset's "
+               "differs from the whole",
+               x->label, st->line, bpt, text,
+               (double)CHALLENGE_VAL_BYTES / (double)(CHALLENGE_SP1024_VAL_TOKENS - 1),
+               (long long)CHALLENGE_VAL_BYTES, (long long)(CHALLENGE_SP1024_VAL_TOKENS - 1));
 }
 
+/* Does one entry script's code (the lexed texts it counts, xs[0..n))
+ * over-count a word-initial target? The first such message goes to msg. */
+static int set_overcounts(lexed **xs, size_t n, char *msg, size_t cap, const char **rel,
+                          uint32_t *line) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < xs[i]->luts.n; k++) {
+      const byte_lut_fn *fn = &xs[i]->luts.fn[k];
+      char m[4000];
+      if (!space_overcount(xs, n, i, fn, m, sizeof m)) continue;
+      if (!msg[0]) {
+        snprintf(msg, cap, "%s", m);
+        *rel = xs[i]->rel;
+        *line = xs[i]->wrapped ? 0 : fn->base_line[BL_SPACE] ? fn->base_line[BL_SPACE] : fn->line;
+      }
+      return 1;
+    }
+  return 0;
+}
+
+/* Each counted text is lexed once, and its own findings (other pieces, a
+ * constant ratio) made once, whichever entry scripts load it; the
+ * over-count is judged per entry script, over the texts it counts. */
 void rule_byte_count(const submission *s, finding_list *f) {
   const code_count *cc = s->counted;
   if (!cc || !cc->n_sets) return;
-  int doubled = 0;
+  shipped_texts st;
+  lexed *xs = NULL, **set_xs = NULL;
+  if (shipped_texts_load(s, &st) || !st.n || !(xs = calloc(st.n, sizeof *xs)) ||
+      !(set_xs = calloc(st.n, sizeof *set_xs)))
+    goto out;
+  for (size_t i = 0; i < st.n; i++)
+    if (shipped_text_runs(&st, i) && code_count_counts(cc, st.v[i].name)) {
+      lex_text(&st.v[i], &xs[i]);
+      for (size_t k = 0; xs[i].ok && k < xs[i].luts.n; k++)
+        other_kinds(&xs[i], &xs[i].luts.fn[k], f);
+      if (xs[i].ok) constant_ratio(&xs[i], f);
+    }
+  size_t doubled = 0;
   char msg[4000] = "";
   const char *rel = NULL;
   uint32_t line = 0;
-  for (size_t i = 0; i < cc->n_sets; i++)
-    check_set(s, &cc->sets[i], &doubled, msg, sizeof msg, &rel, &line, f);
-  if (!doubled) return;
-  int all = (size_t)doubled == cc->n_sets;
-  severity sev = all && s->track == TRACK_RECORD ? SEV_ERROR : SEV_WARNING;
-  findings_add(f, "VAL_BYTES_CODE", sev, rel, line, "%s%s", msg,
-               all ? ""
-                   : "; another entry script of the folder counts otherwise, so which one made "
-                     "the score decides");
+  for (size_t k = 0; k < cc->n_sets; k++) {
+    size_t n = 0;
+    for (size_t i = 0; i < st.n; i++)
+      if (xs[i].ok && code_set_counts(&cc->sets[k], xs[i].rel)) set_xs[n++] = &xs[i];
+    doubled += set_overcounts(set_xs, n, msg, sizeof msg, &rel, &line);
+  }
+  if (doubled) {
+    int all = doubled == cc->n_sets;
+    severity sev = all && s->track == TRACK_RECORD ? SEV_ERROR : SEV_WARNING;
+    findings_add(f, "VAL_BYTES_CODE", sev, rel, line, "%s%s", msg,
+                 all ? ""
+                     : "; another entry script of the folder counts otherwise, so which one made "
+                       "the score decides");
+  }
+out:
+  for (size_t i = 0; xs && i < st.n; i++)
+    if (xs[i].ok) pysrc_free(&xs[i].src);
+  free(xs);
+  free(set_xs);
+  shipped_texts_free(&st);
 }

@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/fileio.h"
 #include "verifier/code_count.h"
 #include "verifier/pysrc.h"
+#include "verifier/shipped_text.h"
 #include "verifier/rules.h"
 
 static int word(char c) { return pysrc_word_char(c); }
@@ -93,43 +93,32 @@ static int target_keyed(const char *t, size_t n) {
 typedef struct hit {
   char rel[512];
   char label[600];
+  int decoded; /* line is the payload's: the finding names no line of the file */
   uint32_t line;
   char stmt[160];
 } hit;
 
-/* The first target-keyed statement of one counted file, if any. */
-static int scan_file(const submission *s, const char *rel, hit *h) {
-  char path[8192];
-  snprintf(path, sizeof path, "%s/%s", s->dir, rel);
-  uint8_t *buf;
-  size_t len;
-  pg_error err;
-  if (file_read_all(path, CODE_MAX_SOURCE_BYTES, &buf, &len, &err)) return 0;
-  code_wrapper w;
-  const char *text = (const char *)buf;
-  size_t n = len;
-  int wrapped = !code_unwrap(text, len, rel, &w, &err) && w.found;
-  if (wrapped) text = w.text, n = w.len;
-  int found = 0;
+/* The first target-keyed statement of one shipped text, if any. */
+static int scan_text(const shipped_text *t, hit *h) {
   py_src src;
-  if (!pysrc_parse(text, n, rel, &src, &err)) {
-    for (size_t j = 0; j < src.n && !found; j++) {
-      char *code = pysrc_blank_strings(src.v[j].text, src.v[j].len);
-      if (!code) break;
-      if (strchr(code, '^') && target_keyed(code, src.v[j].len)) {
-        found = 1;
-        snprintf(h->rel, sizeof h->rel, "%s", rel);
-        snprintf(h->label, sizeof h->label, "%s%s", rel, wrapped ? " (decoded)" : "");
-        h->line = src.v[j].line;
-        snprintf(h->stmt, sizeof h->stmt, "%s", src.v[j].text);
-        if (src.v[j].len >= sizeof h->stmt) memcpy(h->stmt + sizeof h->stmt - 4, "...", 4);
-      }
-      free(code);
+  pg_error err;
+  if (pysrc_parse(t->text, t->len, t->name, &src, &err)) return 0;
+  int found = 0;
+  for (size_t j = 0; j < src.n && !found; j++) {
+    char *code = pysrc_blank_strings(src.v[j].text, src.v[j].len);
+    if (!code) break;
+    if (strchr(code, '^') && target_keyed(code, src.v[j].len)) {
+      found = 1;
+      snprintf(h->rel, sizeof h->rel, "%s", t->name);
+      snprintf(h->label, sizeof h->label, "%s%s", t->name, t->decoded ? " (decoded)" : "");
+      h->decoded = t->decoded;
+      h->line = src.v[j].line;
+      snprintf(h->stmt, sizeof h->stmt, "%s", src.v[j].text);
+      if (src.v[j].len >= sizeof h->stmt) memcpy(h->stmt + sizeof h->stmt - 4, "...", 4);
     }
-    pysrc_free(&src);
+    free(code);
   }
-  if (wrapped) code_wrapper_free(&w);
-  free(buf);
+  pysrc_free(&src);
   return found;
 }
 
@@ -168,21 +157,23 @@ static const log_metric *ngram_scored(const submission *s, const sub_log **log) 
 void rule_ngram_key(const submission *s, finding_list *f) {
   const code_count *cc = s->counted;
   if (!cc) return;
+  shipped_texts st;
+  if (shipped_texts_load(s, &st)) {
+    shipped_texts_free(&st);
+    return;
+  }
   hit h;
   int found = 0;
-  for (size_t i = 0; i < cc->n_sets && !found; i++)
-    for (size_t k = 0; k < cc->sets[i].n && !found; k++) {
-      const code_file *cf = &cc->sets[i].files[k];
-      const char *dot = strrchr(cf->rel, '.');
-      if (cf->state != CODE_COUNTED || !dot || strcmp(dot, ".py")) continue;
-      found = scan_file(s, cf->rel, &h);
-    }
+  for (size_t i = 0; i < st.n && !found; i++)
+    if (shipped_text_runs(&st, i) && code_count_counts(cc, st.v[i].name))
+      found = scan_text(&st.v[i], &h);
+  shipped_texts_free(&st);
   if (!found) return;
   const sub_log *lg = NULL;
   const log_metric *m = ngram_scored(s, &lg);
   if (m) {
     findings_add(f, "NGRAM_TARGET_KEY", s->track == TRACK_RECORD ? SEV_ERROR : SEV_WARNING, h.rel,
-                 strstr(h.label, "(decoded)") ? 0 : h.line,
+                 h.decoded ? 0 : h.line,
                  "the claimed score is an n-gram cache's (%s:%u `%s`), a hashed cache whose key "
                  "holds the target token itself (%s:%u `%s`): its count, and the probability "
                  "blended from it, are looked up for the token that comes next only, so the "
@@ -191,7 +182,7 @@ void rule_ngram_key(const submission *s, finding_list *f) {
                  lg->rel, m->line, m->prefix, h.label, h.line, h.stmt);
     return;
   }
-  findings_add(f, "NGRAM_TARGET_KEY", SEV_WARNING, h.rel, strstr(h.label, "(decoded)") ? 0 : h.line,
+  findings_add(f, "NGRAM_TARGET_KEY", SEV_WARNING, h.rel, h.decoded ? 0 : h.line,
                "the counted code holds a hashed n-gram cache whose key holds the target token "
                "itself (%s:%u `%s`), the kind the maintainers disallowed (openai/parameter-golf "
                "PRs #779, #982); no final metric of the claimed runs is named for it, so whether "

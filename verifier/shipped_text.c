@@ -33,6 +33,11 @@ int shipped_texts_load(const submission *s, shipped_texts *out) {
   return 0;
 }
 
+int shipped_text_runs(const shipped_texts *t, size_t i) {
+  const shipped_text *x = &t->v[i];
+  return x->decoded || i + 1 >= t->n || !t->v[i + 1].decoded || strcmp(t->v[i + 1].name, x->name);
+}
+
 void shipped_texts_free(shipped_texts *t) {
   for (size_t i = 0; i < t->files; i++) {
     free(t->raw[i]);

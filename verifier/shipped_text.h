@@ -30,6 +30,11 @@ typedef struct shipped_texts {
   size_t undecoded; /* files whose payload is there but does not decode */
 } shipped_texts;
 
+/* Is v[i] the code that runs for its file: a self-extracting script's
+ * decoded payload, or a file that has none (or one that does not
+ * decode)? */
+int shipped_text_runs(const shipped_texts *t, size_t i);
+
 /* Fill *out (free with shipped_texts_free, also after a failure); -1 only
  * when memory runs out. */
 int shipped_texts_load(const submission *s, shipped_texts *out);

@@ -149,3 +149,16 @@ printf 'import math\ndef score(t_loss, n):\n    val_loss = t_loss / n\n    val_b
 folder "$K"
 has bytes_constant_ratio_warns VAL_BYTES_CODE warning \
   'train_gpt.py:4 makes bits per byte from a constant 3.5 bytes a token .*sp1024 targets average 2.4359 bytes' "$K"
+
+# One module of byte tables that two entry scripts import: judged for
+# each entry (both count twice: an error), its own warning made once.
+S=$F/shared_module
+mkdir -p "$S"
+cp "$G/train_gpt.py" "$S/gdn_luts.py"
+printf 'from gdn_luts import build_sentencepiece_luts\nprint("train")\n' >"$S/train_gpt.py"
+cp "$S/train_gpt.py" "$S/train_alt.py"
+printf '```\ntorchrun --standalone --nproc_per_node=8 train_gpt.py\ntorchrun --standalone --nproc_per_node=8 train_alt.py\n```\n' >"$S/README.md"
+mini_log "$S/train_seed1.log" 1 15000000 2000
+has bytes_shared_module_errors VAL_BYTES_CODE error 'gdn_luts.py:12\) gives the word-initial piece' "$S"
+n=$(grep -c '"message": "build_sentencepiece_luts.s byte table counts pieces otherwise' "$TMP/out")
+[ "$n" = 1 ] && ok bytes_shared_module_warns_once || fail bytes_shared_module_warns_once "$n warnings"
