@@ -14,6 +14,9 @@
 
 static int word(char c) { return pysrc_word_char(c); }
 
+/* What a mark is trimmed of, and a log line read past. */
+static int blank(char c) { return c == ' ' || c == '\t'; }
+
 /* One parsed text and its statements' blanked code. */
 typedef struct vt_src {
   const py_src *src;
@@ -268,8 +271,8 @@ static void add_marks(val_trainer *t, const py_stmt *st, const char *c) {
     size_t k = 0;
     while (k < s.len && s.body[k] != '\\' && !(f && s.body[k] == '{')) k++;
     size_t a = 0;
-    while (a < k && s.body[a] == ' ') a++;
-    while (k > a && s.body[k - 1] == ' ') k--;
+    while (a < k && blank(s.body[a])) a++;
+    while (k > a && blank(s.body[k - 1])) k--;
     int letters = 0;
     for (size_t x = a; x < k; x++) letters += isalpha((unsigned char)s.body[x]) != 0;
     if (k - a < 5 || letters < 3) continue;
@@ -478,7 +481,7 @@ done:
 }
 
 int val_train_mark_at(const val_trainer *t, const char *s, size_t len) {
-  while (len && (*s == ' ' || *s == '\t')) s++, len--;
+  while (len && blank(*s)) s++, len--;
   for (size_t k = 0; k < t->n_marks; k++) {
     size_t m = strlen(t->marks[k]);
     if (m <= len && !memcmp(s, t->marks[k], m)) return (int)k;
