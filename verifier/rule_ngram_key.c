@@ -13,7 +13,10 @@
  * it, exist only for the token that comes next. pgolf looks for that shape
  * in the counted code (a self-extracting script's payload too): an `^`
  * whose operand is a product of a name spelled as the target (`tgt...`,
- * `target...`, indexed or cast) and a prime table (`...prime...[`).
+ * `target...`, `label...`, `nxt...`, `next_...`, `y`, `y_...`: PR #1033's
+ * `ctx_h ^ (y_batch * self.PRIMES[...])`; indexed or cast) and a prime
+ * table (`...prime...[`), or of any name and a prime named for the target
+ * (`tokens_np[a:b] * target_prime`).
  *
  * Code holds such caches behind flags its documented run may leave off
  * (PR #1120's Rascal, on the leaderboard, ships one with
@@ -52,40 +55,65 @@ static size_t skip_suffixes(const char *t, size_t n, size_t i) {
   }
 }
 
-/* A name spelled as the target at t[i]: tgt..., target... (not a longer
- * word ending so, like `untgt`). Its end after suffixes, or 0. */
-static size_t target_operand(const char *t, size_t n, size_t i) {
+/* Does the name t[a..b) (lower-cased) spell the target: tgt..., target...,
+ * label..., nxt..., next_..., y or y_... (the `y` of `x, y` batches)? */
+static int target_name(const char *t, size_t a, size_t b) {
+  char w[64];
+  size_t k = b - a < sizeof w - 1 ? b - a : sizeof w - 1;
+  for (size_t x = 0; x < k; x++) w[x] = (char)tolower((unsigned char)t[a + x]);
+  w[k] = 0;
+  static const char *const pre[] = {"tgt", "target", "label", "nxt", "next_", "y_"};
+  for (size_t x = 0; x < sizeof pre / sizeof *pre; x++)
+    if (!strncmp(w, pre[x], strlen(pre[x]))) return 1;
+  return !strcmp(w, "y");
+}
+
+/* A name at t[i] (not inside a longer word) that is any name when any is
+ * set, else one spelled as the target; its end after suffixes, or 0. */
+static size_t target_operand(const char *t, size_t n, size_t i, int any) {
   if (i > 0 && word(t[i - 1])) return 0;
-  if (strncmp(t + i, "tgt", 3) && strncmp(t + i, "target", 6)) return 0;
   size_t j = i;
   while (j < n && word(t[j])) j++;
+  if (j == i || isdigit((unsigned char)t[i]) || (!any && !target_name(t, i, j))) return 0;
   return skip_suffixes(t, n, j);
 }
 
-/* A prime table at t[i]: a name holding "prime", then '['. */
-static size_t prime_operand(const char *t, size_t n, size_t i) {
+/* A prime table at t[i]: a (dotted) name whose last part holds "prime",
+ * then '['; or a name
+ * holding both "target" and "prime" (`target_prime`), whose factor is the
+ * target whatever its name (*for_target set). Its end, or 0. */
+static size_t prime_operand(const char *t, size_t n, size_t i, int *for_target) {
+  *for_target = 0;
   if (i > 0 && word(t[i - 1])) return 0;
-  size_t j = i;
-  while (j < n && word(t[j])) j++;
-  if (j == i || j >= n || t[j] != '[') return 0;
+  size_t last = 0, d = pysrc_dotted_name(t + i, n - i, &last); /* `self.PRIMES` too */
+  if (!d) return 0;
+  size_t j = i + d;
+  i += last;
   char name[64];
   size_t k = j - i < sizeof name - 1 ? j - i : sizeof name - 1;
   for (size_t x = 0; x < k; x++) name[x] = (char)tolower((unsigned char)t[i + x]);
   name[k] = 0;
-  return strstr(name, "prime") ? skip_suffixes(t, n, j) : 0;
+  if (!strstr(name, "prime")) return 0;
+  if (strstr(name, "target")) return *for_target = 1, skip_suffixes(t, n, j);
+  return j < n && t[j] == '[' ? skip_suffixes(t, n, j) : 0;
 }
 
 /* Does the blanked statement text hold `^ (target * primes[...])` (or the
- * product the other way round)? */
+ * product the other way round)? A key of the context and a candidate
+ * (`ctx_hash ^ (cand * primes[k])`, every token of the vocabulary in
+ * turn) is a normalized distribution's, so the factor's name decides. */
 static int target_keyed(const char *t, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (t[i] != '^') continue;
     size_t j = i + 1 + (i + 1 < n && t[i + 1] == '='); /* `^` or `^=` */
     while (j < n && (t[j] == '(' || t[j] == ' ')) j++;
-    size_t a = target_operand(t, n, j);
-    if (a && a < n && t[a] == '*' && prime_operand(t, n, a + 1)) return 1;
-    a = prime_operand(t, n, j);
-    if (a && a < n && t[a] == '*' && target_operand(t, n, a + 1)) return 1;
+    int ft;
+    size_t a = target_operand(t, n, j, 1);
+    if (a && a < n && t[a] == '*' && prime_operand(t, n, a + 1, &ft) &&
+        (ft || target_operand(t, n, j, 0)))
+      return 1;
+    a = prime_operand(t, n, j, &ft);
+    if (a && a < n && t[a] == '*' && target_operand(t, n, a + 1, ft)) return 1;
   }
   return 0;
 }

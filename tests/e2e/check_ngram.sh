@@ -92,3 +92,17 @@ printf '{"author":"a","github_id":"a","name":"n","date":"2026-03-25","val_bpb":0
 has ngram_claimed_value_errors NGRAM_TARGET_KEY error 'train_seed1.log:8 .final_ngram_fixed_alpha_exact.' "$V"
 printf '{"author":"a","github_id":"a","name":"n","date":"2026-03-25","val_bpb":1.12}\n' >"$V/submission.json"
 has ngram_other_value_warns NGRAM_TARGET_KEY warning 'no final metric of the claimed runs is named for it' "$V"
+
+# The target under other names, the table as an attribute: PR #1033's
+# `full_h = ctx_h ^ (y_batch * self.PRIMES[...])`, PR #870's
+# `tokens_np[a:b] * target_prime`.
+Y=$F/attribute
+mkdir -p "$Y"
+printf 'class Mixer:\n    def key(self, ctx_h, y_batch, order):\n        full_h = ctx_h ^ (y_batch * self.PRIMES[(order - 1) %% len(self.PRIMES)])\n        return full_h\n' >"$Y/train_gpt.py"
+printf '```\ntorchrun --standalone --nproc_per_node=8 train_gpt.py\n```\n' >"$Y/README.md"
+ngram_log "$Y/train_seed1.log" 1 final_ngram_exact
+has ngram_attribute_errors NGRAM_TARGET_KEY error 'train_gpt.py:3 .full_h=ctx_h\^\(y_batch\*self.PRIMES' "$Y"
+printf 'def key(h, tokens_np, a, b, target_prime, mask):\n    return (h ^ (tokens_np[a:b].astype(np.int64) * target_prime)) & mask\n' >"$Y/train_gpt.py"
+has ngram_target_prime_errors NGRAM_TARGET_KEY error 'train_gpt.py:2 .return\(h\^\(tokens_np\[a:b\]' "$Y"
+printf 'def key(h, x_batch, PRIMES, k):\n    return h ^ (x_batch * PRIMES[k])\n' >"$Y/train_gpt.py"
+lacks ngram_context_name_passes NGRAM_TARGET_KEY "$Y"
