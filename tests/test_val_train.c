@@ -241,30 +241,34 @@ static void test_not_trainers(void **st) {
 }
 
 /* What a mark is: a literal opening a log or print call's first
- * argument, up to an f-string's first `{`; at least five characters and
- * three letters. */
+ * argument, up to an f-string's first `{`; at least eight characters and
+ * five letters; printed by no other code. */
 static void test_marks(void **st) {
   (void)st;
   val_trainer t[VT_MAX];
   const char *src =
       "def ttt(m, toks):\n"
-      "    print('ttt: start')\n"
+      "    print('ttt: start now')\n"
       "    log0(f'{name}: epoch')\n"
-      "    logger.info(\"adapt done\")\n"
+      "    logger.info(\"adapt finished\")\n"
       "    log_fn(f\"ttt_epoch:{e} loss:{l}\")\n"
-      "    log0('ok')\n"
-      "    log0(f'1234:{x}')\n"
+      "    log0('step ok')\n"
+      "    log0(f'12345678:{x}')\n"
+      "    log0(f'shared:x {x}')\n"
       "    print(msg)\n"
       "    for i in range(3):\n"
       "        m(toks[i]).backward()\n"
       "        o.step()\n"
       "for seed in seeds:\n"
       "    print('seed loop')\n"
-      "    ttt(m, val_tokens)\n";
+      "    ttt(m, val_tokens)\n"
+      "def other():\n"
+      "    log0(f'shared:x and more {y}')\n";
   assert_int_equal(scan1(src, t), 1);
-  assert_int_equal(t[0].n_marks, 3); /* nothing from a loop around the call */
-  assert_string_equal(t[0].marks[0], "ttt: start");
-  assert_string_equal(t[0].marks[1], "adapt done");
+  /* Nothing from a loop around the call, nor what other code prints. */
+  assert_int_equal(t[0].n_marks, 3);
+  assert_string_equal(t[0].marks[0], "ttt: start now");
+  assert_string_equal(t[0].marks[1], "adapt finished");
   assert_string_equal(t[0].marks[2], "ttt_epoch:");
 }
 

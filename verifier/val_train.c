@@ -275,7 +275,7 @@ static void add_marks(val_trainer *t, const py_stmt *st, const char *c) {
     while (k > a && blank(s.body[k - 1])) k--;
     int letters = 0;
     for (size_t x = a; x < k; x++) letters += isalpha((unsigned char)s.body[x]) != 0;
-    if (k - a < 5 || letters < 3) continue;
+    if (k - a < VT_MARK_MIN || letters < 5) continue;
     char m[VT_MARK_LEN];
     size_t len = k - a < sizeof m - 1 ? k - a : sizeof m - 1;
     memcpy(m, s.body + a, len);
@@ -292,6 +292,8 @@ typedef struct cand {
   char params[VT_MAX_PARAMS][VT_NAME];
   size_t n_params;
   int read_param; /* index of the parameter it subscripts, -1 when it reads the stream directly */
+  size_t def_from, def_to; /* its statements in text t.text */
+  size_t blk_from, blk_to; /* the block around its call in t.call_text, if read */
 } cand;
 
 /* The outermost loop of the function at d around statement j, 0 if none
@@ -349,6 +351,7 @@ static int trainer_at(const vt_src *v, size_t ti, size_t d, cand *c) {
       continue;
     }
     c->read_param = param;
+    c->def_from = d, c->def_to = end;
     c->t.text = ti;
     c->t.def_line = s->v[d].line;
     c->t.read_line = s->v[r].line;
@@ -440,16 +443,44 @@ static int find_call(const vt_src *vs, size_t n, cand *c) {
         }
         c->t.call_text = ti;
         c->t.call_line = s->v[i].line;
+        c->blk_from = c->blk_to = 0;
         int32_t p0 = s->v[i].parent;
         if (p0 >= 0 && !is_def(&s->v[p0]) && !is_loop(&s->v[p0]) &&
-            strcmp(pysrc_keyword(&s->v[p0]), "class"))
-          for (size_t j = (size_t)p0 + 1; j < s->n && s->v[j].depth > s->v[p0].depth; j++)
+            strcmp(pysrc_keyword(&s->v[p0]), "class")) {
+          c->blk_from = (size_t)p0 + 1, c->blk_to = block_end(s, (size_t)p0);
+          for (size_t j = c->blk_from; j < c->blk_to; j++)
             if (s->v[j].parent == p0) add_marks(&c->t, &s->v[j], code_of(&vs[ti], j));
+        }
         return 1;
       }
     }
   }
   return 0;
+}
+
+/* Drop the marks of c that other code prints too: a log line either could
+ * have printed (a score-first TTT beside a disabled pre-quant one, both
+ * printing `ttt:start lr=`) shows neither ran. Two marks clash when one
+ * begins the other. */
+static void drop_shared_marks(const vt_src *vs, size_t n, cand *c) {
+  val_trainer other;
+  for (size_t ti = 0; ti < n && c->t.n_marks; ti++)
+    for (size_t i = 0; i < vs[ti].src->n && c->t.n_marks; i++) {
+      if (ti == c->t.text && i >= c->def_from && i < c->def_to) continue;
+      if (ti == c->t.call_text && i >= c->blk_from && i < c->blk_to) continue;
+      other.n_marks = 0;
+      add_marks(&other, &vs[ti].src->v[i], code_of(&vs[ti], i));
+      for (size_t o = 0; o < other.n_marks; o++)
+        for (size_t k = 0; k < c->t.n_marks;) {
+          size_t a = strlen(c->t.marks[k]), b = strlen(other.marks[o]);
+          if (strncmp(c->t.marks[k], other.marks[o], a < b ? a : b)) {
+            k++;
+            continue;
+          }
+          memmove(c->t.marks[k], c->t.marks[k + 1], (c->t.n_marks - k - 1) * sizeof *c->t.marks);
+          c->t.n_marks--;
+        }
+    }
 }
 
 size_t val_train_scan(const py_src *srcs, size_t n, val_trainer *out, size_t cap) {
@@ -466,8 +497,10 @@ size_t val_train_scan(const py_src *srcs, size_t n, val_trainer *out, size_t cap
   }
   for (size_t ti = 0; ti < n && found < cap; ti++)
     for (size_t d = 0; d < srcs[ti].n && found < cap; d++)
-      if (is_def(&srcs[ti].v[d]) && trainer_at(&vs[ti], ti, d, c) && find_call(vs, n, c))
+      if (is_def(&srcs[ti].v[d]) && trainer_at(&vs[ti], ti, d, c) && find_call(vs, n, c)) {
+        drop_shared_marks(vs, n, c);
         out[found++] = c->t;
+      }
 done:
   if (vs)
     for (size_t ti = 0; ti < n; ti++) {

@@ -38,9 +38,10 @@
  * training helper, PR #267's shape).
  *
  * What the trainer prints (the text of its log and print calls before
- * any `{`), and what the block around its call prints when that block is
- * an `if`/`with`/`try`, are its marks: a log line that begins with one
- * shows the function ran. */
+ * any `{`, at least VT_MARK_MIN bytes), and what the block around its
+ * call prints when that block is an `if`/`with`/`try`, are its marks,
+ * less any that other code prints too (one begins the other): a log line
+ * that begins with one shows the function ran. */
 #ifndef PGOLF_VAL_TRAIN_H
 #define PGOLF_VAL_TRAIN_H
 
@@ -52,6 +53,7 @@
 #define VT_MAX 8        /* trainers reported per submission */
 #define VT_MAX_MARKS 8  /* marks per trainer */
 #define VT_MARK_LEN 80  /* bytes of a mark kept */
+#define VT_MARK_MIN 8   /* bytes of a mark at least (five of them letters) */
 #define VT_STMT_LEN 120 /* bytes of a quoted statement kept */
 
 typedef struct val_trainer {
