@@ -32,6 +32,7 @@ static void run_rules(const submission *s, finding_list *f) {
   rule_byte_count(s, f);
   rule_ngram_key(s, f);
   rule_val_train(s, f);
+  rule_paid_prefix(s, f);
   findings_sort(f);
 }
 

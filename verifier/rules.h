@@ -24,6 +24,7 @@ void rule_code(const submission *s, finding_list *f);         /* CODE_UNREADABLE
 void rule_byte_count(const submission *s, finding_list *f);   /* VAL_BYTES_CODE */
 void rule_ngram_key(const submission *s, finding_list *f);    /* NGRAM_TARGET_KEY */
 void rule_val_train(const submission *s, finding_list *f);    /* VAL_TRAIN_BEFORE_SCORE */
+void rule_paid_prefix(const submission *s, finding_list *f);  /* VAL_PAID_PREFIX */
 
 /* The GPUs a log's run used as a share of the challenge's 8, from the
  * world_size it prints (world_size:1 -> 0.125); 1 when it prints none or
