@@ -3,7 +3,7 @@
  *
  * The challenge's README: "You CANNOT access validation data during
  * training, e.g. by compressing it into your 16mb with 'paid prefix'". A
- * paid prefix ships the first millions of validation targets in the
+ * paid prefix ships the first validation targets (up to 12.9 million) in the
  * artifact, and the evaluation scores a position as certain wherever the
  * stored token equals the target (PRs #168, #262, #272, #278):
  *

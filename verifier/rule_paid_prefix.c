@@ -1,8 +1,9 @@
 /* VAL_PAID_PREFIX. Challenge README, FAQ ("What are the restrictions on
  * evaluation?"): "You CANNOT access validation data during training, e.g.
  * by compressing it into your 16mb with 'paid prefix'". PRs #168, #262,
- * #272 and #278 shipped millions of validation targets in the artifact
- * and scored every matching position at zero loss; none was accepted.
+ * #272 and #278 shipped 0.34 to 12.9 million validation targets in the
+ * artifact and scored every matching position at zero loss; none was
+ * accepted.
  *
  * The counted code's evaluation (verifier/paid_prefix.h) compares a
  * stored tensor with the targets and zeroes the loss where they agree.
