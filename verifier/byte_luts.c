@@ -810,16 +810,6 @@ static size_t assign_at(const char *t, size_t n, char *aug) {
   return 0;
 }
 
-static void cut(char *dst, size_t cap, const char *s) {
-  size_t n = strlen(s);
-  if (n >= cap) {
-    memcpy(dst, s, cap - 4);
-    memcpy(dst + cap - 4, "...", 4);
-  } else {
-    memcpy(dst, s, n + 1);
-  }
-}
-
 /* The top-level commas of t[0..n) (not inside brackets or strings):
  * their offsets in at[], up to max; returns their count (max + 1 when
  * there are more). */
@@ -882,7 +872,7 @@ static void store(run *r, const py_stmt *s, const char *t, size_t tlen, char aug
     tb->i = v.i;
     tb->set = 1;
     tb->line = s->line;
-    cut(tb->stmt, sizeof tb->stmt, s->text);
+    pysrc_cut(tb->stmt, sizeof tb->stmt, s->text);
     return;
   }
   /* an attribute, a slice, a nested tuple: the names it binds are unknown */
@@ -1135,7 +1125,7 @@ static void read_builder(const py_src *src, size_t d, byte_lut_fn *fn) {
   for (size_t j = d + 1; j < src->n && src->v[j].depth > def->depth && !fn->test_line; j++)
     if (strstr(src->v[j].text, "startswith(")) {
       fn->test_line = src->v[j].line;
-      cut(fn->test_stmt, sizeof fn->test_stmt, src->v[j].text);
+      pysrc_cut(fn->test_stmt, sizeof fn->test_stmt, src->v[j].text);
     }
   for (int kind = 0; kind < BL_KINDS; kind++) fn->base[kind] = BL_UNSET;
   run *runs = malloc(BL_KINDS * sizeof *runs); /* about 12 KB each */
@@ -1178,7 +1168,7 @@ static void read_roles(const py_src *src, size_t d, const run *runs, byte_lut_fn
     if (!t || t->other || !num_kind(t->k)) continue;
     fn->base[kind] = t->i;
     fn->base_line[kind] = t->set ? t->line : 0;
-    cut(fn->base_stmt[kind], sizeof fn->base_stmt[kind], t->set ? t->stmt : "");
+    pysrc_cut(fn->base_stmt[kind], sizeof fn->base_stmt[kind], t->set ? t->stmt : "");
   }
   fn->space_pos = space_position(src, d, fn->space_table);
 }

@@ -108,6 +108,7 @@ int check_folder(const char *dir, int track, const char *against, check_result *
     return -1;
   }
   r->s.counted = &r->cc;
+  if (shipped_texts_load(&r->s, &r->texts) == 0) r->s.texts = &r->texts;
   if (against && check_significance(&r->s, against, &r->f, &r->sig, err)) {
     check_result_free(r);
     return -1;
@@ -127,6 +128,7 @@ json_t *check_result_summary(const check_result *r) {
 void check_result_free(check_result *r) {
   findings_free(&r->f);
   code_count_free(&r->cc);
+  shipped_texts_free(&r->texts);
   submission_free(&r->s);
   memset(r, 0, sizeof *r);
 }

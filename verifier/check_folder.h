@@ -10,11 +10,13 @@
 #include "verifier/check_significance.h"
 #include "verifier/code_count.h"
 #include "verifier/findings.h"
+#include "verifier/shipped_text.h"
 #include "verifier/submission.h"
 
 typedef struct check_result {
   submission s;
   code_count cc;     /* s.counted points here */
+  shipped_texts texts; /* s.texts points here when they loaded */
   finding_list f;    /* every rule's findings (and SIGNIFICANCE), sorted */
   check_sig sig;     /* with against only */
   int have_sig;

@@ -10,17 +10,6 @@
 
 static int word(char c) { return pysrc_word_char(c); }
 
-/* The end of the bracketed group opening at t[i], or n. */
-static size_t group_end(const char *t, size_t n, size_t i) {
-  int level = 0;
-  for (; i < n; i++) {
-    if (t[i] == '(' || t[i] == '[' || t[i] == '{') level++;
-    if (t[i] == ')' || t[i] == ']' || t[i] == '}')
-      if (--level == 0) return i + 1;
-  }
-  return n;
-}
-
 static void lower(char *dst, size_t cap, const char *src, size_t n) {
   size_t k = n < cap - 1 ? n : cap - 1;
   for (size_t i = 0; i < k; i++) dst[i] = (char)tolower((unsigned char)src[i]);
@@ -37,7 +26,7 @@ static int operand(const char *t, size_t n, size_t *k, size_t *last) {
   size_t e = *k;
   while (e < n) {
     if (t[e] == '[' || t[e] == '(') {
-      e = group_end(t, n, e);
+      e = pysrc_group_end(t, n, e);
     } else if (t[e] == '.' && e + 1 < n && word(t[e + 1])) {
       e++;
       while (e < n && word(t[e])) e++;
@@ -48,14 +37,6 @@ static int operand(const char *t, size_t n, size_t *k, size_t *last) {
   return 1;
 }
 
-/* Is the name t[0..n) spelled as the target: tgt..., target..., y, y_...? */
-static int target_name(const char *t, size_t n) {
-  char w[64];
-  lower(w, sizeof w, t, n);
-  return !strncmp(w, "tgt", 3) || !strncmp(w, "target", 6) || !strcmp(w, "y") ||
-         !strncmp(w, "y_", 2);
-}
-
 /* Is statement code c (of length n) `M = (A == B)` with one side the
  * target and the other a stored tensor? The mask's name into mask, the
  * stored side's dotted name into stored. */
@@ -63,7 +44,7 @@ static int mask_of(const char *c, size_t n, char *mask, size_t mcap, char *store
   size_t last = 0, k = pysrc_dotted_name(c, n, &last);
   if (!k || last || k >= n || c[k] != '=' || (k + 1 < n && c[k + 1] == '=')) return 0;
   size_t a = k + 1, b = n;
-  while (a < b && c[a] == '(' && group_end(c, b, a) == b) a++, b--;
+  while (a < b && c[a] == '(' && pysrc_group_end(c, b, a) == b) a++, b--;
   size_t eq = 0;
   int level = 0;
   for (size_t i = a; i + 1 < b && !eq; i++) {
@@ -84,7 +65,8 @@ static int mask_of(const char *c, size_t n, char *mask, size_t mcap, char *store
     const char *o = side[!s];
     size_t on = len[!s];
     while (on && o[0] == ' ') o++, on--;
-    if (!target_name(side[s] + sl[s], sk[s] - sl[s]) || target_name(o + sl[!s], sk[!s] - sl[!s]))
+    if (!pysrc_target_name(side[s] + sl[s], sk[s] - sl[s]) ||
+        pysrc_target_name(o + sl[!s], sk[!s] - sl[!s]))
       continue;
     char low[256];
     lower(low, sizeof low, o, on);
@@ -143,11 +125,6 @@ static long def_of(const py_src *s, size_t i) {
   return -1;
 }
 
-static void cut(char *dst, size_t cap, const char *src) {
-  snprintf(dst, cap, "%s", src);
-  if (strlen(src) >= cap) memcpy(dst + cap - 4, "...", 4);
-}
-
 int paid_prefix_scan(const py_src *src, paid_prefix *out) {
   char **code = calloc(src->n ? src->n : 1, sizeof *code);
   int found = 0;
@@ -166,9 +143,9 @@ int paid_prefix_scan(const py_src *src, paid_prefix *out) {
       if (code[j] && zeroes(code[j], mask)) {
         found = 1;
         out->mask_line = src->v[i].line;
-        cut(out->mask, sizeof out->mask, src->v[i].text);
+        pysrc_cut(out->mask, sizeof out->mask, src->v[i].text);
         out->zero_line = src->v[j].line;
-        cut(out->zero, sizeof out->zero, src->v[j].text);
+        pysrc_cut(out->zero, sizeof out->zero, src->v[j].text);
       }
     if (!found) continue;
     /* A local slice of the stored tensor: follow it once. */

@@ -13,10 +13,10 @@
  *
  * The reader looks, in each function of the counted code, for an
  * assignment of a comparison between a name spelled as the target
- * (`tgt...`, `target...`, `y`, `y_...`) and another stored tensor (not a
- * prediction: no `pred`, `argmax`), and a later statement of the same
- * function that zeroes a loss (a target holding `nll` or `loss`) by that
- * mask: `*= ~mask`, `[mask] = 0`, `masked_fill(mask, ...)`,
+ * (pysrc_target_name: `tgt...`, `target...`, `y`, ...) and another stored
+ * tensor (not a prediction: no `pred`, `argmax`), and a later statement of
+ * the same function that zeroes a loss (a target holding `nll` or `loss`)
+ * by that mask: `*= ~mask`, `[mask] = 0`, `masked_fill(mask, ...)`,
  * `where(mask, ...)`. The stored tensor's stem (`paid_prefix` from
  * `paid_prefix_tokens` or `paid_prefix.tokens`, through one local slice
  * of it) is what a log names when the run loaded one. */

@@ -457,3 +457,33 @@ const char *pysrc_keyword(const py_stmt *s) {
     if (word_at(s->text, strlen(s->text), 0, kw[k])) return kw[k];
   return "";
 }
+
+size_t pysrc_group_end(const char *t, size_t n, size_t i) {
+  int level = 0;
+  for (; i < n; i++) {
+    if (t[i] == '(' || t[i] == '[' || t[i] == '{') level++;
+    if ((t[i] == ')' || t[i] == ']' || t[i] == '}') && --level == 0) return i + 1;
+  }
+  return n;
+}
+
+int pysrc_target_name(const char *t, size_t n) {
+  char w[64];
+  size_t k = n < sizeof w - 1 ? n : sizeof w - 1;
+  for (size_t x = 0; x < k; x++) w[x] = (char)tolower((unsigned char)t[x]);
+  w[k] = 0;
+  static const char *const pre[] = {"tgt", "target", "label", "nxt", "next_", "y_"};
+  for (size_t x = 0; x < sizeof pre / sizeof *pre; x++)
+    if (!strncmp(w, pre[x], strlen(pre[x]))) return 1;
+  return !strcmp(w, "y");
+}
+
+void pysrc_cut(char *dst, size_t cap, const char *s) {
+  size_t n = strlen(s);
+  if (n < cap) {
+    memcpy(dst, s, n + 1);
+  } else {
+    memcpy(dst, s, cap - 4);
+    memcpy(dst + cap - 4, "...", 4);
+  }
+}

@@ -93,4 +93,18 @@ int pysrc_assignment(const py_stmt *s, size_t *target_len, size_t *last, size_t 
  * says); NULL for memory. */
 char *pysrc_blank_strings(const char *text, size_t n);
 
+/* In blanked code (pysrc_blank_strings) t[0..n): the index just past the
+ * bracketed group that opens at t[i] ('(', '[' or '{'), or n if it does
+ * not close. */
+size_t pysrc_group_end(const char *t, size_t n, size_t i);
+
+/* Is the name t[0..n) spelled as the target, as scripts name the token
+ * to predict: tgt..., target..., label..., nxt..., next_..., y or y_...
+ * (the `y` of `x, y` batches), case aside? */
+int pysrc_target_name(const char *t, size_t n);
+
+/* A statement's text for a message: s copied into dst[0..cap), cut with
+ * "..." when it does not fit (cap >= 4). */
+void pysrc_cut(char *dst, size_t cap, const char *s);
+
 #endif

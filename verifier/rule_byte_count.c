@@ -39,7 +39,7 @@
 typedef struct lexed {
   const char *rel;
   char label[512];
-  py_src src;
+  const py_src *src; /* the shipped text's */
   byte_luts luts;
   int ok;
   int wrapped; /* lines are the decoded payload's, not the file's */
@@ -49,10 +49,10 @@ static void lex_text(const shipped_text *t, lexed *x) {
   x->rel = t->name;
   x->wrapped = t->decoded;
   snprintf(x->label, sizeof x->label, "%s%s", t->name, t->decoded ? " (decoded)" : "");
-  pg_error err;
-  if (pysrc_parse(t->text, t->len, t->name, &x->src, &err)) return;
+  if (!t->lexed) return;
+  x->src = &t->src;
   x->ok = 1;
-  byte_luts_scan(&x->src, &x->luts);
+  byte_luts_scan(x->src, &x->luts);
 }
 
 /* The statement of the counted code that adds the builder's space table
@@ -61,9 +61,9 @@ static long space_added(lexed **xs, size_t n, size_t home, const byte_lut_fn *fn
   char names[MAX_SPACE_NAMES][BL_MAX_NAME];
   size_t nn = 0;
   for (size_t i = 0; i < n; i++)
-    nn = byte_luts_space_names(&xs[i]->src, fn, names, nn, MAX_SPACE_NAMES);
+    nn = byte_luts_space_names(xs[i]->src, fn, names, nn, MAX_SPACE_NAMES);
   for (size_t i = 0; i < n; i++) {
-    long j = byte_luts_space_added(&xs[i]->src, names, nn, i == home ? fn : NULL);
+    long j = byte_luts_space_added(xs[i]->src, names, nn, i == home ? fn : NULL);
     if (j >= 0) return *file = i, j;
   }
   return -1;
@@ -89,7 +89,7 @@ static int space_overcount(lexed **xs, size_t n, size_t home, const byte_lut_fn 
   char at[600], added[900] = "", why[500];
   where(at, sizeof at, xs[home], fn, BL_SPACE);
   if (j >= 0) {
-    const py_stmt *add = &xs[file]->src.v[j];
+    const py_stmt *add = &xs[file]->src->v[j];
     char text[100];
     snprintf(text, sizeof text, "%s", add->text);
     if (add->len >= sizeof text) memcpy(text + sizeof text - 4, "...", 4);
@@ -167,9 +167,9 @@ static void other_kinds(const lexed *x, const byte_lut_fn *fn, finding_list *f) 
 /* The constant bytes-per-token ratio of one text, if it makes one. */
 static void constant_ratio(const lexed *x, finding_list *f) {
   double bpt;
-  long j = byte_luts_constant_ratio(&x->src, &bpt);
+  long j = byte_luts_constant_ratio(x->src, &bpt);
   if (j < 0) return;
-  const py_stmt *st = &x->src.v[j];
+  const py_stmt *st = &x->src->v[j];
   char text[160];
   snprintf(text, sizeof text, "%s", st->text);
   if (st->len >= sizeof text) memcpy(text + sizeof text - 4, "...", 4);
@@ -202,20 +202,20 @@ static int set_overcounts(lexed **xs, size_t n, char *msg, size_t cap, const cha
   return 0;
 }
 
-/* Each counted text is lexed once, and its own findings (other pieces, a
+/* Each counted text (lexed once for all rules) has its own findings (other pieces, a
  * constant ratio) made once, whichever entry scripts load it; the
  * over-count is judged per entry script, over the texts it counts. */
 void rule_byte_count(const submission *s, finding_list *f) {
   const code_count *cc = s->counted;
   if (!cc || !cc->n_sets) return;
-  shipped_texts st;
+  const shipped_texts *st = s->texts;
   lexed *xs = NULL, **set_xs = NULL;
-  if (shipped_texts_load(s, &st) || !st.n || !(xs = calloc(st.n, sizeof *xs)) ||
-      !(set_xs = calloc(st.n, sizeof *set_xs)))
+  if (!st || !st->n || !(xs = calloc(st->n, sizeof *xs)) ||
+      !(set_xs = calloc(st->n, sizeof *set_xs)))
     goto out;
-  for (size_t i = 0; i < st.n; i++)
-    if (shipped_text_runs(&st, i) && code_count_counts(cc, st.v[i].name)) {
-      lex_text(&st.v[i], &xs[i]);
+  for (size_t i = 0; i < st->n; i++)
+    if (shipped_text_runs(st, i) && code_count_counts(cc, st->v[i].name)) {
+      lex_text(&st->v[i], &xs[i]);
       for (size_t k = 0; xs[i].ok && k < xs[i].luts.n; k++)
         other_kinds(&xs[i], &xs[i].luts.fn[k], f);
       if (xs[i].ok) constant_ratio(&xs[i], f);
@@ -226,7 +226,7 @@ void rule_byte_count(const submission *s, finding_list *f) {
   uint32_t line = 0;
   for (size_t k = 0; k < cc->n_sets; k++) {
     size_t n = 0;
-    for (size_t i = 0; i < st.n; i++)
+    for (size_t i = 0; i < st->n; i++)
       if (xs[i].ok && code_set_counts(&cc->sets[k], xs[i].rel)) set_xs[n++] = &xs[i];
     doubled += set_overcounts(set_xs, n, msg, sizeof msg, &rel, &line);
   }
@@ -239,9 +239,6 @@ void rule_byte_count(const submission *s, finding_list *f) {
                        "the score decides");
   }
 out:
-  for (size_t i = 0; xs && i < st.n; i++)
-    if (xs[i].ok) pysrc_free(&xs[i].src);
   free(xs);
   free(set_xs);
-  shipped_texts_free(&st);
 }

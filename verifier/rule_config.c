@@ -93,38 +93,13 @@ static int is_ttt_key(const char *k) {
   return !strncmp(k, "ttt", 3) || strstr(k, "_ttt") != NULL;
 }
 
-/* The shipped scripts as statements (self-extracting ones decoded):
- * read and parsed on the first difference between two runs (few
- * folders' runs differ), once per folder. */
-typedef struct shipped_py {
-  int loaded;
-  shipped_texts t;
-  py_src *src;
-  size_t n;
-} shipped_py;
-
-static void shipped_load(const submission *s, shipped_py *p) {
-  p->loaded = 1;
-  if (shipped_texts_load(s, &p->t) || !p->t.n || !(p->src = calloc(p->t.n, sizeof *p->src))) return;
-  for (size_t i = 0; i < p->t.n; i++) {
-    pg_error err;
-    const shipped_text *x = &p->t.v[i];
-    if (!pysrc_parse(x->text, x->len, x->name, &p->src[p->n], &err)) p->n++;
-  }
-}
-
-static void shipped_free(shipped_py *p) {
-  for (size_t i = 0; i < p->n; i++) pysrc_free(&p->src[i]);
-  free(p->src);
-  shipped_texts_free(&p->t);
-}
-
-/* 1 if a shipped script prints key from the seed: each run's own value,
- * as the seed is (verifier/seed_derived.h). */
-static int printed_from_seed(const submission *s, shipped_py *p, const char *key) {
-  if (!p->loaded) shipped_load(s, p);
-  for (size_t i = 0; i < p->n; i++)
-    if (seed_derived_key(&p->src[i], key)) return 1;
+/* 1 if a shipped script (a self-extracting one decoded) prints key from
+ * the seed: each run's own value, as the seed is
+ * (verifier/seed_derived.h). */
+static int printed_from_seed(const submission *s, const char *key) {
+  const shipped_texts *t = s->texts;
+  for (size_t i = 0; t && i < t->n; i++)
+    if (t->v[i].lexed && seed_derived_key(&t->v[i].src, key)) return 1;
   return 0;
 }
 
@@ -141,9 +116,8 @@ static void set_add(cmp_set *c, size_t log) {
 
 /* The logs of c (after a) that print key x with another value, appended
  * to msg as "key is V in b.log:L but R in a.log:L". Returns how many. */
-static size_t differ(const submission *s, shipped_py *py, const cmp_set *c, size_t a,
-                     const log_kv *x, char *msg, size_t cap, size_t *len, const char **file,
-                     uint32_t *line) {
+static size_t differ(const submission *s, const cmp_set *c, size_t a, const log_kv *x, char *msg,
+                     size_t cap, size_t *len, const char **file, uint32_t *line) {
   const sub_log *ra = &s->logs[c->logs[a]];
   size_t n = 0;
   for (size_t b = a + 1; b < c->n; b++) {
@@ -151,7 +125,7 @@ static size_t differ(const submission *s, shipped_py *py, const cmp_set *c, size
     const log_kv *y = log_hparam(&rb->log, x->key);
     if (!y || same_value(x->value, y->value) ||
         hparam_incidental(x->key, x->value, y->value, ra->seed, rb->seed) ||
-        printed_from_seed(s, py, x->key))
+        printed_from_seed(s, x->key))
       continue;
     if (!*file) *file = rb->rel, *line = y->line;
     if (msg && *len < cap)
@@ -164,8 +138,8 @@ static size_t differ(const submission *s, shipped_py *py, const cmp_set *c, size
 }
 
 /* Compare every key the logs of c print; one finding naming the keys. */
-static void compare(const submission *s, shipped_py *py, const cmp_set *c, int ttt_counts,
-                    severity sev, const char *what, finding_list *f) {
+static void compare(const submission *s, const cmp_set *c, int ttt_counts, severity sev,
+                    const char *what, finding_list *f) {
   char msg[2000];
   size_t len = 0, keys = 0;
   const char *file = NULL;
@@ -178,8 +152,8 @@ static void compare(const submission *s, shipped_py *py, const cmp_set *c, int t
       if (log_hparam(&ra->log, x->key) != x || (!ttt_counts && is_ttt_key(x->key))) continue;
       int first = 1; /* each key from the first log that prints it */
       for (size_t p = 0; p < a && first; p++) first = !log_hparam(&s->logs[c->logs[p]].log, x->key);
-      if (first && differ(s, py, c, a, x, keys < MAX_KEYS_SHOWN ? msg : NULL, sizeof msg, &len, &file,
-                          &line))
+      if (first &&
+          differ(s, c, a, x, keys < MAX_KEYS_SHOWN ? msg : NULL, sizeof msg, &len, &file, &line))
         keys++;
     }
   }
@@ -257,11 +231,9 @@ void rule_config(const submission *s, finding_list *f) {
     size_t u = used.logs[i]; /* a training log that holds the score is its run's training */
     set_add(&trained, s->logs[u].trains ? u : training_log(s, s->logs[u].run));
   }
-  shipped_py py = {0};
-  compare(s, &py, &used, ttt, sev, what, f);
+  compare(s, &used, ttt, sev, what, f);
   /* The trainings behind separate evaluation logs are compared too. */
   int same = trained.n == used.n;
   for (size_t i = 0; i < trained.n && same; i++) same = trained.logs[i] == used.logs[i];
-  if (!same) compare(s, &py, &trained, ttt, sev, "the trainings of those runs", f);
-  shipped_free(&py);
+  if (!same) compare(s, &trained, ttt, sev, "the trainings of those runs", f);
 }

@@ -150,30 +150,17 @@ static void unknown_settings(const sub_log *lg, const shipped_texts *st, char *o
   if (more && len < cap) snprintf(out + len, cap - len, " and %zu more", more);
 }
 
-/* The shipped texts, read on the first log whose printed size no shipped
- * file has (most logs print their own file's size, so most folders read
- * nothing here). */
-typedef struct lazy_texts {
-  int tried, ok;
-  shipped_texts t;
-} lazy_texts;
-
-static const shipped_texts *texts_of(const submission *s, lazy_texts *z) {
-  if (!z->tried) z->ok = shipped_texts_load(s, &z->t) == 0, z->tried = 1;
-  return z->ok && z->t.n ? &z->t : NULL;
-}
-
 /* A log with no copy of its script whose printed script size no shipped
  * script has (see the top): the files' sizes first, then the decoded
  * payloads'. */
-static void size_differs(const submission *s, const sub_log *lg, lazy_texts *z, finding_list *f) {
+static void size_differs(const submission *s, const sub_log *lg, finding_list *f) {
   const log_code_size *c = NULL;
   for (size_t i = 0; i < lg->log.n_code; i++)
     if (lg->log.code[i].kind == CODE_SIZE_PLAIN) c = &lg->log.code[i];
   if (!c) return;
   for (size_t i = 0; i < s->n_code; i++)
     if (s->code[i].size == c->bytes) return;
-  const shipped_texts *st = texts_of(s, z);
+  const shipped_texts *st = s->texts && s->texts->n ? s->texts : NULL;
   if (!st) return;
   for (size_t i = 0; i < st->n; i++)
     if ((int64_t)st->v[i].len == c->bytes) return;
@@ -194,11 +181,9 @@ static void size_differs(const submission *s, const sub_log *lg, lazy_texts *z, 
 void rule_log_code(const submission *s, finding_list *f) {
   const code_count *cc = s->counted;
   if (!cc) return;
-  lazy_texts z = {0};
   for (size_t i = 0; i < s->n_logs && i < cc->n_logs; i++) {
     if (s->logs[i].copy_of >= 0) continue;
     one(s, &s->logs[i], &cc->logs[i], f);
-    if (cc->logs[i].cls == LC_NONE && s->logs[i].backs_claim) size_differs(s, &s->logs[i], &z, f);
+    if (cc->logs[i].cls == LC_NONE && s->logs[i].backs_claim) size_differs(s, &s->logs[i], f);
   }
-  if (z.tried) shipped_texts_free(&z.t);
 }

@@ -55,26 +55,14 @@ static size_t skip_suffixes(const char *t, size_t n, size_t i) {
   }
 }
 
-/* Does the name t[a..b) (lower-cased) spell the target: tgt..., target...,
- * label..., nxt..., next_..., y or y_... (the `y` of `x, y` batches)? */
-static int target_name(const char *t, size_t a, size_t b) {
-  char w[64];
-  size_t k = b - a < sizeof w - 1 ? b - a : sizeof w - 1;
-  for (size_t x = 0; x < k; x++) w[x] = (char)tolower((unsigned char)t[a + x]);
-  w[k] = 0;
-  static const char *const pre[] = {"tgt", "target", "label", "nxt", "next_", "y_"};
-  for (size_t x = 0; x < sizeof pre / sizeof *pre; x++)
-    if (!strncmp(w, pre[x], strlen(pre[x]))) return 1;
-  return !strcmp(w, "y");
-}
-
 /* A name at t[i] (not inside a longer word) that is any name when any is
  * set, else one spelled as the target; its end after suffixes, or 0. */
 static size_t target_operand(const char *t, size_t n, size_t i, int any) {
   if (i > 0 && word(t[i - 1])) return 0;
   size_t j = i;
   while (j < n && word(t[j])) j++;
-  if (j == i || isdigit((unsigned char)t[i]) || (!any && !target_name(t, i, j))) return 0;
+  if (j == i || isdigit((unsigned char)t[i]) || (!any && !pysrc_target_name(t + i, j - i)))
+    return 0;
   return skip_suffixes(t, n, j);
 }
 
@@ -128,9 +116,8 @@ typedef struct hit {
 
 /* The first target-keyed statement of one shipped text, if any. */
 static int scan_text(const shipped_text *t, hit *h) {
-  py_src src;
-  pg_error err;
-  if (pysrc_parse(t->text, t->len, t->name, &src, &err)) return 0;
+  if (!t->lexed) return 0;
+  const py_src src = t->src;
   int found = 0;
   for (size_t j = 0; j < src.n && !found; j++) {
     char *code = pysrc_blank_strings(src.v[j].text, src.v[j].len);
@@ -141,12 +128,10 @@ static int scan_text(const shipped_text *t, hit *h) {
       snprintf(h->label, sizeof h->label, "%s%s", t->name, t->decoded ? " (decoded)" : "");
       h->decoded = t->decoded;
       h->line = src.v[j].line;
-      snprintf(h->stmt, sizeof h->stmt, "%s", src.v[j].text);
-      if (src.v[j].len >= sizeof h->stmt) memcpy(h->stmt + sizeof h->stmt - 4, "...", 4);
+      pysrc_cut(h->stmt, sizeof h->stmt, src.v[j].text);
     }
     free(code);
   }
-  pysrc_free(&src);
   return found;
 }
 
@@ -184,18 +169,13 @@ static const log_metric *ngram_scored(const submission *s, const sub_log **log) 
 
 void rule_ngram_key(const submission *s, finding_list *f) {
   const code_count *cc = s->counted;
-  if (!cc) return;
-  shipped_texts st;
-  if (shipped_texts_load(s, &st)) {
-    shipped_texts_free(&st);
-    return;
-  }
+  const shipped_texts *st = s->texts;
+  if (!cc || !st) return;
   hit h;
   int found = 0;
-  for (size_t i = 0; i < st.n && !found; i++)
-    if (shipped_text_runs(&st, i) && code_count_counts(cc, st.v[i].name))
-      found = scan_text(&st.v[i], &h);
-  shipped_texts_free(&st);
+  for (size_t i = 0; i < st->n && !found; i++)
+    if (shipped_text_runs(st, i) && code_count_counts(cc, st->v[i].name))
+      found = scan_text(&st->v[i], &h);
   if (!found) return;
   const sub_log *lg = NULL;
   const log_metric *m = ngram_scored(s, &lg);

@@ -29,22 +29,14 @@ static int loaded(const char *s, size_t n, const void *stem) {
 
 void rule_paid_prefix(const submission *s, finding_list *f) {
   const code_count *cc = s->counted;
-  if (!cc) return;
-  shipped_texts st;
-  if (shipped_texts_load(s, &st)) {
-    shipped_texts_free(&st);
-    return;
-  }
+  const shipped_texts *st = s->texts;
+  if (!cc || !st) return;
   paid_prefix pp;
   const shipped_text *at = NULL;
-  for (size_t i = 0; i < st.n && !at; i++) {
-    if (!shipped_text_runs(&st, i) || !code_count_counts(cc, st.v[i].name)) continue;
-    py_src src;
-    pg_error err;
-    if (pysrc_parse(st.v[i].text, st.v[i].len, st.v[i].name, &src, &err)) continue;
-    if (paid_prefix_scan(&src, &pp)) at = &st.v[i];
-    pysrc_free(&src);
-  }
+  for (size_t i = 0; i < st->n && !at; i++)
+    if (st->v[i].lexed && shipped_text_runs(st, i) && code_count_counts(cc, st->v[i].name) &&
+        paid_prefix_scan(&st->v[i].src, &pp))
+      at = &st->v[i];
   if (at) {
     char label[600], what[2400];
     snprintf(label, sizeof label, "%s%s", at->name, at->decoded ? " (decoded)" : "");
@@ -73,5 +65,4 @@ void rule_paid_prefix(const submission *s, finding_list *f) {
                    "shown; %s",
                    what, pp.stem[0] ? pp.stem : "the stored tensor", rule);
   }
-  shipped_texts_free(&st);
 }

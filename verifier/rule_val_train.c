@@ -37,23 +37,16 @@ static void label(char *out, size_t cap, const shipped_text *t) {
 
 void rule_val_train(const submission *s, finding_list *f) {
   const code_count *cc = s->counted;
-  if (!cc) return;
-  shipped_texts st;
-  if (shipped_texts_load(s, &st)) {
-    shipped_texts_free(&st);
-    return;
-  }
-  py_src *src = calloc(st.n ? st.n : 1, sizeof *src);
-  size_t *which = calloc(st.n ? st.n : 1, sizeof *which);
+  const shipped_texts *st = s->texts;
+  if (!cc || !st) return;
+  py_src *src = calloc(st->n ? st->n : 1, sizeof *src); /* shallow copies of the counted ones */
+  size_t *which = calloc(st->n ? st->n : 1, sizeof *which);
   val_trainer *vt = calloc(VT_MAX, sizeof *vt);
   size_t n = 0, found = 0;
   if (src && which && vt) {
-    for (size_t i = 0; i < st.n; i++) {
-      pg_error err;
-      if (!shipped_text_runs(&st, i) || !code_count_counts(cc, st.v[i].name)) continue;
-      if (pysrc_parse(st.v[i].text, st.v[i].len, st.v[i].name, &src[n], &err)) continue;
-      which[n++] = i;
-    }
+    for (size_t i = 0; i < st->n; i++)
+      if (st->v[i].lexed && shipped_text_runs(st, i) && code_count_counts(cc, st->v[i].name))
+        src[n] = st->v[i].src, which[n++] = i;
     found = val_train_scan(src, n, vt, VT_MAX);
   }
   /* The first trainer a log backing the claim shows, else one any log
@@ -67,7 +60,7 @@ void rule_val_train(const submission *s, finding_list *f) {
   }
   if (found) {
     const val_trainer *t = &vt[pick];
-    const shipped_text *def = &st.v[which[t->text]], *call = &st.v[which[t->call_text]];
+    const shipped_text *def = &st->v[which[t->text]], *call = &st->v[which[t->call_text]];
     char dl[600], cl[600], what[2400];
     label(dl, sizeof dl, def);
     label(cl, sizeof cl, call);
@@ -101,9 +94,7 @@ void rule_val_train(const submission *s, finding_list *f) {
                    what, rule);
     }
   }
-  for (size_t i = 0; i < n; i++) pysrc_free(&src[i]);
   free(src);
   free(which);
   free(vt);
-  shipped_texts_free(&st);
 }

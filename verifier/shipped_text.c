@@ -23,12 +23,17 @@ int shipped_texts_load(const submission *s, shipped_texts *out) {
     size_t len;
     pg_error err;
     if (file_read_all(path, CODE_MAX_SOURCE_BYTES, &out->raw[i], &len, &err)) continue;
-    out->v[out->n++] = (shipped_text){rel, 0, (const char *)out->raw[i], len};
+    out->v[out->n++] = (shipped_text){.name = rel, .text = (const char *)out->raw[i], .len = len};
     code_wrapper *w = &out->wrap[i];
     if (code_unwrap((const char *)out->raw[i], len, rel, w, &err))
       out->undecoded++;
     else if (w->found)
-      out->v[out->n++] = (shipped_text){rel, 1, w->text, w->len};
+      out->v[out->n++] = (shipped_text){.name = rel, .decoded = 1, .text = w->text, .len = w->len};
+  }
+  for (size_t i = 0; i < out->n; i++) {
+    shipped_text *x = &out->v[i];
+    pg_error err;
+    x->lexed = !pysrc_parse(x->text, x->len, x->name, &x->src, &err);
   }
   return 0;
 }
@@ -39,6 +44,8 @@ int shipped_text_runs(const shipped_texts *t, size_t i) {
 }
 
 void shipped_texts_free(shipped_texts *t) {
+  for (size_t i = 0; i < t->n; i++)
+    if (t->v[i].lexed) pysrc_free(&t->v[i].src);
   for (size_t i = 0; i < t->files; i++) {
     free(t->raw[i]);
     code_wrapper_free(&t->wrap[i]);

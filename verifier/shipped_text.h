@@ -1,6 +1,7 @@
 /* The texts of a submission's shipped Python scripts, for the rules that
  * read their statements (verifier/log_code.c compares a log's copy with
- * them, verifier/rule_config.c looks for settings printed from the seed):
+ * them, verifier/rule_config.c looks for settings printed from the seed,
+ * the rules of the counted code's evaluation read its builders and loops):
  * each .py of the counted code (submission.code), read once, and after a
  * self-extracting one its decoded payload (verifier/code_wrapper.h), the
  * code that runs. A file that cannot be read, or a payload that does not
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "verifier/code_wrapper.h"
+#include "verifier/pysrc.h"
 #include "verifier/submission.h"
 
 typedef struct shipped_text {
@@ -19,6 +21,8 @@ typedef struct shipped_text {
   int decoded;      /* the payload of a self-extracting script, not the file */
   const char *text; /* NUL-terminated */
   size_t len;
+  py_src src; /* its statements, when lexed */
+  int lexed;  /* 0: over PYSRC_MAX_BYTES or out of memory (src empty) */
 } shipped_text;
 
 typedef struct shipped_texts {
@@ -35,8 +39,9 @@ typedef struct shipped_texts {
  * decode)? */
 int shipped_text_runs(const shipped_texts *t, size_t i);
 
-/* Fill *out (free with shipped_texts_free, also after a failure); -1 only
- * when memory runs out. */
+/* Fill *out, each text lexed (free with shipped_texts_free, also after a
+ * failure); -1 only when memory runs out. pgolf check loads them once per
+ * folder (submission.texts) for every rule that reads the code. */
 int shipped_texts_load(const submission *s, shipped_texts *out);
 void shipped_texts_free(shipped_texts *t);
 

@@ -139,6 +139,9 @@ typedef struct submission {
                                        "default" */
   const struct code_count *counted; /* the counted code (verifier/code_count.h), set by
                                     pgolf check after loading; NULL otherwise */
+  const struct shipped_texts *texts; /* the shipped Python texts, read, decoded and lexed once
+                                        (verifier/shipped_text.h), set with counted; NULL
+                                        otherwise or when memory ran out */
 } submission;
 
 /* Read the folder. Problems of the folder's content (bad JSON, a field of

@@ -115,18 +115,6 @@ static int stream_name(const char *t, size_t n) {
   return starts_with(r, "tok");
 }
 
-/* The end of the bracketed group opening at t[i] ('(' or '['), or n. */
-static size_t group_end(const char *t, size_t n, size_t i) {
-  int level = 0;
-  for (; i < n; i++) {
-    if (t[i] == '(' || t[i] == '[' || t[i] == '{') level++;
-    if (t[i] == ')' || t[i] == ']' || t[i] == '}') {
-      if (--level == 0) return i + 1;
-    }
-  }
-  return n;
-}
-
 /* A method that moves a tensor without choosing its elements. */
 static int mover(const char *t, size_t m) {
   static const char *const ok[] = {"to", "cuda", "long", "int", "contiguous"};
@@ -151,12 +139,12 @@ static int whole_stream(const char *t, size_t n, char *out, size_t cap) {
     if (!last || !mover(t + last, p - last)) return 0;
     name_end = last - 1;
     if (pysrc_dotted_name(t, name_end, &last) != name_end) return 0;
-    e = group_end(t, n, p);
+    e = pysrc_group_end(t, n, p);
     while (e + 1 < n && t[e] == '.' && word(t[e + 1])) {
       size_t a = e + 1, b = a;
       while (b < n && word(t[b])) b++;
       if (b >= n || t[b] != '(' || !mover(t + a, b - a)) return 0;
-      e = group_end(t, n, b);
+      e = pysrc_group_end(t, n, b);
     }
   }
   if (e != n || !stream_name(t + last, name_end - last)) return 0;
@@ -172,7 +160,7 @@ static void def_params(const char *c, char params[][VT_NAME], size_t *n_out) {
   *n_out = 0;
   const char *p = strchr(c, '(');
   if (!p) return;
-  size_t n = strlen(c), i = (size_t)(p - c), end = group_end(c, n, i);
+  size_t n = strlen(c), i = (size_t)(p - c), end = pysrc_group_end(c, n, i);
   if (end == n && c[n - 1] != ')') return;
   size_t a = i + 1;
   int level = 0;
@@ -245,11 +233,6 @@ static long direct_subscript(const char *c, char params[][VT_NAME], size_t np, c
     return (long)a;
   }
   return -1;
-}
-
-static void cut(char *dst, size_t cap, const char *src) {
-  snprintf(dst, cap, "%s", src);
-  if (strlen(src) >= cap) memcpy(dst + cap - 4, "...", 4);
 }
 
 /* Add the marks of statement st (code c: its blanked text) to t: the
@@ -355,7 +338,7 @@ static int trainer_at(const vt_src *v, size_t ti, size_t d, cand *c) {
     c->t.text = ti;
     c->t.def_line = s->v[d].line;
     c->t.read_line = s->v[r].line;
-    cut(c->t.read, sizeof c->t.read, s->v[r].text);
+    pysrc_cut(c->t.read, sizeof c->t.read, s->v[r].text);
     c->t.backward_line = s->v[back].line;
     for (size_t j = d + 1; j < end; j++) add_marks(&c->t, &s->v[j], code_of(v, j));
     return 1;
@@ -381,7 +364,7 @@ static int in_scoring_loop(const vt_src *v, size_t ci) {
  * leading self is bound already. */
 static int bound_arg(const char *code, size_t open, const cand *c, int method, char *arg,
                      size_t cap) {
-  size_t n = strlen(code), end = group_end(code, n, open);
+  size_t n = strlen(code), end = pysrc_group_end(code, n, open);
   const char *want = c->params[c->read_param];
   size_t pos = method && c->n_params && !strcmp(c->params[0], "self") ? 1 : 0;
   size_t a = open + 1;
